@@ -1,0 +1,91 @@
+// Package config turns a YAML file, RELAY_* environment variables and
+// command-line flags (in rising order of precedence) into one validated
+// Config. Domain packages never import it: internal/app copies the fields
+// they need into each package's own small config type.
+package config
+
+import "time"
+
+// Config is every setting relay reads. The yaml tags are the keys of the
+// configuration file; Settings (settings.go) maps each one to its
+// environment variable, flag, default and help text.
+type Config struct {
+	// Addr is the listen address of the HTTP server.
+	Addr string `yaml:"addr"`
+	// PublicURL is the URL clients reach relay at: the card's url and the JWT issuer.
+	// Empty means derived from Addr (http://localhost:<port>).
+	PublicURL string `yaml:"public_url"`
+
+	// RedisURL names the Redis to use (redis://, rediss://, unix://). Empty runs
+	// an embedded in-process store whose data does not survive a restart.
+	RedisURL string `yaml:"redis_url"`
+	// RedisPrefix is prepended to every key relay writes.
+	RedisPrefix string `yaml:"redis_prefix"`
+	// Partitions is the number of task partitions (hash slots tags). Fixed once data exists.
+	Partitions int `yaml:"partitions"`
+
+	// Auth selects client authentication. Only "none" exists so far.
+	Auth string `yaml:"auth"`
+
+	// WebhookAllowCIDRs lists address ranges webhooks may target even though
+	// they are private, loopback or link-local (e.g. 127.0.0.0/8 for local tests).
+	WebhookAllowCIDRs []string `yaml:"webhook_allow_cidrs"`
+
+	// Retry policy of webhook deliveries.
+	RetryInitial     time.Duration `yaml:"retry_initial"`
+	RetryMaxInterval time.Duration `yaml:"retry_max_interval"`
+	RetryMaxAttempts int           `yaml:"retry_max_attempts"`
+	RetryMaxElapsed  time.Duration `yaml:"retry_max_elapsed"`
+	// DeliveryTimeout bounds one webhook POST.
+	DeliveryTimeout time.Duration `yaml:"delivery_timeout"`
+
+	// LogLevel is debug, info, warn or error; LogFormat is text or json.
+	LogLevel  string `yaml:"log_level"`
+	LogFormat string `yaml:"log_format"`
+
+	// MaxBodyBytes caps the size of a request body.
+	MaxBodyBytes int `yaml:"max_body_bytes"`
+	// BlockingTimeout bounds how long a blocking send waits for a terminal or
+	// interrupted state before it returns the task as it stands.
+	BlockingTimeout time.Duration `yaml:"blocking_timeout"`
+	// ShutdownTimeout bounds the graceful shutdown.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// TaskRetention is how long a finished task is kept before it expires.
+	TaskRetention time.Duration `yaml:"task_retention"`
+	// TaskEventsMaxLen caps (approximately) each task's event stream.
+	TaskEventsMaxLen int `yaml:"task_events_max_len"`
+
+	// DemoStepDelay is the demo agent's default pause between events.
+	DemoStepDelay time.Duration `yaml:"demo_step_delay"`
+
+	// Agent describes the agent card.
+	Agent AgentConfig `yaml:"agent"`
+}
+
+// AgentConfig is what the agent card says about the agent behind relay.
+type AgentConfig struct {
+	Name        string        `yaml:"name"`
+	Description string        `yaml:"description"`
+	Version     string        `yaml:"version"`
+	// CardMaxAge is the Cache-Control max-age of the agent card.
+	CardMaxAge time.Duration `yaml:"card_max_age"`
+	Skills     []SkillConfig `yaml:"skills"`
+	// ExtendedCard, when set, is served to agent/getAuthenticatedExtendedCard
+	// and GetExtendedAgentCard; when nil those methods answer -32007.
+	ExtendedCard *ExtendedCardConfig `yaml:"extended_card"`
+}
+
+// SkillConfig is one skill of the agent card.
+type SkillConfig struct {
+	ID          string   `yaml:"id"`
+	Name        string   `yaml:"name"`
+	Description string   `yaml:"description"`
+	Tags        []string `yaml:"tags"`
+	Examples    []string `yaml:"examples"`
+}
+
+// ExtendedCardConfig adds to the public card for authenticated clients.
+type ExtendedCardConfig struct {
+	Description string        `yaml:"description"`
+	Skills      []SkillConfig `yaml:"skills"`
+}

@@ -4,30 +4,185 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"strings"
+	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/gofiber/fiber/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/config"
+	"github.com/a2arelay/relay/internal/ingest"
+	"github.com/a2arelay/relay/internal/queue"
 )
 
-// App is one running relay instance.
+// App is one relay instance.
 type App struct {
 	cfg config.Config
 	log *slog.Logger
+
+	embedded *miniredis.Miniredis
+	rdb      redis.UniversalClient
+	store    *queue.Store
+	demo     *ingest.Demo
+	http     *fiber.App
+	ln       net.Listener
+	served   chan error
 }
 
-// New builds an App from cfg. It connects to nothing yet.
+// New returns an App for cfg. It connects to nothing until Start.
 func New(cfg config.Config, log *slog.Logger) (*App, error) {
+	if log == nil {
+		return nil, errors.New("app: nil logger")
+	}
 	return &App{cfg: cfg, log: log}, nil
 }
 
-// Run serves until ctx is cancelled, then shuts down gracefully.
+// Run starts the app, serves until ctx is cancelled, then shuts down.
 func (a *App) Run(ctx context.Context) error {
+	if err := a.Start(ctx); err != nil {
+		a.closeStore()
+		return err
+	}
 	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+	defer cancel()
+	return a.Shutdown(sctx)
+}
+
+// Start connects to Redis, builds every component and starts listening.
+// It returns once relay accepts connections.
+func (a *App) Start(ctx context.Context) error {
+	if err := a.openStore(ctx); err != nil {
+		return err
+	}
+	hub := ingest.NewHub()
+	commit := ingest.NewCommitter(a.store, nil, a.cfg.TaskRetention, hub)
+	a.demo = ingest.NewDemo(commit, a.cfg.DemoStepDelay, a.log)
+	svc := ingest.NewService(a.store, commit, hub, a.demo, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout}, a.log)
+	card, err := a2a.NewCard(a.cardConfig())
+	if err != nil {
+		return fmt.Errorf("app: agent card: %w", err)
+	}
+	a.http = a.newHTTP(a2a.NewHandler(svc, card, a.log), card)
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("app: listen on %s: %w", a.cfg.Addr, err)
+	}
+	a.ln = ln
+	a.served = make(chan error, 1)
+	go func() { a.served <- a.http.Listener(ln) }()
+	a.log.InfoContext(ctx, "relay listening", "addr", ln.Addr().String(), "public_url", a.cfg.PublicURL,
+		"auth", a.cfg.Auth, "partitions", a.store.Partitions())
+	if a.cfg.Auth == "none" {
+		a.log.WarnContext(ctx, "client authentication is off (RELAY_AUTH=none): anyone who reaches relay can use it")
+	}
 	return nil
+}
+
+// Addr is the address relay listens on (useful with port 0).
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// Shutdown stops taking requests, lets in-flight ones finish, stops the
+// agent's work, and closes Redis, in that order.
+func (a *App) Shutdown(ctx context.Context) error {
+	var errs []error
+	if a.http != nil {
+		errs = append(errs, a.http.ShutdownWithContext(ctx))
+		if err := <-a.served; err != nil && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if a.demo != nil {
+		a.demo.Close()
+	}
+	a.closeStore()
+	a.log.InfoContext(ctx, "relay stopped")
+	return errors.Join(errs...)
+}
+
+// openStore connects to the configured Redis, or starts the embedded one.
+func (a *App) openStore(ctx context.Context) error {
+	if a.cfg.RedisURL == "" {
+		m, err := miniredis.Run()
+		if err != nil {
+			return fmt.Errorf("app: start embedded store: %w", err)
+		}
+		a.embedded = m
+		a.rdb = redis.NewClient(&redis.Options{Addr: m.Addr()})
+		a.log.WarnContext(ctx, "no RELAY_REDIS_URL set: using the embedded in-memory store; tasks, push configs and deliveries do NOT survive a restart")
+	} else {
+		opt, err := redis.ParseURL(a.cfg.RedisURL)
+		if err != nil {
+			return fmt.Errorf("app: RELAY_REDIS_URL: %w", err)
+		}
+		a.rdb = redis.NewClient(opt)
+	}
+	a.store = queue.NewStore(a.rdb, queue.Config{Prefix: a.cfg.RedisPrefix, Partitions: a.cfg.Partitions, EventsMaxLen: a.cfg.TaskEventsMaxLen})
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := a.store.Ping(pctx); err != nil {
+		return fmt.Errorf("app: redis at %s does not answer: %w", redactURL(a.cfg.RedisURL), err)
+	}
+	return a.store.CheckPartitions(pctx)
+}
+
+func (a *App) closeStore() {
+	if a.rdb != nil {
+		if err := a.rdb.Close(); err != nil {
+			a.log.Warn("closing redis", "err", err)
+		}
+		a.rdb = nil
+	}
+	if a.embedded != nil {
+		a.embedded.Close()
+		a.embedded = nil
+	}
+}
+
+func (a *App) cardConfig() a2a.CardConfig {
+	ag := a.cfg.Agent
+	cc := a2a.CardConfig{Name: ag.Name, Description: ag.Description, Version: ag.Version,
+		URL: a.cfg.PublicURL + "/", MaxAge: ag.CardMaxAge, Skills: skills(ag.Skills)}
+	if ext := ag.ExtendedCard; ext != nil {
+		cc.HasExtended, cc.ExtendedDescription, cc.ExtendedSkills = true, ext.Description, skills(ext.Skills)
+	}
+	return cc
+}
+
+func skills(in []config.SkillConfig) []a2a.Skill {
+	out := make([]a2a.Skill, len(in))
+	for i, s := range in {
+		out[i] = a2a.Skill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags, Examples: s.Examples}
+	}
+	return out
+}
+
+// redactURL hides the password of a Redis URL in messages.
+func redactURL(u string) string {
+	if at := strings.LastIndex(u, "@"); at >= 0 {
+		if scheme := strings.Index(u, "://"); scheme >= 0 && scheme < at {
+			return u[:scheme+3] + "***" + u[at:]
+		}
+	}
+	return u
 }
 
 // NewLogger returns the slog logger cfg asks for, writing to w.
 func NewLogger(cfg config.Config, w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, nil))
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }

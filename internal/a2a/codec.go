@@ -1,0 +1,90 @@
+package a2a
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// codec translates one dialect's params and results to and from the
+// canonical model. Each dialect has one, stateless.
+type codec interface {
+	decodeSend(params json.RawMessage) (SendParams, *int, error)
+	decodeTaskQuery(params json.RawMessage) (id string, historyLength *int, err error)
+	decodePushSet(params json.RawMessage) (PushConfig, error)
+	decodePushRef(params json.RawMessage) (taskID, configID string, err error)
+	encodeTask(t Task) any
+	encodeSendResult(t Task) any
+	encodePush(c PushConfig) any
+	encodePushList(cs []PushConfig) any
+	encodeDeleted() any
+}
+
+// codecFor returns the codec of dialect d.
+func codecFor(d Dialect) codec {
+	switch d {
+	case V01:
+		return v01{}
+	case V10:
+		return v10{}
+	}
+	return v03{}
+}
+
+// decodeParams unmarshals params into v, turning any failure into -32602.
+func decodeParams(params json.RawMessage, v any) error {
+	if len(params) == 0 || string(params) == "null" {
+		return InvalidParams("params are required")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return InvalidParams("%s", describeJSONError(err))
+	}
+	return nil
+}
+
+// describeJSONError says what was wrong with a JSON value without leaking Go names.
+func describeJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Sprintf("expected an object, got a JSON %s", te.Value)
+		}
+		return fmt.Sprintf("%s: unexpected JSON %s", te.Field, te.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("malformed JSON at byte %d", se.Offset)
+	}
+	return "malformed JSON"
+}
+
+// checkParts validates canonical parts after decoding.
+func checkParts(parts []Part, where string) error {
+	for i, p := range parts {
+		switch p.Kind {
+		case PartText:
+		case PartFile:
+			if p.File == nil || (p.File.Bytes == "" && p.File.URI == "") {
+				return InvalidParams("%s.parts[%d]: a file part needs file.bytes or file.uri", where, i)
+			}
+		case PartData:
+			if len(p.Data) == 0 {
+				return InvalidParams("%s.parts[%d]: a data part needs data", where, i)
+			}
+		default:
+			return InvalidParams("%s.parts[%d]: unknown part kind %q", where, i, p.Kind)
+		}
+	}
+	return nil
+}
+
+// checkID validates an id taken from params.
+func checkID(id, name string) error {
+	if id == "" {
+		return InvalidParams("%s is required", name)
+	}
+	if len(id) > 256 {
+		return InvalidParams("%s is longer than 256 bytes", name)
+	}
+	return nil
+}

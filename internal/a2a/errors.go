@@ -1,0 +1,91 @@
+package a2a
+
+import (
+	"errors"
+	"fmt"
+)
+
+// JSON-RPC and A2A error codes (PROTOCOL.md §7).
+const (
+	CodeParseError            = -32700
+	CodeInvalidRequest        = -32600
+	CodeMethodNotFound        = -32601
+	CodeInvalidParams         = -32602
+	CodeInternal              = -32603
+	CodeTaskNotFound          = -32001
+	CodeTaskNotCancelable     = -32002
+	CodePushNotSupported      = -32003
+	CodeUnsupportedOperation  = -32004
+	CodeContentTypeNotSupport = -32005
+	CodeInvalidAgentResponse  = -32006
+	CodeExtendedCardNotConfig = -32007
+	CodeExtensionRequired     = -32008
+	CodeVersionNotSupported   = -32009
+)
+
+// reasons names each A2A error code as v1.0 ErrorInfo.reason does.
+var reasons = map[int]string{
+	CodeTaskNotFound:          "TASK_NOT_FOUND",
+	CodeTaskNotCancelable:     "TASK_NOT_CANCELABLE",
+	CodePushNotSupported:      "PUSH_NOTIFICATION_NOT_SUPPORTED",
+	CodeUnsupportedOperation:  "UNSUPPORTED_OPERATION",
+	CodeContentTypeNotSupport: "CONTENT_TYPE_NOT_SUPPORTED",
+	CodeInvalidAgentResponse:  "INVALID_AGENT_RESPONSE",
+	CodeExtendedCardNotConfig: "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+	CodeExtensionRequired:     "EXTENSION_SUPPORT_REQUIRED",
+	CodeVersionNotSupported:   "VERSION_NOT_SUPPORTED",
+}
+
+// Error is an error with a JSON-RPC code, safe to show to a client.
+type Error struct {
+	Code    int
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, e.Message) }
+
+// Errorf returns an *Error with code and a formatted message.
+func Errorf(code int, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrTaskNotFound is the error for a task id relay does not know.
+func ErrTaskNotFound(id string) *Error { return Errorf(CodeTaskNotFound, "task not found: %s", id) }
+
+// InvalidParams is the error for params that do not fit the method.
+func InvalidParams(format string, args ...any) *Error {
+	return Errorf(CodeInvalidParams, "invalid params: "+format, args...)
+}
+
+// AsError returns err as an *Error when it is one (or wraps one), and a
+// generic internal error otherwise: internal details never reach a client.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e, true
+	}
+	return &Error{Code: CodeInternal, Message: "internal error"}, false
+}
+
+// wireError is a JSON-RPC error object on the wire.
+type wireError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// errorInfo is google.rpc.ErrorInfo as v1.0 puts it in error.data.
+type errorInfo struct {
+	Type   string `json:"@type"`
+	Reason string `json:"reason"`
+	Domain string `json:"domain"`
+}
+
+// toWire shapes e for dialect d: v1.0 adds an ErrorInfo to A2A errors.
+func (e *Error) toWire(d Dialect) wireError {
+	w := wireError{Code: e.Code, Message: e.Message}
+	if r, ok := reasons[e.Code]; ok && d == V10 {
+		w.Data = []errorInfo{{Type: "type.googleapis.com/google.rpc.ErrorInfo", Reason: r, Domain: "a2a-protocol.org"}}
+	}
+	return w
+}

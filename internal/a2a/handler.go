@@ -1,0 +1,195 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"mime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Handler serves the A2A JSON-RPC endpoint in every dialect.
+type Handler struct {
+	svc  Service
+	card *Card
+	log  *slog.Logger
+}
+
+// NewHandler returns a Handler over svc; card answers the extended-card methods.
+func NewHandler(svc Service, card *Card, log *slog.Logger) *Handler {
+	return &Handler{svc: svc, card: card, log: log}
+}
+
+// Serve is the fiber handler of the JSON-RPC endpoint (POST).
+func (h *Handler) Serve(c *fiber.Ctx) error {
+	if !jsonContentType(c.Get(fiber.HeaderContentType)) {
+		return writeRPC(c, fiber.StatusUnsupportedMediaType, response{JSONRPC: "2.0", ID: nullID,
+			Error: &wireError{Code: CodeInvalidRequest, Message: "Content-Type must be application/json"}})
+	}
+	req, id, perr := parseRequest(c.Body())
+	if perr != nil {
+		return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(perr.toWire(V03))})
+	}
+	header, ok := parseVersion(c.Get("A2A-Version"))
+	if !ok {
+		e := Errorf(CodeVersionNotSupported, "A2A-Version %q is not supported; relay speaks 0.1, 0.3 and 1.0", c.Get("A2A-Version"))
+		return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(V10))})
+	}
+	rt, ok := routes[req.Method]
+	if !ok {
+		e := Errorf(CodeMethodNotFound, "method not found: %s", req.Method)
+		return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(cmpDialect(header, V03)))})
+	}
+	if rt.shared && header != "" {
+		rt.dialect, rt.shared = header, header == V03 || header == V10
+	}
+	result, d, err := h.call(c.UserContext(), rt, req.Params)
+	if err != nil {
+		e, known := AsError(err)
+		if !known {
+			h.log.ErrorContext(c.UserContext(), "a2a request failed", "method", req.Method, "err", err)
+		}
+		return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(d))})
+	}
+	return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Result: resultOrNull(result)})
+}
+
+// call runs one operation, turning a panic into -32603. It returns the
+// dialect the reply is shaped in.
+func (h *Handler) call(ctx context.Context, rt route, params json.RawMessage) (res any, d Dialect, err error) {
+	d = rt.dialect
+	defer func() {
+		if r := recover(); r != nil {
+			h.log.ErrorContext(ctx, "panic in a2a handler", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			res, err = nil, &Error{Code: CodeInternal, Message: "internal error"}
+		}
+	}()
+	return h.dispatch(ctx, rt, params)
+}
+
+func (h *Handler) dispatch(ctx context.Context, rt route, params json.RawMessage) (any, Dialect, error) {
+	cd := codecFor(rt.dialect)
+	// render picks the codec of a stored task for the methods v0.1 and v0.3 share.
+	render := func(v TaskView) codec {
+		if rt.shared && v.Dialect == V01 {
+			return codecFor(V01)
+		}
+		return cd
+	}
+	switch rt.op {
+	case opSend:
+		p, hl, err := cd.decodeSend(params)
+		if err != nil {
+			return nil, rt.dialect, err
+		}
+		v, err := h.svc.Send(ctx, p)
+		if err != nil {
+			return nil, rt.dialect, err
+		}
+		return cd.encodeSendResult(WithHistory(v.Task, hl)), rt.dialect, nil
+	case opGet, opCancel:
+		id, hl, err := cd.decodeTaskQuery(params)
+		if err != nil {
+			return nil, rt.dialect, err
+		}
+		var v TaskView
+		if rt.op == opGet {
+			v, err = h.svc.GetTask(ctx, id)
+		} else {
+			v, err = h.svc.CancelTask(ctx, id)
+		}
+		if err != nil {
+			return nil, rt.dialect, err
+		}
+		return render(v).encodeTask(WithHistory(v.Task, hl)), rt.dialect, nil
+	case opList:
+		return h.list(ctx, params)
+	case opStream, opResubscribe:
+		return nil, rt.dialect, Errorf(CodeUnsupportedOperation, "streaming is not available on this relay yet; use send and get, or push notifications")
+	case opExtendedCard:
+		if h.card == nil || !h.card.HasExtended() {
+			return nil, rt.dialect, Errorf(CodeExtendedCardNotConfig, "no extended agent card is configured")
+		}
+		return h.card.Extended(rt.dialect), rt.dialect, nil
+	}
+	return h.push(ctx, rt, cd, params)
+}
+
+// push runs the push-config operations.
+func (h *Handler) push(ctx context.Context, rt route, cd codec, params json.RawMessage) (any, Dialect, error) {
+	d := rt.dialect
+	if rt.op == opPushSet {
+		c, err := cd.decodePushSet(params)
+		if err != nil {
+			return nil, d, err
+		}
+		c.Dialect = d
+		if c, err = h.svc.SetPushConfig(ctx, c); err != nil {
+			return nil, d, err
+		}
+		return cd.encodePush(c), d, nil
+	}
+	taskID, cfgID, err := cd.decodePushRef(params)
+	if err != nil {
+		return nil, d, err
+	}
+	switch rt.op {
+	case opPushGet:
+		c, err := h.svc.GetPushConfig(ctx, taskID, cfgID)
+		if err != nil {
+			return nil, d, err
+		}
+		return cd.encodePush(c), d, nil
+	case opPushList:
+		cs, err := h.svc.ListPushConfigs(ctx, taskID)
+		if err != nil {
+			return nil, d, err
+		}
+		return cd.encodePushList(cs), d, nil
+	case opPushDelete:
+		if err := h.svc.DeletePushConfig(ctx, taskID, cfgID); err != nil {
+			return nil, d, err
+		}
+		return cd.encodeDeleted(), d, nil
+	}
+	return nil, d, Errorf(CodeMethodNotFound, "method not found")
+}
+
+// jsonContentType accepts JSON media types, and a missing Content-Type.
+func jsonContentType(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")))
+}
+
+func writeRPC(c *fiber.Ctx, status int, r response) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: r.ID, Error: &wireError{Code: CodeInternal, Message: "internal error"}})
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Status(status).Send(b)
+}
+
+// resultOrNull keeps a nil result as an explicit JSON null (delete returns null).
+func resultOrNull(v any) any {
+	if v == nil {
+		return json.RawMessage("null")
+	}
+	return v
+}
+
+func cmpDialect(a, b Dialect) Dialect {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func ptr[T any](v T) *T { return &v }

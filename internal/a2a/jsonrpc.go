@@ -1,0 +1,153 @@
+package a2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// request is a decoded JSON-RPC request envelope. ID keeps the raw bytes of
+// the request's id so the response echoes it in type and value.
+type request struct {
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+}
+
+// response is a JSON-RPC response envelope.
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *wireError      `json:"error,omitempty"`
+}
+
+var nullID = json.RawMessage("null")
+
+// parseRequest decodes a JSON-RPC 2.0 request. On failure it returns the
+// error to answer with and the id to answer it under (null when unknown).
+func parseRequest(body []byte) (request, json.RawMessage, *Error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return request{}, nullID, Errorf(CodeInvalidRequest, "empty request body")
+	}
+	if body[0] == '[' {
+		return request{}, nullID, Errorf(CodeInvalidRequest, "batch requests are not supported")
+	}
+	var env struct {
+		JSONRPC *string         `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if !json.Valid(body) {
+		return request{}, nullID, Errorf(CodeParseError, "parse error: the body is not valid JSON")
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return request{}, nullID, Errorf(CodeInvalidRequest, "the request must be a JSON object")
+	}
+	id := env.ID
+	if !validID(id) {
+		return request{}, nullID, Errorf(CodeInvalidRequest, "id must be a string, a number or null")
+	}
+	if len(id) == 0 {
+		return request{}, nullID, Errorf(CodeInvalidRequest, "id is required")
+	}
+	if env.JSONRPC == nil || *env.JSONRPC != "2.0" {
+		return request{}, id, Errorf(CodeInvalidRequest, `jsonrpc must be "2.0"`)
+	}
+	var method string
+	if err := json.Unmarshal(env.Method, &method); err != nil || method == "" {
+		return request{}, id, Errorf(CodeInvalidRequest, "method must be a non-empty string")
+	}
+	if p := bytes.TrimSpace(env.Params); len(p) > 0 && p[0] != '{' && string(p) != "null" {
+		return request{}, id, Errorf(CodeInvalidParams, "invalid params: params must be an object")
+	}
+	return request{ID: id, Method: method, Params: env.Params}, id, nil
+}
+
+// validID reports whether raw is absent, null, a string or a number.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return true
+	}
+	switch c := raw[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return true
+	case string(raw) == "null":
+		return true
+	}
+	return false
+}
+
+// parseVersion maps an A2A-Version header to a dialect ("" when absent).
+func parseVersion(h string) (Dialect, bool) {
+	h = strings.TrimSpace(h)
+	switch h {
+	case "":
+		return "", true
+	case "0.1", "0.1.0", "0.2", "0.2.0", "0.2.5":
+		return V01, true
+	case "0.3", "0.3.0":
+		return V03, true
+	case "1", "1.0", "1.0.0", "1.0.1":
+		return V10, true
+	}
+	return "", false
+}
+
+// op is an operation of the A2A endpoint.
+type op int
+
+const (
+	opSend op = iota
+	opStream
+	opGet
+	opList
+	opCancel
+	opResubscribe
+	opPushSet
+	opPushGet
+	opPushList
+	opPushDelete
+	opExtendedCard
+)
+
+// route is where a method goes. shared marks the methods v0.1 and v0.3
+// share; their replies follow the dialect the task was created in.
+type route struct {
+	dialect Dialect
+	op      op
+	shared  bool
+}
+
+// routes maps every method name of every dialect (read-only).
+var routes = map[string]route{
+	"tasks/send":                 {V01, opSend, false},
+	"tasks/sendSubscribe":        {V01, opStream, false},
+	"tasks/pushNotification/set": {V01, opPushSet, false},
+	"tasks/pushNotification/get": {V01, opPushGet, false},
+
+	"tasks/get":                           {V03, opGet, true},
+	"tasks/cancel":                        {V03, opCancel, true},
+	"tasks/resubscribe":                   {V03, opResubscribe, true},
+	"message/send":                        {V03, opSend, false},
+	"message/stream":                      {V03, opStream, false},
+	"tasks/pushNotificationConfig/set":    {V03, opPushSet, false},
+	"tasks/pushNotificationConfig/get":    {V03, opPushGet, false},
+	"tasks/pushNotificationConfig/list":   {V03, opPushList, false},
+	"tasks/pushNotificationConfig/delete": {V03, opPushDelete, false},
+	"agent/getAuthenticatedExtendedCard":  {V03, opExtendedCard, false},
+
+	"SendMessage":                      {V10, opSend, false},
+	"SendStreamingMessage":             {V10, opStream, false},
+	"GetTask":                          {V10, opGet, false},
+	"ListTasks":                        {V10, opList, false},
+	"CancelTask":                       {V10, opCancel, false},
+	"SubscribeToTask":                  {V10, opResubscribe, false},
+	"CreateTaskPushNotificationConfig": {V10, opPushSet, false},
+	"GetTaskPushNotificationConfig":    {V10, opPushGet, false},
+	"ListTaskPushNotificationConfigs":  {V10, opPushList, false},
+	"DeleteTaskPushNotificationConfig": {V10, opPushDelete, false},
+	"GetExtendedAgentCard":             {V10, opExtendedCard, false},
+}

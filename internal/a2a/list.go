@@ -1,0 +1,61 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// v10ListParams is ListTasksRequest.
+type v10ListParams struct {
+	ContextID            string `json:"contextId"`
+	Status               string `json:"status"`
+	PageSize             *int   `json:"pageSize"`
+	PageToken            string `json:"pageToken"`
+	HistoryLength        *int   `json:"historyLength"`
+	StatusTimestampAfter string `json:"statusTimestampAfter"`
+	LastUpdatedAfter     string `json:"lastUpdatedAfter"`
+	IncludeArtifacts     *bool  `json:"includeArtifacts"`
+}
+
+// list serves v1.0 ListTasks.
+func (h *Handler) list(ctx context.Context, params json.RawMessage) (any, Dialect, error) {
+	var w v10ListParams
+	if len(params) > 0 && string(params) != "null" {
+		if err := decodeParams(params, &w); err != nil {
+			return nil, V10, err
+		}
+	}
+	p := ListParams{ContextID: w.ContextID, PageToken: w.PageToken}
+	if w.PageSize != nil {
+		if *w.PageSize < 0 {
+			return nil, V10, InvalidParams("pageSize must not be negative")
+		}
+		p.PageSize = *w.PageSize
+	}
+	if w.Status != "" {
+		if p.State = stateFromWire(w.Status); p.State == StateUnknown {
+			return nil, V10, InvalidParams("status %q is not a task state", w.Status)
+		}
+	}
+	if after := cmpStr(w.StatusTimestampAfter, w.LastUpdatedAfter); after != "" {
+		t, err := time.Parse(time.RFC3339Nano, after)
+		if err != nil {
+			return nil, V10, InvalidParams("statusTimestampAfter must be an RFC 3339 timestamp, got %q", after)
+		}
+		p.UpdatedAfter = t
+	}
+	res, err := h.svc.ListTasks(ctx, p)
+	if err != nil {
+		return nil, V10, err
+	}
+	tasks := make([]any, len(res.Tasks))
+	for i, t := range res.Tasks {
+		if w.IncludeArtifacts == nil || !*w.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		tasks[i] = v10{}.encodeTask(WithHistory(t, w.HistoryLength))
+	}
+	return map[string]any{"tasks": tasks, "nextPageToken": res.NextPageToken,
+		"pageSize": res.PageSize, "totalSize": res.TotalSize}, V10, nil
+}

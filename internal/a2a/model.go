@@ -1,0 +1,151 @@
+// Package a2a holds relay's canonical task model, the A2A state machine, the
+// JSON-RPC envelope and error codes, one wire codec per A2A dialect (v0.1,
+// v0.3, v1.0), and the fiber handlers for the A2A endpoint and agent card.
+//
+// Everything inside relay speaks the canonical model; dialects exist only at
+// the edge, so a task created in one dialect can be read in any other. The
+// package never talks to Redis: handlers call a Service declared here.
+package a2a
+
+import "encoding/json"
+
+// Dialect is the A2A protocol version a request, task or push config speaks.
+type Dialect string
+
+// The dialects relay speaks.
+const (
+	V01 Dialect = "0.1"
+	V03 Dialect = "0.3"
+	V10 Dialect = "1.0"
+)
+
+// Valid reports whether d is a dialect relay speaks.
+func (d Dialect) Valid() bool { return d == V01 || d == V03 || d == V10 }
+
+// Role says who wrote a message.
+type Role string
+
+// Message roles.
+const (
+	RoleUser  Role = "user"
+	RoleAgent Role = "agent"
+)
+
+// PartKind discriminates the content of a Part.
+type PartKind string
+
+// Part kinds.
+const (
+	PartText PartKind = "text"
+	PartFile PartKind = "file"
+	PartData PartKind = "data"
+)
+
+// Part is one piece of message or artifact content.
+type Part struct {
+	Kind     PartKind        `json:"kind"`
+	Text     string          `json:"text,omitempty"`
+	File     *File           `json:"file,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
+// File is the content of a file part: inline base64 bytes or a URI.
+type File struct {
+	Name     string `json:"name,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	Bytes    string `json:"bytes,omitempty"`
+	URI      string `json:"uri,omitempty"`
+}
+
+// Message is one turn of a conversation.
+type Message struct {
+	MessageID        string          `json:"messageId"`
+	Role             Role            `json:"role"`
+	Parts            []Part          `json:"parts"`
+	TaskID           string          `json:"taskId,omitempty"`
+	ContextID        string          `json:"contextId,omitempty"`
+	ReferenceTaskIDs []string        `json:"referenceTaskIds,omitempty"`
+	Extensions       []string        `json:"extensions,omitempty"`
+	Metadata         json.RawMessage `json:"metadata,omitempty"`
+}
+
+// TaskStatus is a task's state at a point in time.
+type TaskStatus struct {
+	State     TaskState `json:"state"`
+	Message   *Message  `json:"message,omitempty"`
+	Timestamp string    `json:"timestamp,omitempty"`
+}
+
+// Artifact is an output of a task.
+type Artifact struct {
+	ArtifactID  string          `json:"artifactId"`
+	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Parts       []Part          `json:"parts"`
+	Extensions  []string        `json:"extensions,omitempty"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+}
+
+// Task is the snapshot of one task: what tasks/get returns.
+type Task struct {
+	ID        string          `json:"id"`
+	ContextID string          `json:"contextId"`
+	Status    TaskStatus      `json:"status"`
+	History   []Message       `json:"history,omitempty"`
+	Artifacts []Artifact      `json:"artifacts,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+}
+
+// EventKind discriminates an Event.
+type EventKind string
+
+// Event kinds. EventTask carries the whole task (its creation); EventMessage
+// appends a client message to the history of an existing task.
+const (
+	EventTask     EventKind = "task"
+	EventStatus   EventKind = "status-update"
+	EventArtifact EventKind = "artifact-update"
+	EventMessage  EventKind = "message"
+)
+
+// Event is one committed change of a task: what its event stream holds,
+// what SSE subscribers and webhooks receive.
+type Event struct {
+	Kind      EventKind       `json:"kind"`
+	TaskID    string          `json:"taskId"`
+	ContextID string          `json:"contextId"`
+	Task      *Task           `json:"task,omitempty"`
+	Status    *TaskStatus     `json:"status,omitempty"`
+	Final     bool            `json:"final,omitempty"`
+	Artifact  *Artifact       `json:"artifact,omitempty"`
+	Append    bool            `json:"append,omitempty"`
+	LastChunk bool            `json:"lastChunk,omitempty"`
+	Message   *Message        `json:"message,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+}
+
+// PushAuth is how relay authenticates to a webhook.
+type PushAuth struct {
+	Schemes     []string `json:"schemes"`
+	Credentials string   `json:"credentials,omitempty"`
+}
+
+// PushConfig is one webhook registered for a task, in the dialect it was
+// registered in (which decides the shape of what it receives).
+type PushConfig struct {
+	ID      string    `json:"id"`
+	TaskID  string    `json:"taskId"`
+	URL     string    `json:"url"`
+	Token   string    `json:"token,omitempty"`
+	Auth    *PushAuth `json:"authentication,omitempty"`
+	Dialect Dialect   `json:"dialect"`
+}
+
+// TaskView is a stored task with what relay knows about it beyond the
+// snapshot: the dialect it was created in, which decides the reply shape of
+// methods that v0.1 and v0.3 share.
+type TaskView struct {
+	Task    Task
+	Dialect Dialect
+}

@@ -1,0 +1,55 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Service is what the A2A handlers need from the rest of relay
+// (ingest.Service implements it). Errors that are *Error reach the client
+// as they are; any other error becomes -32603 and is logged.
+type Service interface {
+	Send(ctx context.Context, p SendParams) (TaskView, error)
+	GetTask(ctx context.Context, id string) (TaskView, error)
+	ListTasks(ctx context.Context, p ListParams) (ListResult, error)
+	CancelTask(ctx context.Context, id string) (TaskView, error)
+	SetPushConfig(ctx context.Context, c PushConfig) (PushConfig, error)
+	GetPushConfig(ctx context.Context, taskID, id string) (PushConfig, error)
+	ListPushConfigs(ctx context.Context, taskID string) ([]PushConfig, error)
+	DeletePushConfig(ctx context.Context, taskID, id string) error
+}
+
+// SendParams is a send request in any dialect.
+type SendParams struct {
+	Dialect Dialect
+	// TaskID continues an existing task; in v0.1 it may name a new task.
+	TaskID string
+	// ClientChosenID marks a v0.1 task id, which creates the task when unknown.
+	ClientChosenID bool
+	ContextID      string
+	Message        Message
+	// Blocking waits for a terminal or interrupted state.
+	Blocking bool
+	// PushConfig is a webhook registered inline with the send.
+	PushConfig *PushConfig
+	Metadata   json.RawMessage
+}
+
+// ListParams filters and pages ListTasks.
+type ListParams struct {
+	ContextID string
+	State     TaskState
+	PageSize  int
+	PageToken string
+	// UpdatedAfter keeps tasks whose status changed after it (zero: all).
+	UpdatedAfter time.Time
+}
+
+// ListResult is one page of tasks, newest update first.
+type ListResult struct {
+	Tasks         []Task
+	NextPageToken string
+	PageSize      int
+	TotalSize     int
+}

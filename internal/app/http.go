@@ -1,0 +1,73 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+
+	"github.com/a2arelay/relay/internal/a2a"
+)
+
+// newHTTP builds the fiber app and its routes.
+func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card) *fiber.App {
+	f := fiber.New(fiber.Config{
+		AppName:               "relay",
+		DisableStartupMessage: true,
+		BodyLimit:             a.cfg.MaxBodyBytes,
+		ReadBufferSize:        16 << 10,
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          a.cfg.BlockingTimeout + 30*time.Second,
+		IdleTimeout:           2 * time.Minute,
+		ErrorHandler:          a.errorHandler,
+	})
+	f.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
+		a.log.ErrorContext(c.UserContext(), "panic in http handler", "path", c.Path(), "panic", e)
+	}}))
+	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	f.Get("/readyz", a.ready)
+	f.Get("/.well-known/agent-card.json", card.Serve)
+	f.Get("/.well-known/agent.json", card.Serve)
+	f.Post("/", h.Serve)
+	if u, err := url.Parse(a.cfg.PublicURL); err == nil && u.Path != "" && u.Path != "/" {
+		f.Post(u.Path, h.Serve)
+	}
+	return f
+}
+
+// ready answers 200 when Redis answers, 503 otherwise.
+func (a *App) ready(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	if err := a.store.Ping(ctx); err != nil {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "error": "redis does not answer"})
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}
+
+// errorHandler answers every error fiber raises (too large a body, an
+// unknown route, a panic) with JSON: JSON-RPC shaped on POST, plain otherwise.
+func (a *App) errorHandler(c *fiber.Ctx, err error) error {
+	code, msg := fiber.StatusInternalServerError, "internal error"
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		code, msg = fe.Code, fe.Message
+	} else {
+		a.log.ErrorContext(c.UserContext(), "http request failed", "path", c.Path(), "err", err)
+	}
+	if code == fiber.StatusRequestEntityTooLarge {
+		msg = "request body exceeds the limit of " + strconv.Itoa(a.cfg.MaxBodyBytes) + " bytes"
+	}
+	if c.Method() == fiber.MethodPost {
+		rpc := a2a.CodeInvalidRequest
+		if code >= 500 {
+			rpc = a2a.CodeInternal
+		}
+		return c.Status(code).JSON(fiber.Map{"jsonrpc": "2.0", "id": nil, "error": fiber.Map{"code": rpc, "message": msg}})
+	}
+	return c.Status(code).JSON(fiber.Map{"error": msg})
+}

@@ -1,0 +1,165 @@
+// Package ingest is the one commit path of relay: every change to a task is
+// validated against the state machine and committed here, atomically with
+// its event-stream entry. It also holds the agent side: the Service that
+// turns A2A requests into commits, and the built-in demo agent.
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/queue"
+)
+
+// Store is what the commit path needs of Redis (queue.Store implements it).
+type Store interface {
+	Load(ctx context.Context, taskID string) (queue.Record, error)
+	Commit(ctx context.Context, c queue.Commit) ([]string, error)
+}
+
+// maxConflictRetries bounds how often a commit is recomputed when another
+// writer changed the task in between.
+const maxConflictRetries = 16
+
+// Committer validates task events and commits them through the Store.
+type Committer struct {
+	store     Store
+	now       func() time.Time
+	retention time.Duration
+	hub       *Hub
+}
+
+// NewCommitter returns a Committer. now may be nil (time.Now); retention is
+// how long a finished task is kept (default 7 days).
+func NewCommitter(store Store, now func() time.Time, retention time.Duration, hub *Hub) *Committer {
+	if now == nil {
+		now = time.Now
+	}
+	return &Committer{store: store, now: now, retention: cmp.Or(retention, 7*24*time.Hour), hub: hub}
+}
+
+// Field names of the task hash beside the snapshot.
+const (
+	fieldDialect = "dialect"
+	fieldCreated = "created"
+)
+
+// Create commits a new task (its first event carries the whole task) with
+// the push configs registered inline. It returns queue.ErrConflict when a
+// task with that id exists already.
+func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig) (a2a.Task, error) {
+	now := c.now().UTC()
+	if t.Status.Timestamp == "" {
+		t.Status.Timestamp = timestamp(now)
+	}
+	ev := a2a.Event{Kind: a2a.EventTask, TaskID: t.ID, ContextID: t.ContextID, Task: &t}
+	snap, evb, err := encode(t, []a2a.Event{ev})
+	if err != nil {
+		return a2a.Task{}, err
+	}
+	pc := make(map[string][]byte, len(push))
+	for _, p := range push {
+		if pc[p.ID], err = json.Marshal(p); err != nil {
+			return a2a.Task{}, fmt.Errorf("ingest: encode push config: %w", err)
+		}
+	}
+	_, err = c.store.Commit(ctx, queue.Commit{
+		TaskID: t.ID, Snapshot: snap, Events: evb, UpdatedAt: now, PushConfigs: pc,
+		Fields: map[string]string{fieldDialect: string(d), fieldCreated: strconv.FormatInt(now.UnixMilli(), 10)},
+	})
+	if err != nil {
+		return a2a.Task{}, err
+	}
+	c.hub.Notify(t.ID)
+	return t, nil
+}
+
+// Append validates events against the task's current snapshot and commits
+// them as one atomic step. Status events get a timestamp when they lack one
+// and their final flag set from the state. A forbidden change returns an
+// *a2a.TransitionError and commits nothing.
+func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Event) (a2a.TaskView, error) {
+	for range maxConflictRetries {
+		v, err := c.tryAppend(ctx, taskID, events)
+		if !errors.Is(err, queue.ErrConflict) {
+			return v, err
+		}
+	}
+	return a2a.TaskView{}, fmt.Errorf("ingest: task %s: %w after %d tries", taskID, queue.ErrConflict, maxConflictRetries)
+}
+
+func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event) (a2a.TaskView, error) {
+	rec, err := c.store.Load(ctx, taskID)
+	if errors.Is(err, queue.ErrNotFound) {
+		return a2a.TaskView{}, a2a.ErrTaskNotFound(taskID)
+	}
+	if err != nil {
+		return a2a.TaskView{}, err
+	}
+	view, err := decodeRecord(rec)
+	if err != nil {
+		return a2a.TaskView{}, err
+	}
+	now := c.now().UTC()
+	evs := make([]a2a.Event, len(events))
+	for i, ev := range events {
+		ev.ContextID = cmp.Or(ev.ContextID, view.Task.ContextID)
+		if ev.Kind == a2a.EventStatus && ev.Status != nil {
+			st := *ev.Status
+			st.Timestamp = cmp.Or(st.Timestamp, timestamp(now))
+			ev.Status = &st
+			ev.Final = st.State.Terminal() || st.State.Interrupted()
+		}
+		if err := a2a.Apply(&view.Task, ev); err != nil {
+			return a2a.TaskView{}, err
+		}
+		evs[i] = ev
+	}
+	snap, evb, err := encode(view.Task, evs)
+	if err != nil {
+		return a2a.TaskView{}, err
+	}
+	var expire time.Duration
+	if view.Task.Status.State.Terminal() {
+		expire = c.retention
+	}
+	if _, err := c.store.Commit(ctx, queue.Commit{
+		TaskID: taskID, Version: rec.Version, Snapshot: snap, Events: evb, UpdatedAt: now, ExpireAfter: expire,
+	}); err != nil {
+		return a2a.TaskView{}, err
+	}
+	c.hub.Notify(taskID)
+	return view, nil
+}
+
+func encode(t a2a.Task, events []a2a.Event) ([]byte, [][]byte, error) {
+	snap, err := json.Marshal(t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ingest: encode task: %w", err)
+	}
+	evb := make([][]byte, len(events))
+	for i, ev := range events {
+		if evb[i], err = json.Marshal(ev); err != nil {
+			return nil, nil, fmt.Errorf("ingest: encode event: %w", err)
+		}
+	}
+	return snap, evb, nil
+}
+
+func decodeRecord(rec queue.Record) (a2a.TaskView, error) {
+	var v a2a.TaskView
+	if err := json.Unmarshal(rec.Snapshot, &v.Task); err != nil {
+		return v, fmt.Errorf("ingest: decode stored task: %w", err)
+	}
+	v.Dialect = a2a.Dialect(rec.Fields[fieldDialect])
+	return v, nil
+}
+
+// timestamp formats t as ISO 8601 UTC with a Z, as A2A wants.
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -1,0 +1,230 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/a2arelay/relay/internal/a2a"
+)
+
+// DemoOptions is the optional "demo" object of a message's metadata.
+type DemoOptions struct {
+	Steps          *int   `json:"steps"`
+	DelayMs        *int   `json:"delayMs"`
+	Outcome        string `json:"outcome"`
+	ArtifactChunks *int   `json:"artifactChunks"`
+}
+
+// Bounds of the demo options.
+const (
+	maxDemoSteps  = 10000
+	maxDemoDelay  = 60_000
+	maxDemoChunks = 1000
+)
+
+// Appender commits agent events (the Committer implements it).
+type Appender interface {
+	Append(ctx context.Context, taskID string, events ...a2a.Event) (a2a.TaskView, error)
+}
+
+// Demo is the built-in agent: it reports a few working updates, then ends the
+// task as the message's metadata asks (completed with an artifact echoing the
+// input text, by default).
+type Demo struct {
+	commit    Appender
+	stepDelay time.Duration
+	log       *slog.Logger
+	now       func() time.Time
+
+	mu      sync.Mutex
+	running map[string]context.CancelFunc
+	wg      sync.WaitGroup
+	ctx     context.Context
+	stop    context.CancelFunc
+}
+
+// NewDemo returns a demo agent whose default pause between events is stepDelay.
+func NewDemo(commit Appender, stepDelay time.Duration, log *slog.Logger) *Demo {
+	ctx, stop := context.WithCancel(context.Background())
+	return &Demo{commit: commit, stepDelay: stepDelay, log: log, now: time.Now,
+		running: map[string]context.CancelFunc{}, ctx: ctx, stop: stop}
+}
+
+// demoOptions reads and bounds the demo options of a message.
+func (d *Demo) options(msg a2a.Message) (steps int, delay time.Duration, outcome a2a.TaskState, chunks int, err error) {
+	var meta struct {
+		Demo *DemoOptions `json:"demo"`
+	}
+	steps, delay, outcome, chunks = 2, d.stepDelay, a2a.StateCompleted, 1
+	if len(msg.Metadata) == 0 {
+		return
+	}
+	if json.Unmarshal(msg.Metadata, &meta) != nil || meta.Demo == nil {
+		return // metadata that is not ours is passed through untouched
+	}
+	o := meta.Demo
+	if o.Steps != nil {
+		if steps = *o.Steps; steps < 0 || steps > maxDemoSteps {
+			return 0, 0, "", 0, a2a.InvalidParams("metadata.demo.steps must be between 0 and %d", maxDemoSteps)
+		}
+	}
+	if o.DelayMs != nil {
+		if *o.DelayMs < 0 || *o.DelayMs > maxDemoDelay {
+			return 0, 0, "", 0, a2a.InvalidParams("metadata.demo.delayMs must be between 0 and %d", maxDemoDelay)
+		}
+		delay = time.Duration(*o.DelayMs) * time.Millisecond
+	}
+	if o.ArtifactChunks != nil {
+		if chunks = *o.ArtifactChunks; chunks < 1 || chunks > maxDemoChunks {
+			return 0, 0, "", 0, a2a.InvalidParams("metadata.demo.artifactChunks must be between 1 and %d", maxDemoChunks)
+		}
+	}
+	switch s := a2a.TaskState(o.Outcome); s {
+	case "":
+	case a2a.StateCompleted, a2a.StateFailed, a2a.StateInputRequired, a2a.StateRejected:
+		outcome = s
+	default:
+		return 0, 0, "", 0, a2a.InvalidParams("metadata.demo.outcome must be completed, failed, input-required or rejected, got %q", o.Outcome)
+	}
+	return steps, delay, outcome, chunks, nil
+}
+
+// Validate checks the demo options of msg.
+func (d *Demo) Validate(msg a2a.Message) error {
+	_, _, _, _, err := d.options(msg)
+	return err
+}
+
+// Start runs the demo on task unless it is already running.
+func (d *Demo) Start(task a2a.Task, msg a2a.Message) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, busy := d.running[task.ID]; busy || d.ctx.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(d.ctx)
+	d.running[task.ID] = cancel
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		defer d.finish(task.ID)
+		if err := d.run(ctx, task, msg); err != nil && ctx.Err() == nil {
+			d.log.WarnContext(ctx, "demo agent stopped", "task_id", task.ID, "err", err)
+		}
+	}()
+}
+
+func (d *Demo) finish(id string) {
+	d.mu.Lock()
+	if cancel, ok := d.running[id]; ok {
+		cancel()
+		delete(d.running, id)
+	}
+	d.mu.Unlock()
+}
+
+// Cancel stops the demo's work on a task.
+func (d *Demo) Cancel(taskID string) { d.finish(taskID) }
+
+// Close stops every running demo task and waits for them.
+func (d *Demo) Close() {
+	d.stop()
+	d.wg.Wait()
+}
+
+func (d *Demo) run(ctx context.Context, task a2a.Task, msg a2a.Message) error {
+	steps, delay, outcome, chunks, _ := d.options(msg)
+	seq := 0
+	emit := func(ev a2a.Event) error {
+		seq++
+		ev.TaskID, ev.ContextID = task.ID, task.ContextID
+		ev.Metadata = json.RawMessage(`{"emitNs":"` + strconv.FormatInt(d.now().UnixNano(), 10) + `","seq":` + strconv.Itoa(seq) + `}`)
+		_, err := d.commit.Append(ctx, task.ID, ev)
+		var te *a2a.TransitionError
+		if errors.As(err, &te) {
+			return context.Canceled // canceled from elsewhere: stop quietly
+		}
+		return err
+	}
+	status := func(s a2a.TaskState, text string) error {
+		st := &a2a.TaskStatus{State: s}
+		if text != "" {
+			st.Message = agentMessage(task, text)
+		}
+		return emit(a2a.Event{Kind: a2a.EventStatus, Status: st})
+	}
+	if outcome == a2a.StateRejected {
+		return status(a2a.StateRejected, "The demo agent rejected this task, as asked.")
+	}
+	for i := 1; i <= steps; i++ {
+		if err := sleep(ctx, delay); err != nil {
+			return err
+		}
+		if err := status(a2a.StateWorking, "working: step "+strconv.Itoa(i)+" of "+strconv.Itoa(steps)); err != nil {
+			return err
+		}
+	}
+	switch outcome {
+	case a2a.StateFailed:
+		return status(a2a.StateFailed, "The demo agent failed this task, as asked.")
+	case a2a.StateInputRequired:
+		return status(a2a.StateInputRequired, "The demo agent needs more input: send another message to this task.")
+	}
+	artifactID := uuid.NewString()
+	for i, chunk := range splitChunks(textOf(msg), chunks) {
+		err := emit(a2a.Event{Kind: a2a.EventArtifact, Append: i > 0, LastChunk: i == chunks-1,
+			Artifact: &a2a.Artifact{ArtifactID: artifactID, Name: "echo", Parts: []a2a.Part{{Kind: a2a.PartText, Text: chunk}}}})
+		if err != nil {
+			return err
+		}
+	}
+	return status(a2a.StateCompleted, "")
+}
+
+func agentMessage(task a2a.Task, text string) *a2a.Message {
+	return &a2a.Message{MessageID: uuid.NewString(), Role: a2a.RoleAgent, TaskID: task.ID, ContextID: task.ContextID,
+		Parts: []a2a.Part{{Kind: a2a.PartText, Text: text}}}
+}
+
+// textOf joins the text parts of a message.
+func textOf(m a2a.Message) string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p.Kind == a2a.PartText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// splitChunks cuts s into n pieces (by rune) whose concatenation is s.
+func splitChunks(s string, n int) []string {
+	r := []rune(s)
+	out := make([]string, n)
+	for i := range n {
+		out[i] = string(r[i*len(r)/n : (i+1)*len(r)/n])
+	}
+	return out
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,113 @@
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/queue"
+)
+
+// normalizePush fills a config's task id and, when missing, its id: the task
+// id in v0.1 and v0.3 (the SDK convention), a fresh UUID in v1.0.
+func normalizePush(c a2a.PushConfig, taskID string, d a2a.Dialect) a2a.PushConfig {
+	c.TaskID = taskID
+	c.Dialect = d
+	if c.ID == "" {
+		if d == a2a.V10 {
+			c.ID = uuid.NewString()
+		} else {
+			c.ID = taskID
+		}
+	}
+	return c
+}
+
+// SetPushConfig stores (or replaces) a push config of an existing task.
+func (s *Service) SetPushConfig(ctx context.Context, c a2a.PushConfig) (a2a.PushConfig, error) {
+	if c.TaskID == "" {
+		return c, a2a.InvalidParams("taskId is required")
+	}
+	if err := ValidatePushURL(c.URL); err != nil {
+		return c, err
+	}
+	c = normalizePush(c, c.TaskID, c.Dialect)
+	b, err := json.Marshal(c)
+	if err != nil {
+		return c, wrapStore("encode push config", err)
+	}
+	switch err := s.store.SetPushConfig(ctx, c.TaskID, c.ID, b, s.cfg.MaxPushConfigs); {
+	case errors.Is(err, queue.ErrNotFound):
+		return c, a2a.ErrTaskNotFound(c.TaskID)
+	case errors.Is(err, queue.ErrFull):
+		return c, a2a.InvalidParams("task %s already has %d push notification configs, the maximum", c.TaskID, s.cfg.MaxPushConfigs)
+	case err != nil:
+		return c, err
+	}
+	return c, nil
+}
+
+// GetPushConfig returns one push config of a task.
+func (s *Service) GetPushConfig(ctx context.Context, taskID, id string) (a2a.PushConfig, error) {
+	if err := s.mustExist(ctx, taskID); err != nil {
+		return a2a.PushConfig{}, err
+	}
+	b, err := s.store.PushConfig(ctx, taskID, cmp.Or(id, taskID))
+	if errors.Is(err, queue.ErrNotFound) {
+		return a2a.PushConfig{}, a2a.Errorf(a2a.CodeTaskNotFound, "push notification config %q not found for task %s", cmp.Or(id, taskID), taskID)
+	}
+	if err != nil {
+		return a2a.PushConfig{}, err
+	}
+	var c a2a.PushConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, wrapStore("decode push config", err)
+	}
+	return c, nil
+}
+
+// ListPushConfigs returns every push config of a task, ordered by id.
+func (s *Service) ListPushConfigs(ctx context.Context, taskID string) ([]a2a.PushConfig, error) {
+	if err := s.mustExist(ctx, taskID); err != nil {
+		return nil, err
+	}
+	m, err := s.store.PushConfigs(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]a2a.PushConfig, 0, len(m))
+	for _, v := range m {
+		var c a2a.PushConfig
+		if err := json.Unmarshal([]byte(v), &c); err != nil {
+			return nil, wrapStore("decode push config", err)
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b a2a.PushConfig) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// DeletePushConfig removes a push config; deleting a missing one succeeds.
+func (s *Service) DeletePushConfig(ctx context.Context, taskID, id string) error {
+	if err := s.mustExist(ctx, taskID); err != nil {
+		return err
+	}
+	return s.store.DeletePushConfig(ctx, taskID, cmp.Or(id, taskID))
+}
+
+func (s *Service) mustExist(ctx context.Context, taskID string) error {
+	ok, err := s.store.Exists(ctx, taskID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return a2a.ErrTaskNotFound(taskID)
+	}
+	return nil
+}

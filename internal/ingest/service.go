@@ -1,0 +1,241 @@
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/queue"
+)
+
+// Agent is the backend that works on tasks. Start must return at once; the
+// agent reports progress through the Committer.
+type Agent interface {
+	// Validate checks a message before a task is created or continued for it.
+	Validate(msg a2a.Message) error
+	// Start begins (or continues) work on task, prompted by msg.
+	Start(task a2a.Task, msg a2a.Message)
+	// Cancel stops work on a task that was canceled.
+	Cancel(taskID string)
+}
+
+// TaskStore is what the Service reads of Redis beyond the commit path
+// (queue.Store implements it).
+type TaskStore interface {
+	Store
+	Exists(ctx context.Context, taskID string) (bool, error)
+	ScanIndex(ctx context.Context, cursor *queue.IndexEntry, limit int) ([]queue.IndexEntry, error)
+	LoadMany(ctx context.Context, taskIDs []string) (map[string]queue.Record, error)
+	IndexSize(ctx context.Context) (int64, error)
+	SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error
+	PushConfig(ctx context.Context, taskID, id string) ([]byte, error)
+	PushConfigs(ctx context.Context, taskID string) (map[string]string, error)
+	DeletePushConfig(ctx context.Context, taskID, id string) error
+}
+
+// Config configures a Service. Zero values take the documented defaults.
+type Config struct {
+	// BlockingTimeout bounds a blocking send (default 30s).
+	BlockingTimeout time.Duration
+	// PollInterval is how often a blocking send re-reads a task that another
+	// instance may be changing (default 250ms).
+	PollInterval time.Duration
+	// MaxPushConfigs caps the push configs of one task (default 16).
+	MaxPushConfigs int
+}
+
+// Service implements a2a.Service on top of the commit path.
+type Service struct {
+	store  TaskStore
+	commit *Committer
+	hub    *Hub
+	agent  Agent
+	cfg    Config
+	log    *slog.Logger
+}
+
+// NewService returns a Service.
+func NewService(store TaskStore, commit *Committer, hub *Hub, agent Agent, cfg Config, log *slog.Logger) *Service {
+	cfg.BlockingTimeout = cmp.Or(cfg.BlockingTimeout, 30*time.Second)
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, 250*time.Millisecond)
+	cfg.MaxPushConfigs = cmp.Or(cfg.MaxPushConfigs, 16)
+	return &Service{store: store, commit: commit, hub: hub, agent: agent, cfg: cfg, log: log}
+}
+
+// Send creates or continues a task with p.Message and starts the agent on it.
+func (s *Service) Send(ctx context.Context, p a2a.SendParams) (a2a.TaskView, error) {
+	if err := validateMessage(p.Message); err != nil {
+		return a2a.TaskView{}, err
+	}
+	if err := s.agent.Validate(p.Message); err != nil {
+		return a2a.TaskView{}, err
+	}
+	if p.PushConfig != nil {
+		if err := ValidatePushURL(p.PushConfig.URL); err != nil {
+			return a2a.TaskView{}, err
+		}
+	}
+	var view a2a.TaskView
+	var err error
+	if p.TaskID == "" {
+		view, err = s.create(ctx, p)
+	} else {
+		view, err = s.continueTask(ctx, p)
+		if isCode(err, a2a.CodeTaskNotFound) && p.ClientChosenID {
+			view, err = s.create(ctx, p)
+			if errors.Is(err, queue.ErrConflict) { // created concurrently: continue it
+				view, err = s.continueTask(ctx, p)
+			}
+		}
+	}
+	if err != nil || !p.Blocking {
+		return view, err
+	}
+	return s.waitSettled(ctx, view)
+}
+
+func (s *Service) create(ctx context.Context, p a2a.SendParams) (a2a.TaskView, error) {
+	id := cmp.Or(p.TaskID, uuid.NewString())
+	msg := p.Message
+	msg.TaskID = id
+	msg.ContextID = cmp.Or(p.ContextID, msg.ContextID, uuid.NewString())
+	task := a2a.Task{
+		ID: id, ContextID: msg.ContextID, Status: a2a.TaskStatus{State: a2a.StateSubmitted},
+		History: []a2a.Message{msg}, Metadata: p.Metadata,
+	}
+	var push []a2a.PushConfig
+	if p.PushConfig != nil {
+		push = append(push, normalizePush(*p.PushConfig, id, p.Dialect))
+	}
+	task, err := s.commit.Create(ctx, task, p.Dialect, push)
+	if err != nil {
+		return a2a.TaskView{}, err
+	}
+	s.agent.Start(task, msg)
+	return a2a.TaskView{Task: task, Dialect: p.Dialect}, nil
+}
+
+func (s *Service) continueTask(ctx context.Context, p a2a.SendParams) (a2a.TaskView, error) {
+	cur, err := s.GetTask(ctx, p.TaskID)
+	if err != nil {
+		return cur, err
+	}
+	ctxID := cmp.Or(p.ContextID, p.Message.ContextID)
+	if ctxID != "" && ctxID != cur.Task.ContextID {
+		return cur, a2a.InvalidParams("contextId %q does not match task %s (contextId %q)", ctxID, p.TaskID, cur.Task.ContextID)
+	}
+	msg := p.Message
+	msg.TaskID, msg.ContextID = cur.Task.ID, cur.Task.ContextID
+	events := []a2a.Event{{Kind: a2a.EventMessage, TaskID: msg.TaskID, Message: &msg}}
+	if cur.Task.Status.State.Interrupted() {
+		events = append(events, a2a.Event{Kind: a2a.EventStatus, TaskID: msg.TaskID, Status: &a2a.TaskStatus{State: a2a.StateWorking}})
+	}
+	if p.PushConfig != nil {
+		if _, err := s.SetPushConfig(ctx, normalizePush(*p.PushConfig, cur.Task.ID, p.Dialect)); err != nil {
+			return cur, err
+		}
+	}
+	view, err := s.commit.Append(ctx, p.TaskID, events...)
+	var te *a2a.TransitionError
+	if errors.As(err, &te) {
+		return cur, a2a.Errorf(a2a.CodeUnsupportedOperation, "task %s is %s, a terminal state: it accepts no more messages", p.TaskID, te.From)
+	}
+	if err != nil {
+		return cur, err
+	}
+	s.agent.Start(view.Task, msg)
+	return view, nil
+}
+
+// waitSettled waits until the task is terminal or interrupted, or the
+// blocking timeout passes, and returns the task as it then stands.
+func (s *Service) waitSettled(ctx context.Context, view a2a.TaskView) (a2a.TaskView, error) {
+	woke, stop := s.hub.Watch(view.Task.ID)
+	defer stop()
+	deadline := time.NewTimer(s.cfg.BlockingTimeout)
+	defer deadline.Stop()
+	poll := time.NewTicker(s.cfg.PollInterval)
+	defer poll.Stop()
+	for {
+		latest, err := s.GetTask(ctx, view.Task.ID)
+		if err != nil {
+			return view, err
+		}
+		view = latest
+		if st := view.Task.Status.State; st.Terminal() || st.Interrupted() {
+			return view, nil
+		}
+		select {
+		case <-woke:
+		case <-poll.C:
+		case <-deadline.C:
+			return view, nil
+		case <-ctx.Done():
+			return view, ctx.Err()
+		}
+	}
+}
+
+// GetTask returns a stored task.
+func (s *Service) GetTask(ctx context.Context, id string) (a2a.TaskView, error) {
+	rec, err := s.store.Load(ctx, id)
+	if errors.Is(err, queue.ErrNotFound) {
+		return a2a.TaskView{}, a2a.ErrTaskNotFound(id)
+	}
+	if err != nil {
+		return a2a.TaskView{}, err
+	}
+	return decodeRecord(rec)
+}
+
+// CancelTask moves an active task to canceled and stops its agent.
+func (s *Service) CancelTask(ctx context.Context, id string) (a2a.TaskView, error) {
+	view, err := s.commit.Append(ctx, id, a2a.Event{Kind: a2a.EventStatus, TaskID: id, Status: &a2a.TaskStatus{State: a2a.StateCanceled}})
+	var te *a2a.TransitionError
+	if errors.As(err, &te) {
+		return view, a2a.Errorf(a2a.CodeTaskNotCancelable, "task %s is %s and cannot be canceled", id, te.From)
+	}
+	if err != nil {
+		return view, err
+	}
+	s.agent.Cancel(id)
+	return view, nil
+}
+
+func validateMessage(m a2a.Message) error {
+	switch {
+	case m.Role != a2a.RoleUser:
+		return a2a.InvalidParams("message.role must be user, got %q", m.Role)
+	case len(m.Parts) == 0:
+		return a2a.InvalidParams("message.parts must not be empty")
+	case m.MessageID == "":
+		return a2a.InvalidParams("message.messageId is required")
+	}
+	return nil
+}
+
+// ValidatePushURL checks that a webhook URL is an absolute http(s) URL.
+func ValidatePushURL(raw string) error {
+	if len(raw) > 2048 {
+		return a2a.InvalidParams("push notification url is longer than 2048 bytes")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return a2a.InvalidParams("push notification url must be an absolute http or https URL, got %q", raw)
+	}
+	return nil
+}
+
+func isCode(err error, code int) bool {
+	var e *a2a.Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+func wrapStore(op string, err error) error { return fmt.Errorf("ingest: %s: %w", op, err) }

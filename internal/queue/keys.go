@@ -1,0 +1,51 @@
+// Package queue owns relay's Redis layout: the key names, the Lua scripts,
+// the atomic commit of a task change, and (as delivery lands) the Redis
+// Streams mechanics of the delivery queue. It stores opaque bytes and knows
+// nothing of A2A: callers bring snapshots and events already encoded.
+//
+// Keys are partitioned by task: partition p = fnv32a(taskID) mod P, and every
+// key of a task carries the hash tag {p}, so one Lua script can touch all of
+// them atomically on a single Redis and on Redis Cluster alike.
+package queue
+
+import (
+	"hash/fnv"
+	"strconv"
+)
+
+// keys names every key relay writes under one prefix.
+type keys struct {
+	prefix     string
+	partitions int
+}
+
+// partition returns the partition of a task id.
+func (k keys) partition(taskID string) int {
+	h := fnv.New32a()
+	h.Write([]byte(taskID))
+	return int(h.Sum32() % uint32(k.partitions))
+}
+
+func (k keys) tag(p int) string { return k.prefix + ":{" + strconv.Itoa(p) + "}:" }
+
+// task returns the keys of one task: hash, event stream, push configs, and
+// its partition's index.
+func (k keys) task(taskID string) taskKeys {
+	t := k.tag(k.partition(taskID))
+	return taskKeys{
+		hash:   t + "task:" + taskID,
+		events: t + "events:" + taskID,
+		push:   t + "push:" + taskID,
+		index:  t + "tasks",
+	}
+}
+
+// index returns the task index of partition p.
+func (k keys) index(p int) string { return k.tag(p) + "tasks" }
+
+// meta is the hash of facts fixed at first start (partition count).
+func (k keys) meta() string { return k.prefix + ":meta" }
+
+type taskKeys struct {
+	hash, events, push, index string
+}

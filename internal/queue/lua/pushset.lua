@@ -1,0 +1,21 @@
+-- pushset.lua: stores one push config of an existing task, atomically with
+-- the checks that the task exists and has room for another config.
+--
+-- KEYS[1] task hash
+-- KEYS[2] task push-config hash
+-- ARGV[1] config id
+-- ARGV[2] config
+-- ARGV[3] maximum number of configs per task
+-- Returns 1 when stored, or the error "NOTFOUND" / "FULL".
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('NOTFOUND')
+end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[3]) then
+  return redis.error_reply('FULL')
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+return 1

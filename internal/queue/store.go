@@ -1,0 +1,216 @@
+package queue
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Sentinel errors of the store.
+var (
+	// ErrNotFound: the task (or push config) does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: another commit changed the task since it was loaded.
+	ErrConflict = errors.New("version conflict")
+	// ErrFull: the task already has the maximum number of push configs.
+	ErrFull = errors.New("push config limit reached")
+)
+
+var (
+	//go:embed lua/commit.lua
+	commitLua string
+	//go:embed lua/pushset.lua
+	pushSetLua string
+)
+
+// Config configures a Store. Zero values take the documented defaults.
+type Config struct {
+	// Prefix is prepended to every key (default "relay").
+	Prefix string
+	// Partitions is the number of task partitions (default 16). It is fixed
+	// the first time relay writes to a Redis: see CheckPartitions.
+	Partitions int
+	// EventsMaxLen is the approximate cap of each task's event stream (default 1000).
+	EventsMaxLen int
+}
+
+// Store reads and writes tasks, their event streams and push configs.
+type Store struct {
+	rdb     redis.UniversalClient
+	k       keys
+	maxLen  string
+	commit  *redis.Script
+	pushSet *redis.Script
+}
+
+// NewStore returns a Store over rdb.
+func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
+	return &Store{
+		rdb:     rdb,
+		k:       keys{prefix: cmp.Or(cfg.Prefix, "relay"), partitions: cmp.Or(cfg.Partitions, 16)},
+		maxLen:  strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
+		commit:  redis.NewScript(commitLua),
+		pushSet: redis.NewScript(pushSetLua),
+	}
+}
+
+// Partitions returns the number of partitions the store uses.
+func (s *Store) Partitions() int { return s.k.partitions }
+
+// CheckPartitions records the partition count on first use and refuses to run
+// with a different one later, which would orphan every stored task.
+func (s *Store) CheckPartitions(ctx context.Context) error {
+	want := strconv.Itoa(s.k.partitions)
+	if err := s.rdb.HSetNX(ctx, s.k.meta(), "partitions", want).Err(); err != nil {
+		return fmt.Errorf("queue: record partitions: %w", err)
+	}
+	got, err := s.rdb.HGet(ctx, s.k.meta(), "partitions").Result()
+	if err != nil {
+		return fmt.Errorf("queue: read partitions: %w", err)
+	}
+	if got != want {
+		return fmt.Errorf("queue: this Redis holds data written with %s partitions; relay is configured with %s", got, want)
+	}
+	return nil
+}
+
+// Record is a stored task: its snapshot, version and extra fields.
+type Record struct {
+	Snapshot []byte
+	Version  int64
+	Fields   map[string]string
+}
+
+// Load returns the stored task, or ErrNotFound.
+func (s *Store) Load(ctx context.Context, taskID string) (Record, error) {
+	m, err := s.rdb.HGetAll(ctx, s.k.task(taskID).hash).Result()
+	if err != nil {
+		return Record{}, fmt.Errorf("queue: load task: %w", err)
+	}
+	return recordOf(m)
+}
+
+func recordOf(m map[string]string) (Record, error) {
+	snap, ok := m["snap"]
+	if !ok {
+		return Record{}, ErrNotFound
+	}
+	ver, err := strconv.ParseInt(m["ver"], 10, 64)
+	if err != nil {
+		return Record{}, fmt.Errorf("queue: bad version %q: %w", m["ver"], err)
+	}
+	delete(m, "snap")
+	delete(m, "ver")
+	return Record{Snapshot: []byte(snap), Version: ver, Fields: m}, nil
+}
+
+// Commit is one atomic change of a task.
+type Commit struct {
+	TaskID string
+	// Version is the version the change was computed from; 0 creates the task.
+	Version  int64
+	Snapshot []byte
+	// Events are appended to the task's event stream, in order.
+	Events [][]byte
+	// Fields are written to the task hash beside the snapshot.
+	Fields map[string]string
+	// PushConfigs are stored before the events are appended, so that they
+	// see every event of this commit.
+	PushConfigs map[string][]byte
+	// UpdatedAt orders the task in listings.
+	UpdatedAt time.Time
+	// ExpireAfter, when positive, expires all of the task's keys (a finished task).
+	ExpireAfter time.Duration
+}
+
+// Commit applies c atomically and returns the stream ids of its events. It
+// returns ErrConflict when the task's version is no longer c.Version.
+func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
+	tk := s.k.task(c.TaskID)
+	args := make([]any, 0, 9+2*len(c.Fields)+2*len(c.PushConfigs)+len(c.Events))
+	args = append(args, c.Version, c.Snapshot, c.UpdatedAt.UnixMilli(), c.TaskID, s.maxLen,
+		c.ExpireAfter.Milliseconds(), len(c.Fields))
+	for f, v := range c.Fields {
+		args = append(args, f, v)
+	}
+	args = append(args, len(c.PushConfigs))
+	for id, v := range c.PushConfigs {
+		args = append(args, id, v)
+	}
+	for _, e := range c.Events {
+		args = append(args, e)
+	}
+	res, err := s.commit.Run(ctx, s.rdb, []string{tk.hash, tk.events, tk.index, tk.push}, args...).StringSlice()
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "CONFLICT") {
+			return nil, ErrConflict
+		}
+		return nil, fmt.Errorf("queue: commit: %w", err)
+	}
+	return res, nil
+}
+
+// SetPushConfig stores config id of a task, replacing one with the same id.
+// It returns ErrNotFound when the task does not exist and ErrFull when it
+// already has max configs.
+func (s *Store) SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error {
+	tk := s.k.task(taskID)
+	err := s.pushSet.Run(ctx, s.rdb, []string{tk.hash, tk.push}, id, config, max).Err()
+	switch {
+	case err == nil:
+		return nil
+	case strings.HasPrefix(err.Error(), "NOTFOUND"):
+		return ErrNotFound
+	case strings.HasPrefix(err.Error(), "FULL"):
+		return ErrFull
+	}
+	return fmt.Errorf("queue: set push config: %w", err)
+}
+
+// PushConfig returns one push config of a task, or ErrNotFound.
+func (s *Store) PushConfig(ctx context.Context, taskID, id string) ([]byte, error) {
+	b, err := s.rdb.HGet(ctx, s.k.task(taskID).push, id).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: get push config: %w", err)
+	}
+	return b, nil
+}
+
+// PushConfigs returns every push config of a task by id.
+func (s *Store) PushConfigs(ctx context.Context, taskID string) (map[string]string, error) {
+	m, err := s.rdb.HGetAll(ctx, s.k.task(taskID).push).Result()
+	if err != nil {
+		return nil, fmt.Errorf("queue: list push configs: %w", err)
+	}
+	return m, nil
+}
+
+// DeletePushConfig removes one push config; deleting a missing one is not an error.
+func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string) error {
+	if err := s.rdb.HDel(ctx, s.k.task(taskID).push, id).Err(); err != nil {
+		return fmt.Errorf("queue: delete push config: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that Redis answers.
+func (s *Store) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
+
+// Exists reports whether a task exists.
+func (s *Store) Exists(ctx context.Context, taskID string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, s.k.task(taskID).hash).Result()
+	if err != nil {
+		return false, fmt.Errorf("queue: task exists: %w", err)
+	}
+	return n == 1, nil
+}

@@ -45,7 +45,8 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 		return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(cmpDialect(header, V03)))})
 	}
 	if rt.shared && header != "" {
-		rt.dialect, rt.shared = header, header == V03 || header == V10
+		// An explicit version header names the reply dialect, whatever the task's.
+		rt.dialect, rt.shared = header, false
 	}
 	result, d, err := h.call(c.UserContext(), rt, req.Params)
 	if err != nil {

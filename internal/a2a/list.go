@@ -9,7 +9,7 @@ import (
 // v10ListParams is ListTasksRequest.
 type v10ListParams struct {
 	ContextID            string `json:"contextId"`
-	Status               string `json:"status"`
+	Status               json.RawMessage `json:"status"`
 	PageSize             *int   `json:"pageSize"`
 	PageToken            string `json:"pageToken"`
 	HistoryLength        *int   `json:"historyLength"`
@@ -33,11 +33,11 @@ func (h *Handler) list(ctx context.Context, params json.RawMessage) (any, Dialec
 		}
 		p.PageSize = *w.PageSize
 	}
-	if w.Status != "" {
-		if p.State = stateFromWire(w.Status); p.State == StateUnknown {
-			return nil, V10, InvalidParams("status %q is not a task state", w.Status)
-		}
+	state, err := listState(w.Status)
+	if err != nil {
+		return nil, V10, err
 	}
+	p.State = state
 	if after := cmpStr(w.StatusTimestampAfter, w.LastUpdatedAfter); after != "" {
 		t, err := time.Parse(time.RFC3339Nano, after)
 		if err != nil {
@@ -58,4 +58,36 @@ func (h *Handler) list(ctx context.Context, params json.RawMessage) (any, Dialec
 	}
 	return map[string]any{"tasks": tasks, "nextPageToken": res.NextPageToken,
 		"pageSize": res.PageSize, "totalSize": res.TotalSize}, V10, nil
+}
+
+// v10StateNumbers are the proto enum numbers of TaskState.
+var v10StateNumbers = []TaskState{"", StateSubmitted, StateWorking, StateCompleted, StateFailed,
+	StateCanceled, StateInputRequired, StateRejected, StateAuthRequired}
+
+// listState reads the status filter of ListTasks: an enum name, a v0.x
+// string or an enum number. "No filter" arrives as absent, null, "",
+// TASK_STATE_UNSPECIFIED, 0, or (from @a2a-js/sdk 1.3.0) "UNRECOGNIZED".
+func listState(raw json.RawMessage) (TaskState, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var n int
+	if json.Unmarshal(raw, &n) == nil {
+		if n < 0 || n >= len(v10StateNumbers) {
+			return "", InvalidParams("status %d is not a task state", n)
+		}
+		return v10StateNumbers[n], nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", InvalidParams("status must be a task state name")
+	}
+	switch s {
+	case "", "UNRECOGNIZED", "TASK_STATE_UNSPECIFIED":
+		return "", nil
+	}
+	if st := stateFromWire(s); st != StateUnknown {
+		return st, nil
+	}
+	return "", InvalidParams("status %q is not a task state", s)
 }

@@ -95,6 +95,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 	var errs []error
 	if a.http != nil {
 		errs = append(errs, a.http.ShutdownWithContext(ctx))
+		// fasthttp misses a listener it had not started serving yet: close it
+		// here too so that Serve always returns.
+		_ = a.ln.Close()
 		if err := <-a.served; err != nil && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, err)
 		}

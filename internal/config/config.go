@@ -64,9 +64,9 @@ type Config struct {
 
 // AgentConfig is what the agent card says about the agent behind relay.
 type AgentConfig struct {
-	Name        string        `yaml:"name"`
-	Description string        `yaml:"description"`
-	Version     string        `yaml:"version"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Version     string `yaml:"version"`
 	// CardMaxAge is the Cache-Control max-age of the agent card.
 	CardMaxAge time.Duration `yaml:"card_max_age"`
 	Skills     []SkillConfig `yaml:"skills"`

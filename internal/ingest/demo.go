@@ -149,7 +149,7 @@ func (d *Demo) run(ctx context.Context, task a2a.Task, msg a2a.Message) error {
 		ev.Metadata = json.RawMessage(`{"emitNs":"` + strconv.FormatInt(d.now().UnixNano(), 10) + `","seq":` + strconv.Itoa(seq) + `}`)
 		_, err := d.commit.Append(ctx, task.ID, ev)
 		var te *a2a.TransitionError
-		if errors.As(err, &te) {
+		if errors.As(err, &te) && te.From.Terminal() {
 			return context.Canceled // canceled from elsewhere: stop quietly
 		}
 		return err
@@ -163,6 +163,12 @@ func (d *Demo) run(ctx context.Context, task a2a.Task, msg a2a.Message) error {
 	}
 	if outcome == a2a.StateRejected {
 		return status(a2a.StateRejected, "The demo agent rejected this task, as asked.")
+	}
+	if steps == 0 && task.Status.State == a2a.StateSubmitted && outcome != a2a.StateFailed {
+		// The state machine goes through working on the way to any other end.
+		if err := status(a2a.StateWorking, ""); err != nil {
+			return err
+		}
 	}
 	for i := 1; i <= steps; i++ {
 		if err := sleep(ctx, delay); err != nil {

@@ -214,3 +214,6 @@ func (s *Store) Exists(ctx context.Context, taskID string) (bool, error) {
 	}
 	return n == 1, nil
 }
+
+// EventsKey names a task's event stream (for readers such as SSE and tests).
+func (s *Store) EventsKey(taskID string) string { return s.k.task(taskID).events }

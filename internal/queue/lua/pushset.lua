@@ -6,12 +6,13 @@
 -- ARGV[1] config id
 -- ARGV[2] config
 -- ARGV[3] maximum number of configs per task
--- Returns 1 when stored, or the error "NOTFOUND" / "FULL".
+-- Returns 1 when stored, or an error starting "NOTFOUND " / "FULL ". (Each
+-- message needs a space: Redis 7 prefixes a one-word error reply with "ERR ".)
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  return redis.error_reply('NOTFOUND')
+  return redis.error_reply('NOTFOUND task does not exist')
 end
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[3]) then
-  return redis.error_reply('FULL')
+  return redis.error_reply('FULL push config limit reached')
 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])

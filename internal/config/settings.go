@@ -1,0 +1,153 @@
+package config
+
+import "time"
+
+// Setting describes one configuration setting: its names in each layer, its
+// default and its help text. Settings returns the table; Load, Usage and the
+// tests are all driven by it, so a setting exists in exactly one place.
+type Setting struct {
+	// Key is the YAML key; nested keys are dotted (agent.name).
+	Key string
+	// Env is the environment variable, or "" for a YAML-only setting.
+	Env string
+	// Flag is the flag name without dashes, or "" for a YAML-only setting.
+	Flag string
+	// Default is the default value as a user would write it.
+	Default string
+	// Group is the heading Usage lists the setting under.
+	Group string
+	// Help says what the setting does.
+	Help string
+
+	value binder
+}
+
+// YAMLOnly reports whether the setting can only be set in the YAML file.
+func (s Setting) YAMLOnly() bool { return s.Env == "" }
+
+// Groups of settings, in the order Usage lists them.
+const (
+	groupServer   = "Server"
+	groupStorage  = "Storage"
+	groupDelivery = "Webhook delivery"
+	groupLog      = "Logging"
+	groupAgent    = "Agent card"
+	groupDemo     = "Demo agent"
+)
+
+// groups lists the groups in the order Usage prints them.
+func groups() []string {
+	return []string{groupServer, groupStorage, groupDelivery, groupLog, groupAgent, groupDemo}
+}
+
+// Settings returns the table of every setting, in a fresh slice.
+func Settings() []Setting {
+	return append(append(serverSettings(), deliverySettings()...), agentSettings()...)
+}
+
+// serverSettings are the HTTP server, storage and logging settings.
+func serverSettings() []Setting {
+	return []Setting{
+		{Key: "addr", Env: "RELAY_ADDR", Flag: "addr", Default: ":8080", Group: groupServer,
+			Help:  "Listen address of the HTTP server (host:port).",
+			value: text(func(c *Config) *string { return &c.Addr }, checkAddr)},
+		{Key: "public_url", Env: "RELAY_PUBLIC_URL", Flag: "public-url", Default: "", Group: groupServer,
+			Help:  "URL clients reach relay at: the agent card's url and the JWT issuer. Empty derives http://localhost:<port> from addr (or http://<host>:<port> when addr names a host).",
+			value: text(func(c *Config) *string { return &c.PublicURL }, checkPublicURL)},
+		{Key: "auth", Env: "RELAY_AUTH", Flag: "auth", Default: "none", Group: groupServer,
+			Help:  "Client authentication. Only \"none\" is supported until client authentication lands.",
+			value: text(func(c *Config) *string { return &c.Auth }, checkAuth)},
+		{Key: "max_body_bytes", Env: "RELAY_MAX_BODY_BYTES", Flag: "max-body-bytes", Default: "10485760", Group: groupServer,
+			Help:  "Largest request body accepted, in bytes (at least 1024; the default is 10 MiB).",
+			value: number(func(c *Config) *int { return &c.MaxBodyBytes }, 1024, 0)},
+		{Key: "blocking_timeout", Env: "RELAY_BLOCKING_TIMEOUT", Flag: "blocking-timeout", Default: "30s", Group: groupServer,
+			Help:  "How long a blocking message/send waits for a terminal or interrupted state before returning the task as it stands.",
+			value: duration(func(c *Config) *time.Duration { return &c.BlockingTimeout }, false)},
+		{Key: "shutdown_timeout", Env: "RELAY_SHUTDOWN_TIMEOUT", Flag: "shutdown-timeout", Default: "15s", Group: groupServer,
+			Help:  "Upper bound on a graceful shutdown.",
+			value: duration(func(c *Config) *time.Duration { return &c.ShutdownTimeout }, false)},
+		{Key: "redis_url", Env: "RELAY_REDIS_URL", Flag: "redis-url", Default: "", Group: groupStorage,
+			Help:  "Redis to use (redis://, rediss:// or unix://). Empty runs an embedded in-process store whose data does not survive a restart.",
+			value: text(func(c *Config) *string { return &c.RedisURL }, checkRedisURL)},
+		{Key: "redis_prefix", Env: "RELAY_REDIS_PREFIX", Flag: "redis-prefix", Default: "relay", Group: groupStorage,
+			Help:  "Prefix of every Redis key relay writes.",
+			value: text(func(c *Config) *string { return &c.RedisPrefix }, checkRedisPrefix)},
+		{Key: "partitions", Env: "RELAY_PARTITIONS", Flag: "partitions", Default: "16", Group: groupStorage,
+			Help:  "Number of task partitions (1..1024). Fixed once data exists.",
+			value: number(func(c *Config) *int { return &c.Partitions }, 1, 1024)},
+		{Key: "task_retention", Env: "RELAY_TASK_RETENTION", Flag: "task-retention", Default: "168h", Group: groupStorage,
+			Help:  "How long a finished task is kept before it expires.",
+			value: duration(func(c *Config) *time.Duration { return &c.TaskRetention }, false)},
+		{Key: "task_events_max_len", Env: "RELAY_TASK_EVENTS_MAX_LEN", Flag: "task-events-max-len", Default: "1000", Group: groupStorage,
+			Help:  "Approximate cap on the length of each task's event stream (at least 10).",
+			value: number(func(c *Config) *int { return &c.TaskEventsMaxLen }, 10, 0)},
+		{Key: "log_level", Env: "RELAY_LOG_LEVEL", Flag: "log-level", Default: "info", Group: groupLog,
+			Help:  "Log level: debug, info, warn or error.",
+			value: text(func(c *Config) *string { return &c.LogLevel }, oneOf("debug", "info", "warn", "error"))},
+		{Key: "log_format", Env: "RELAY_LOG_FORMAT", Flag: "log-format", Default: "text", Group: groupLog,
+			Help:  "Log format: text or json.",
+			value: text(func(c *Config) *string { return &c.LogFormat }, oneOf("text", "json"))},
+	}
+}
+
+// deliverySettings are the webhook delivery settings.
+func deliverySettings() []Setting {
+	return []Setting{
+		{Key: "webhook_allow_cidrs", Env: "RELAY_WEBHOOK_ALLOW_CIDRS", Flag: "webhook-allow-cidrs", Default: "", Group: groupDelivery,
+			Help:  "Address ranges webhooks may target although they are private, loopback or link-local (comma-separated in env and flags; a bare IP means that one address), e.g. 127.0.0.0/8,::1.",
+			value: list(func(c *Config) *[]string { return &c.WebhookAllowCIDRs }, checkCIDR)},
+		{Key: "retry_initial", Env: "RELAY_RETRY_INITIAL", Flag: "retry-initial", Default: "1s", Group: groupDelivery,
+			Help:  "Delay before the first retry of a failed delivery.",
+			value: duration(func(c *Config) *time.Duration { return &c.RetryInitial }, false)},
+		{Key: "retry_max_interval", Env: "RELAY_RETRY_MAX_INTERVAL", Flag: "retry-max-interval", Default: "5m", Group: groupDelivery,
+			Help:  "Longest delay between two retries (not less than retry_initial).",
+			value: duration(func(c *Config) *time.Duration { return &c.RetryMaxInterval }, false)},
+		{Key: "retry_max_attempts", Env: "RELAY_RETRY_MAX_ATTEMPTS", Flag: "retry-max-attempts", Default: "12", Group: groupDelivery,
+			Help:  "Attempts per notification before it goes to dead letters (at least 1).",
+			value: number(func(c *Config) *int { return &c.RetryMaxAttempts }, 1, 0)},
+		{Key: "retry_max_elapsed", Env: "RELAY_RETRY_MAX_ELAPSED", Flag: "retry-max-elapsed", Default: "24h", Group: groupDelivery,
+			Help:  "Time after the first attempt past which a notification goes to dead letters.",
+			value: duration(func(c *Config) *time.Duration { return &c.RetryMaxElapsed }, false)},
+		{Key: "delivery_timeout", Env: "RELAY_DELIVERY_TIMEOUT", Flag: "delivery-timeout", Default: "10s", Group: groupDelivery,
+			Help:  "Upper bound on one webhook POST.",
+			value: duration(func(c *Config) *time.Duration { return &c.DeliveryTimeout }, false)},
+	}
+}
+
+// agentSettings describe the agent card and the demo agent.
+func agentSettings() []Setting {
+	return []Setting{
+		{Key: "agent.name", Env: "RELAY_AGENT_NAME", Flag: "agent-name", Default: "relay demo agent", Group: groupAgent,
+			Help:  "Agent name on the agent card.",
+			value: text(func(c *Config) *string { return &c.Agent.Name }, required)},
+		{Key: "agent.description", Env: "RELAY_AGENT_DESCRIPTION", Flag: "agent-description", Default: "A2A relay with durable, signed, retried push notifications", Group: groupAgent,
+			Help:  "Agent description on the agent card.",
+			value: text(func(c *Config) *string { return &c.Agent.Description }, nil)},
+		{Key: "agent.version", Env: "RELAY_AGENT_VERSION", Flag: "agent-version", Default: "0.1.0", Group: groupAgent,
+			Help:  "Agent version on the agent card.",
+			value: text(func(c *Config) *string { return &c.Agent.Version }, required)},
+		{Key: "agent.card_max_age", Env: "RELAY_AGENT_CARD_MAX_AGE", Flag: "agent-card-max-age", Default: "5m", Group: groupAgent,
+			Help:  "Cache-Control max-age of the agent card (0 disables caching).",
+			value: duration(func(c *Config) *time.Duration { return &c.Agent.CardMaxAge }, true)},
+		{Key: "agent.skills", Default: `one skill, "echo"`, Group: groupAgent,
+			Help:  "Skills on the agent card: a list of {id, name, description, tags, examples}. YAML only.",
+			value: yamlOnly(func(c *Config) any { return &c.Agent.Skills })},
+		{Key: "agent.extended_card", Default: "none", Group: groupAgent,
+			Help:  "What authenticated clients see in addition to the public card: {description, skills}. Unset, the extended-card methods answer -32007. YAML only.",
+			value: yamlOnly(func(c *Config) any { return &c.Agent.ExtendedCard })},
+		{Key: "demo_step_delay", Env: "RELAY_DEMO_STEP_DELAY", Flag: "demo-step-delay", Default: "100ms", Group: groupDemo,
+			Help:  "The built-in demo agent's default pause between the events of a task (0 for none).",
+			value: duration(func(c *Config) *time.Duration { return &c.DemoStepDelay }, true)},
+	}
+}
+
+// defaultSkills is the value of agent.skills when the YAML file sets none.
+func defaultSkills() []SkillConfig {
+	return []SkillConfig{{
+		ID:          "echo",
+		Name:        "Echo",
+		Description: "Echoes the input text back as an artifact (built-in demo agent)",
+		Tags:        []string{"demo", "echo"},
+		Examples:    []string{"hello"},
+	}}
+}

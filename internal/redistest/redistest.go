@@ -1,0 +1,337 @@
+// Package redistest runs real redis-server processes for tests.
+//
+// A package whose tests need Redis calls Main from its TestMain:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m) }
+//
+// Main starts one redis-server on a free 127.0.0.1 port for the whole test
+// binary. Each test then calls New, which returns a client to that server and
+// a key prefix of its own ("t<N>:<TestName>:"), so tests run in parallel
+// without seeing each other's keys; the prefix's keys are deleted when the
+// test ends. Tests that must stop, kill or restart Redis call Start, which
+// gives them a dedicated server (optionally with AOF on); Start does not
+// need Main.
+//
+// When redis-server cannot be found or started, tests that ask for Redis are
+// skipped with the reason, unless the environment variable CI is true: then
+// they fail, so a CI machine without Redis cannot pass by skipping everything.
+package redistest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// sharedServer is the redis-server Main starts for the whole test binary.
+type sharedServer struct {
+	proc *process // nil when err is set
+	err  error    // why there is no server
+	seq  atomic.Uint64
+}
+
+// shared is the package's only mutable state. It exists because TestMain
+// (which starts the server) and the tests (which call New) have no other
+// way to share it: Main sets it before m.Run and clears it after.
+var (
+	sharedMu sync.Mutex
+	shared   *sharedServer
+)
+
+// Main starts the test binary's redis-server, runs the tests, stops the server
+// and removes its directory. Call it from TestMain and return: the testing
+// package then exits with m.Run's code (Main does not call os.Exit itself).
+//
+// If redis-server cannot be started, the tests still run, and New reports
+// the reason when it is called (skip, or fail when CI is true).
+func Main(m *testing.M) {
+	s := &sharedServer{}
+	dir, err := os.MkdirTemp("", "redistest-")
+	if err == nil {
+		s.proc, err = startFreePort(dir, baseArgs())
+	}
+	if err != nil {
+		s.err = err
+		fmt.Fprintf(os.Stderr, "redistest: no redis-server for these tests: %v\n", err)
+	}
+
+	sharedMu.Lock()
+	shared = s
+	sharedMu.Unlock()
+
+	defer func() {
+		sharedMu.Lock()
+		shared = nil
+		sharedMu.Unlock()
+		if s.proc != nil {
+			s.proc.kill()
+		}
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	m.Run()
+}
+
+// New returns a client to the server Main started and a key prefix that no
+// other test in the binary uses. Prefix every key the test writes with it.
+// When the test ends, the prefix's keys are deleted and the client closed.
+//
+// New fails the test if Main was not called from TestMain.
+func New(t testing.TB) (*redis.Client, string) {
+	t.Helper()
+	sharedMu.Lock()
+	s := shared
+	sharedMu.Unlock()
+	if s == nil {
+		t.Fatal("redistest.New: no server; call redistest.Main(m) from the package's TestMain")
+	}
+	if s.err != nil {
+		unavailable(t, s.err)
+	}
+
+	prefix := fmt.Sprintf("t%d:%s:", s.seq.Add(1), sanitize(t.Name()))
+	addr := s.proc.addr
+	client := newClient(addr)
+	t.Cleanup(func() {
+		_ = client.Close() // the test may have closed it already
+		if err := deletePrefix(addr, prefix); err != nil {
+			t.Errorf("redistest: delete keys %s*: %v", prefix, err)
+		}
+	})
+	return client, prefix
+}
+
+// unavailable skips t because Redis cannot be used, or fails it when CI is true.
+func unavailable(t testing.TB, err error) {
+	t.Helper()
+	if inCI() {
+		t.Fatalf("redistest: Redis is required when CI=true: %v", err)
+	}
+	hint := ""
+	if errors.Is(err, exec.ErrNotFound) {
+		hint = " (install redis-server, e.g. apt-get install redis-server)"
+	}
+	t.Skipf("redistest: skipping, no Redis%s; with CI=true this fails: %v", hint, err)
+}
+
+// inCI reports whether the environment variable CI is true (true, 1, ...).
+func inCI() bool {
+	ci, _ := strconv.ParseBool(os.Getenv("CI"))
+	return ci
+}
+
+// newClient returns a go-redis client to addr. Maintenance notifications (a
+// Redis Enterprise feature) are off so the client does not probe for them.
+func newClient(addr string) *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Addr: addr,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	})
+}
+
+// deletePrefix unlinks every key that starts with prefix, using a client of
+// its own so that it works even if the test closed its client.
+func deletePrefix(addr, prefix string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := newClient(addr)
+	defer c.Close()
+
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(ctx, cursor, prefix+"*", 1000).Result()
+		if err != nil {
+			return fmt.Errorf("scan: %w", err)
+		}
+		if len(keys) > 0 {
+			if err := c.Unlink(ctx, keys...).Err(); err != nil {
+				return fmt.Errorf("unlink: %w", err)
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
+	}
+}
+
+// maxNameLen bounds the test-name part of a prefix, so deep subtests do not
+// make every key long.
+const maxNameLen = 64
+
+// sanitize turns a test name into a piece of a key prefix: letters, digits,
+// '_', '-' and '.' are kept, everything else (including '/', the glob
+// characters *?[]\ and the hash-tag braces {}) becomes '_'.
+func sanitize(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '_', c == '-', c == '.':
+		default:
+			b[i] = '_'
+		}
+	}
+	if len(b) > maxNameLen {
+		b = b[:maxNameLen]
+	}
+	return string(b)
+}
+
+// Server is a dedicated redis-server that a test can stop and restart.
+// Its methods fail the test on error, so call them from the test's goroutine.
+type Server struct {
+	t    testing.TB
+	dir  string
+	args []string
+
+	mu   sync.Mutex
+	proc *process // the running process; nil after Stop or Kill
+	addr string
+}
+
+// Option configures a Server started by Start.
+type Option func(*options)
+
+type options struct {
+	aof   bool
+	extra []string
+}
+
+// WithAOF turns on the append-only file with appendfsync always, so that
+// every acknowledged write survives Stop, Kill and Restart.
+func WithAOF() Option {
+	return func(o *options) { o.aof = true }
+}
+
+// WithArgs adds redis-server command-line arguments, e.g.
+// WithArgs("--maxmemory", "10mb"). They come last, so they override the
+// defaults.
+func WithArgs(args ...string) Option {
+	return func(o *options) { o.extra = append(o.extra, args...) }
+}
+
+// Start starts a redis-server for t alone, on a free 127.0.0.1 port, in a
+// directory of its own, and waits until it answers PING. The server is
+// killed when the test ends. It skips or fails t like New when redis-server
+// is not available; if it fails to start with arguments from WithArgs, t
+// fails.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	args := baseArgs()
+	if o.aof {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	}
+	args = append(args, o.extra...)
+
+	s := &Server{t: t, dir: t.TempDir(), args: args}
+	// Registered after TempDir, so it runs before the directory is removed.
+	t.Cleanup(s.Kill)
+
+	p, err := startFreePort(s.dir, args)
+	if err != nil {
+		if len(o.extra) > 0 && !errors.Is(err, exec.ErrNotFound) {
+			// Most likely the test's own arguments: a bug to report, not a reason to skip.
+			t.Fatalf("redistest: start with WithArgs%q: %v", o.extra, err)
+		}
+		unavailable(t, err)
+	}
+	s.proc, s.addr = p, p.addr
+	return s
+}
+
+// Addr returns the server's host:port. It stays the same across Restart.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// URL returns the server's address as a redis:// URL.
+func (s *Server) URL() string {
+	return "redis://" + s.Addr()
+}
+
+// Stop shuts the server down with SIGTERM (with AOF on, Redis flushes it)
+// and waits for it to exit. It does nothing if the server is not running.
+func (s *Server) Stop() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return
+	}
+	if err := s.proc.stop(); err != nil {
+		s.t.Errorf("redistest: stop %s: %v", s.addr, err)
+	}
+	s.proc = nil
+}
+
+// Kill kills the server with SIGKILL, as a crash would, and waits for it to
+// exit. It does nothing if the server is not running.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return
+	}
+	s.proc.kill()
+	s.proc = nil
+}
+
+// Restart stops the server if it is running (SIGTERM), then starts it again
+// on the same port, in the same directory, with the same arguments, so data
+// in its AOF comes back. It returns once the server answers PING (that is,
+// once the data is loaded).
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := startProcess(s.dir, s.addr, s.args)
+	if err != nil {
+		s.t.Fatalf("redistest: restart %s: %v", s.addr, err)
+	}
+	s.proc = p
+}
+
+// baseArgs are the arguments every server gets: no RDB snapshots, no AOF,
+// stay in the foreground (so it can be waited for and killed).
+func baseArgs() []string {
+	return []string{"--save", "", "--appendonly", "no", "--daemonize", "no"}
+}
+
+// joinArgs renders args for messages, quoting empty ones.
+func joinArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a == "" {
+			a = `""`
+		}
+		q[i] = a
+	}
+	return strings.Join(q, " ")
+}
+
+// lookPath finds redis-server on PATH.
+func lookPath() (string, error) {
+	return exec.LookPath("redis-server")
+}

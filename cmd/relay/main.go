@@ -61,6 +61,7 @@ func serve(args []string, env func(string) string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "relay: %v\n", err)
 		return 2
 	}
+	app.Version = version
 	log := app.NewLogger(cfg, stderr)
 	a, err := app.New(cfg, log)
 	if err != nil {

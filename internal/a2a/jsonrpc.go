@@ -29,7 +29,7 @@ var nullID = json.RawMessage("null")
 func parseRequest(body []byte) (request, json.RawMessage, *Error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
-		return request{}, nullID, Errorf(CodeInvalidRequest, "empty request body")
+		return request{}, nullID, Errorf(CodeParseError, "parse error: the body is empty")
 	}
 	if body[0] == '[' {
 		return request{}, nullID, Errorf(CodeInvalidRequest, "batch requests are not supported")

@@ -8,14 +8,14 @@ import (
 
 // v10ListParams is ListTasksRequest.
 type v10ListParams struct {
-	ContextID            string `json:"contextId"`
+	ContextID            string          `json:"contextId"`
 	Status               json.RawMessage `json:"status"`
-	PageSize             *int   `json:"pageSize"`
-	PageToken            string `json:"pageToken"`
-	HistoryLength        *int   `json:"historyLength"`
-	StatusTimestampAfter string `json:"statusTimestampAfter"`
-	LastUpdatedAfter     string `json:"lastUpdatedAfter"`
-	IncludeArtifacts     *bool  `json:"includeArtifacts"`
+	PageSize             *int            `json:"pageSize"`
+	PageToken            string          `json:"pageToken"`
+	HistoryLength        *int            `json:"historyLength"`
+	StatusTimestampAfter string          `json:"statusTimestampAfter"`
+	LastUpdatedAfter     string          `json:"lastUpdatedAfter"`
+	IncludeArtifacts     *bool           `json:"includeArtifacts"`
 }
 
 // list serves v1.0 ListTasks.

@@ -125,7 +125,9 @@ func (v01) decodeSend(params json.RawMessage) (SendParams, *int, error) {
 	return p, w.HistoryLength, nil
 }
 
-func (v01) decodeTaskQuery(params json.RawMessage) (string, *int, error) { return v03{}.decodeTaskQuery(params) }
+func (v01) decodeTaskQuery(params json.RawMessage) (string, *int, error) {
+	return v03{}.decodeTaskQuery(params)
+}
 
 func (v01) decodePushSet(params json.RawMessage) (PushConfig, error) {
 	var w v01TaskPushConfig

@@ -214,7 +214,9 @@ func pushFromV10(w v10PushConfig) PushConfig {
 	return c
 }
 
-func (v10) decodeTaskQuery(params json.RawMessage) (string, *int, error) { return v03{}.decodeTaskQuery(params) }
+func (v10) decodeTaskQuery(params json.RawMessage) (string, *int, error) {
+	return v03{}.decodeTaskQuery(params)
+}
 
 func (v10) decodePushSet(params json.RawMessage) (PushConfig, error) {
 	var w struct {

@@ -17,10 +17,16 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/config"
+	"github.com/a2arelay/relay/internal/delivery"
 	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/ssrf"
 )
+
+// Version is relay's version, sent as User-Agent relay/<version>.
+var Version = "dev"
 
 // App is one relay instance.
 type App struct {
@@ -31,9 +37,14 @@ type App struct {
 	rdb      redis.UniversalClient
 	store    *queue.Store
 	demo     *ingest.Demo
-	http     *fiber.App
-	ln       net.Listener
-	served   chan error
+	keys     *auth.Keys
+	// stopBackground stops the delivery workers and the key refresher;
+	// background is done when they have returned.
+	stopBackground context.CancelFunc
+	background     chan struct{}
+	http           *fiber.App
+	ln             net.Listener
+	served         chan error
 }
 
 // New returns an App for cfg. It connects to nothing until Start.
@@ -62,15 +73,26 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.openStore(ctx); err != nil {
 		return err
 	}
+	guard, err := ssrf.NewGuard(a.cfg.WebhookAllowCIDRs)
+	if err != nil {
+		return fmt.Errorf("app: RELAY_WEBHOOK_ALLOW_CIDRS: %w", err)
+	}
+	a.keys, err = auth.NewKeys(ctx, a.rdb, auth.KeyConfig{Algorithm: a.cfg.JWTAlg, KeyFile: a.cfg.JWTKeyFile,
+		Grace: a.cfg.JWTRotateGrace, Prefix: a.cfg.RedisPrefix}, nil)
+	if err != nil {
+		return fmt.Errorf("app: signing keys: %w", err)
+	}
 	hub := ingest.NewHub()
 	commit := ingest.NewCommitter(a.store, nil, a.cfg.TaskRetention, hub)
 	a.demo = ingest.NewDemo(commit, a.cfg.DemoStepDelay, a.log)
-	svc := ingest.NewService(a.store, commit, hub, a.demo, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout}, a.log)
+	svc := ingest.NewService(a.store, commit, hub, a.demo, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
+		CheckURL: guard.CheckURL}, a.log)
 	card, err := a2a.NewCard(a.cardConfig())
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
 	}
-	a.http = a.newHTTP(a2a.NewHandler(svc, card, a.log), card)
+	a.startBackground(delivery.New(a.store, a.keys, guard.Transport(), a.deliveryConfig(), a.log))
+	a.http = a.newHTTP(a2a.NewHandler(svc, card, a.log), card, delivery.NewAPI(a.store))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen on %s: %w", a.cfg.Addr, err)
@@ -105,6 +127,10 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if a.demo != nil {
 		a.demo.Close()
 	}
+	if a.stopBackground != nil {
+		a.stopBackground()
+		<-a.background
+	}
 	a.closeStore()
 	a.log.InfoContext(ctx, "relay stopped")
 	return errors.Join(errs...)
@@ -118,22 +144,51 @@ func (a *App) openStore(ctx context.Context) error {
 			return fmt.Errorf("app: start embedded store: %w", err)
 		}
 		a.embedded = m
-		a.rdb = redis.NewClient(&redis.Options{Addr: m.Addr()})
+		a.rdb = redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: a.poolSize()})
 		a.log.WarnContext(ctx, "no RELAY_REDIS_URL set: using the embedded in-memory store; tasks, push configs and deliveries do NOT survive a restart")
 	} else {
 		opt, err := redis.ParseURL(a.cfg.RedisURL)
 		if err != nil {
 			return fmt.Errorf("app: RELAY_REDIS_URL: %w", err)
 		}
+		opt.PoolSize = a.poolSize()
 		a.rdb = redis.NewClient(opt)
 	}
-	a.store = queue.NewStore(a.rdb, queue.Config{Prefix: a.cfg.RedisPrefix, Partitions: a.cfg.Partitions, EventsMaxLen: a.cfg.TaskEventsMaxLen})
+	a.store = queue.NewStore(a.rdb, queue.Config{Prefix: a.cfg.RedisPrefix, Partitions: a.cfg.Partitions,
+		EventsMaxLen: a.cfg.TaskEventsMaxLen, DeliveryRetention: a.cfg.DeliveryRetention})
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := a.store.Ping(pctx); err != nil {
 		return fmt.Errorf("app: redis at %s does not answer: %w", redactURL(a.cfg.RedisURL), err)
 	}
 	return a.store.CheckPartitions(pctx)
+}
+
+// poolSize leaves room for one blocking read per partition, one command per
+// delivery worker, and the HTTP handlers.
+func (a *App) poolSize() int { return a.cfg.Partitions + a.cfg.DeliveryWorkers + 64 }
+
+// startBackground runs the delivery workers and the signing-key refresher
+// until Shutdown stops them.
+func (a *App) startBackground(w *delivery.Workers) {
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stopBackground, a.background = cancel, make(chan struct{})
+	go func() {
+		defer close(a.background)
+		go a.keys.Run(ctx, time.Minute)
+		if err := w.Run(ctx); err != nil {
+			a.log.ErrorContext(ctx, "delivery workers stopped", "err", err)
+		}
+	}()
+}
+
+func (a *App) deliveryConfig() delivery.Config {
+	return delivery.Config{
+		Workers: a.cfg.DeliveryWorkers, Timeout: a.cfg.DeliveryTimeout, Issuer: a.cfg.PublicURL,
+		TokenTTL: a.cfg.JWTTTL, UserAgent: "relay/" + Version,
+		Policy: delivery.Policy{Initial: a.cfg.RetryInitial, MaxInterval: a.cfg.RetryMaxInterval,
+			MaxAttempts: a.cfg.RetryMaxAttempts, MaxElapsed: a.cfg.RetryMaxElapsed},
+	}
 }
 
 func (a *App) closeStore() {

@@ -11,10 +11,11 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/delivery"
 )
 
 // newHTTP builds the fiber app and its routes.
-func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card) *fiber.App {
+func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.App {
 	f := fiber.New(fiber.Config{
 		AppName:               "relay",
 		DisableStartupMessage: true,
@@ -32,6 +33,8 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card) *fiber.App {
 	f.Get("/readyz", a.ready)
 	f.Get("/.well-known/agent-card.json", card.Serve)
 	f.Get("/.well-known/agent.json", card.Serve)
+	f.Get("/.well-known/jwks.json", a.keys.ServeJWKS)
+	api.Register(f)
 	f.Post("/", h.Serve)
 	if u, err := url.Parse(a.cfg.PublicURL); err == nil && u.Path != "" && u.Path != "/" {
 		f.Post(u.Path, h.Serve)

@@ -38,6 +38,20 @@ type Config struct {
 	RetryMaxElapsed  time.Duration `yaml:"retry_max_elapsed"`
 	// DeliveryTimeout bounds one webhook POST.
 	DeliveryTimeout time.Duration `yaml:"delivery_timeout"`
+	// DeliveryWorkers is the number of concurrent webhook POSTs per instance.
+	DeliveryWorkers int `yaml:"delivery_workers"`
+	// DeliveryRetention is how long delivery records and attempts are kept.
+	DeliveryRetention time.Duration `yaml:"delivery_retention"`
+
+	// JWTAlg is the notification signing algorithm: ES256, EdDSA or RS256.
+	JWTAlg string `yaml:"jwt_alg"`
+	// JWTKeyFile is an optional PEM private key to sign with; empty generates
+	// keys once and keeps them in Redis.
+	JWTKeyFile string `yaml:"jwt_key_file"`
+	// JWTTTL is the lifetime of a notification JWT.
+	JWTTTL time.Duration `yaml:"jwt_ttl"`
+	// JWTRotateGrace is how long a rotated-out key stays in the JWKS.
+	JWTRotateGrace time.Duration `yaml:"jwt_rotate_grace"`
 
 	// LogLevel is debug, info, warn or error; LogFormat is text or json.
 	LogLevel  string `yaml:"log_level"`

@@ -208,3 +208,12 @@ func checkCIDR(v string) (string, error) {
 	}
 	return netip.PrefixFrom(a, a.BitLen()).String(), nil
 }
+
+// checkJWTAlg accepts the signing algorithms relay implements.
+func checkJWTAlg(v string) (string, error) {
+	switch v {
+	case "ES256", "EdDSA", "RS256":
+		return v, nil
+	}
+	return "", fmt.Errorf("invalid value %q: must be ES256, EdDSA or RS256", v)
+}

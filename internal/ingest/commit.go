@@ -70,7 +70,7 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 		}
 	}
 	_, err = c.store.Commit(ctx, queue.Commit{
-		TaskID: t.ID, Snapshot: snap, Events: evb, UpdatedAt: now, PushConfigs: pc,
+		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
 		Fields: map[string]string{fieldDialect: string(d), fieldCreated: strconv.FormatInt(now.UnixMilli(), 10)},
 	})
 	if err != nil {
@@ -130,7 +130,8 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 		expire = c.retention
 	}
 	if _, err := c.store.Commit(ctx, queue.Commit{
-		TaskID: taskID, Version: rec.Version, Snapshot: snap, Events: evb, UpdatedAt: now, ExpireAfter: expire,
+		TaskID: taskID, Version: rec.Version, Snapshot: snap, Events: evb, Deliver: deliverable(evs),
+		UpdatedAt: now, ExpireAfter: expire,
 	}); err != nil {
 		return a2a.TaskView{}, err
 	}
@@ -163,3 +164,13 @@ func decodeRecord(rec queue.Record) (a2a.TaskView, error) {
 
 // timestamp formats t as ISO 8601 UTC with a Z, as A2A wants.
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// deliverable marks the events that go to webhooks: every change the agent
+// or relay makes, but not the client's own messages.
+func deliverable(events []a2a.Event) []bool {
+	out := make([]bool, len(events))
+	for i, ev := range events {
+		out[i] = ev.Kind != a2a.EventMessage
+	}
+	return out
+}

@@ -34,7 +34,7 @@ func (s *Service) SetPushConfig(ctx context.Context, c a2a.PushConfig) (a2a.Push
 	if c.TaskID == "" {
 		return c, a2a.InvalidParams("taskId is required")
 	}
-	if err := ValidatePushURL(c.URL); err != nil {
+	if err := s.checkPushURL(c.URL); err != nil {
 		return c, err
 	}
 	c = normalizePush(c, c.TaskID, c.Dialect)

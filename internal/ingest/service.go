@@ -49,6 +49,9 @@ type Config struct {
 	PollInterval time.Duration
 	// MaxPushConfigs caps the push configs of one task (default 16).
 	MaxPushConfigs int
+	// CheckURL refuses webhook URLs relay must not POST to (the SSRF guard's
+	// check of literal addresses); nil checks only the URL's shape.
+	CheckURL func(string) error
 }
 
 // Service implements a2a.Service on top of the commit path.
@@ -78,7 +81,7 @@ func (s *Service) Send(ctx context.Context, p a2a.SendParams) (a2a.TaskView, err
 		return a2a.TaskView{}, err
 	}
 	if p.PushConfig != nil {
-		if err := ValidatePushURL(p.PushConfig.URL); err != nil {
+		if err := s.checkPushURL(p.PushConfig.URL); err != nil {
 			return a2a.TaskView{}, err
 		}
 	}
@@ -229,6 +232,19 @@ func ValidatePushURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return a2a.InvalidParams("push notification url must be an absolute http or https URL, got %q", raw)
+	}
+	return nil
+}
+
+// checkPushURL validates a webhook URL's shape, then asks the SSRF guard.
+func (s *Service) checkPushURL(raw string) error {
+	if err := ValidatePushURL(raw); err != nil {
+		return err
+	}
+	if s.cfg.CheckURL != nil {
+		if err := s.cfg.CheckURL(raw); err != nil {
+			return a2a.InvalidParams("push notification url refused: %v (allow its range with RELAY_WEBHOOK_ALLOW_CIDRS)", err)
+		}
 	}
 	return nil
 }

@@ -32,15 +32,7 @@ func (s *Store) ScanIndex(ctx context.Context, cursor *IndexEntry, limit int) ([
 		}
 		all = append(all, part...)
 	}
-	slices.SortFunc(all, func(a, b IndexEntry) int {
-		switch {
-		case a == b:
-			return 0
-		case a.after(b):
-			return 1
-		}
-		return -1
-	})
+	slices.SortFunc(all, compareEntries)
 	if len(all) > limit {
 		all = all[:limit]
 	}
@@ -122,4 +114,15 @@ func (s *Store) LoadMany(ctx context.Context, taskIDs []string) (map[string]Reco
 		}
 	}
 	return out, nil
+}
+
+// compareEntries orders entries newest first.
+func compareEntries(a, b IndexEntry) int {
+	switch {
+	case a == b:
+		return 0
+	case a.after(b):
+		return 1
+	}
+	return -1
 }

@@ -43,6 +43,15 @@ func (k keys) task(taskID string) taskKeys {
 // index returns the task index of partition p.
 func (k keys) index(p int) string { return k.tag(p) + "tasks" }
 
+// deliveries is the delivery stream (of lane tokens) of partition p.
+func (k keys) deliveries(p int) string { return k.tag(p) + "deliveries" }
+
+// lane is the queue of one (task, config) pair. The task id's length keeps
+// ids that contain ":" from colliding.
+func (k keys) lane(taskID, configID string) string {
+	return k.tag(k.partition(taskID)) + "lane:" + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
+}
+
 // meta is the hash of facts fixed at first start (partition count).
 func (k keys) meta() string { return k.prefix + ":meta" }
 

@@ -39,6 +39,10 @@ type Config struct {
 	Partitions int
 	// EventsMaxLen is the approximate cap of each task's event stream (default 1000).
 	EventsMaxLen int
+	// DeliveryRetention is how long delivery records and attempts are kept (default 7 days).
+	DeliveryRetention time.Duration
+	// AttemptsKept caps the attempts logged per delivery (default 50).
+	AttemptsKept int
 }
 
 // Store reads and writes tasks, their event streams and push configs.
@@ -48,6 +52,13 @@ type Store struct {
 	maxLen  string
 	commit  *redis.Script
 	pushSet *redis.Script
+
+	keep         time.Duration
+	attemptsKept int
+	head         *redis.Script
+	finish       *redis.Script
+	mover        *redis.Script
+	redeliver    *redis.Script
 }
 
 // NewStore returns a Store over rdb.
@@ -58,6 +69,13 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 		maxLen:  strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
 		commit:  redis.NewScript(commitLua),
 		pushSet: redis.NewScript(pushSetLua),
+
+		keep:         cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
+		attemptsKept: cmp.Or(cfg.AttemptsKept, 50),
+		head:         redis.NewScript(headLua),
+		finish:       redis.NewScript(finishLua),
+		mover:        redis.NewScript(moverLua),
+		redeliver:    redis.NewScript(redeliverLua),
 	}
 }
 
@@ -119,6 +137,8 @@ type Commit struct {
 	Snapshot []byte
 	// Events are appended to the task's event stream, in order.
 	Events [][]byte
+	// Deliver marks, per event, those delivered to the task's push configs.
+	Deliver []bool
 	// Fields are written to the task hash beside the snapshot.
 	Fields map[string]string
 	// PushConfigs are stored before the events are appended, so that they
@@ -144,6 +164,15 @@ func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 	for id, v := range c.PushConfigs {
 		args = append(args, id, v)
 	}
+	flags := make([]byte, len(c.Events))
+	for i := range flags {
+		flags[i] = '0'
+		if i < len(c.Deliver) && c.Deliver[i] {
+			flags[i] = '1'
+		}
+	}
+	p := s.k.partition(c.TaskID)
+	args = append(args, string(flags), s.k.tag(p), p, s.keep.Milliseconds())
 	for _, e := range c.Events {
 		args = append(args, e)
 	}

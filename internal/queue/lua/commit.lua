@@ -16,7 +16,18 @@
 -- ARGV[8 .. 7+2F] field, value pairs written to the task hash
 -- ARGV[8+2F] C, the number of push-config pairs that follow
 -- ARGV[9+2F .. 8+2F+2C] config id, config pairs written to the push hash
--- ARGV[9+2F+2C ..] the events, appended in order
+-- ARGV[9+2F+2C] D, a string of one flag per event: "1" when the event is
+--   delivered to the task's push configs, "0" when not
+-- ARGV[10+2F+2C] the partition key prefix ("relay:{p}:") for delivery keys
+-- ARGV[11+2F+2C] the partition number, which heads notification ids
+-- ARGV[12+2F+2C] delivery record retention in ms
+-- ARGV[13+2F+2C ..] the events, appended in order
+-- Delivery keys (all in the task's partition, so in its hash slot):
+--   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId", oldest first
+--   <p>deliveries                        stream of lane tokens (consumer group "workers")
+--   <p>dl:<notificationId>               hash: the delivery record
+--   <p>dl:task:<task>                    zset of the task's notification ids by creation ms
+--   <p>dl:status:<status>                zset of notification ids by update ms
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
 local cur = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if cur ~= tonumber(ARGV[1]) then
@@ -36,9 +47,45 @@ for _ = 1, nc do
   redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
   i = i + 2
 end
+local flags = ARGV[i]
+local pfx = ARGV[i + 1]
+local part = ARGV[i + 2]
+local keep = tonumber(ARGV[i + 3])
+i = i + 4
+local task = ARGV[4]
+local now = ARGV[3]
+local configs = {}
+if string.find(flags, '1', 1, true) then
+  configs = redis.call('HKEYS', KEYS[4])
+end
 local ids = {}
+local n = 0
 while i <= #ARGV do
-  ids[#ids + 1] = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'e', ARGV[i], 'v', ver)
+  n = n + 1
+  local deliver = string.sub(flags, n, n) == '1' and #configs > 0
+  local id
+  if deliver then
+    id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'e', ARGV[i], 'v', ver, 's', ARGV[2])
+  else
+    id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'e', ARGV[i], 'v', ver)
+  end
+  ids[#ids + 1] = id
+  if deliver then
+    for _, cfg in ipairs(configs) do
+      local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
+      local lane = pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg
+      local dl = pfx .. 'dl:' .. nid
+      redis.call('HSET', dl, 'task', task, 'config', cfg, 'event', id, 'status', 'pending',
+        'created', now, 'updated', now, 'attempts', 0)
+      redis.call('PEXPIRE', dl, keep)
+      redis.call('ZADD', pfx .. 'dl:task:' .. task, now, nid)
+      redis.call('PEXPIRE', pfx .. 'dl:task:' .. task, keep)
+      redis.call('ZADD', pfx .. 'dl:status:pending', now, nid)
+      if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
+        redis.call('XADD', pfx .. 'deliveries', '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
+      end
+    end
+  end
   i = i + 1
 end
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])

@@ -1,0 +1,153 @@
+package delivery
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/a2arelay/relay/internal/queue"
+)
+
+// Records is what the management API needs of Redis (queue.Store implements it).
+type Records interface {
+	Delivery(ctx context.Context, id string) (queue.DeliveryRecord, error)
+	ListDeliveries(ctx context.Context, f queue.DeliveryFilter) ([]queue.DeliveryRecord, *queue.IndexEntry, error)
+	Redeliver(ctx context.Context, id string, now time.Time) error
+	Redrive(ctx context.Context, taskID string, now time.Time) (int, error)
+}
+
+// API is the JSON management API over delivery records, under /v1/deliveries.
+type API struct {
+	rec Records
+	now func() time.Time
+}
+
+// NewAPI returns the management API.
+func NewAPI(rec Records) *API { return &API{rec: rec, now: time.Now} }
+
+// Register mounts the API on r.
+func (a *API) Register(r fiber.Router) {
+	r.Get("/v1/deliveries", a.list)
+	r.Post("/v1/deliveries/redrive", a.redrive)
+	r.Get("/v1/deliveries/:id", a.get)
+	r.Post("/v1/deliveries/:id/redeliver", a.redeliver)
+}
+
+// deliveryJSON is a delivery record as the API shows it.
+type deliveryJSON struct {
+	ID          string            `json:"id"`
+	TaskID      string            `json:"taskId"`
+	ConfigID    string            `json:"configId"`
+	EventID     string            `json:"eventId"`
+	Status      string            `json:"status"`
+	Attempts    int               `json:"attempts"`
+	Created     time.Time         `json:"created"`
+	Updated     time.Time         `json:"updated"`
+	NextAttempt *time.Time        `json:"nextAttempt,omitempty"`
+	AttemptLog  []json.RawMessage `json:"attemptLog,omitempty"`
+}
+
+func toJSON(r queue.DeliveryRecord, withAttempts bool) deliveryJSON {
+	d := deliveryJSON{ID: r.ID, TaskID: r.TaskID, ConfigID: r.ConfigID, EventID: r.EventID, Status: r.Status,
+		Attempts: r.Attempts, Created: r.Created.UTC(), Updated: r.Updated.UTC()}
+	if !r.Next.IsZero() {
+		n := r.Next.UTC()
+		d.NextAttempt = &n
+	}
+	if withAttempts {
+		d.AttemptLog = make([]json.RawMessage, len(r.AttemptLog))
+		for i, b := range r.AttemptLog {
+			d.AttemptLog[i] = b
+		}
+	}
+	return d
+}
+
+func apiError(c *fiber.Ctx, status int, msg string) error {
+	return c.Status(status).JSON(fiber.Map{"error": msg})
+}
+
+func (a *API) list(c *fiber.Ctx) error {
+	f := queue.DeliveryFilter{TaskID: c.Query("task"), ConfigID: c.Query("config"), Status: c.Query("status"), Limit: 50}
+	if f.Status != "" && !slices.Contains(queue.DeliveryStatuses, f.Status) {
+		return apiError(c, fiber.StatusBadRequest, "status must be one of "+strings.Join(queue.DeliveryStatuses, ", "))
+	}
+	if l := c.Query("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 500 {
+			return apiError(c, fiber.StatusBadRequest, "limit must be a number from 1 to 500")
+		}
+		f.Limit = n
+	}
+	if cur := c.Query("cursor"); cur != "" {
+		e, ok := decodeCursor(cur)
+		if !ok {
+			return apiError(c, fiber.StatusBadRequest, "cursor is not one this API issued")
+		}
+		f.Cursor = &e
+	}
+	recs, next, err := a.rec.ListDeliveries(c.UserContext(), f)
+	if err != nil {
+		return err
+	}
+	out := fiber.Map{"deliveries": mapSlice(recs, func(r queue.DeliveryRecord) deliveryJSON { return toJSON(r, false) })}
+	if next != nil {
+		out["nextCursor"] = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(next.Score, 10) + ":" + next.TaskID))
+	}
+	return c.JSON(out)
+}
+
+func decodeCursor(s string) (queue.IndexEntry, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return queue.IndexEntry{}, false
+	}
+	score, id, ok := strings.Cut(string(b), ":")
+	n, err := strconv.ParseInt(score, 10, 64)
+	return queue.IndexEntry{Score: n, TaskID: id}, ok && err == nil && id != ""
+}
+
+func (a *API) get(c *fiber.Ctx) error {
+	r, err := a.rec.Delivery(c.UserContext(), c.Params("id"))
+	if errors.Is(err, queue.ErrNotFound) {
+		return apiError(c, fiber.StatusNotFound, "no delivery with that id")
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(toJSON(r, true))
+}
+
+func (a *API) redeliver(c *fiber.Ctx) error {
+	err := a.rec.Redeliver(c.UserContext(), c.Params("id"), a.now())
+	if errors.Is(err, queue.ErrNotFound) {
+		return apiError(c, fiber.StatusNotFound, "no delivery with that id")
+	}
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"id": c.Params("id"), "status": "pending"})
+}
+
+func (a *API) redrive(c *fiber.Ctx) error {
+	n, err := a.rec.Redrive(c.UserContext(), c.Query("task"), a.now())
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"redriven": n})
+}
+
+func mapSlice[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}

@@ -1,0 +1,258 @@
+// Package delivery delivers committed task events to webhooks: the worker
+// pool that reads lane tokens from the delivery streams, shapes each
+// notification by the dialect of its push config, signs it, POSTs it through
+// an SSRF-safe client, logs the attempt and retries with exponential backoff
+// until it lands or goes to dead letters. It never decides task state.
+package delivery
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/queue"
+)
+
+// Queue is what workers need of Redis (queue.Store implements it).
+type Queue interface {
+	Partitions() int
+	EnsureGroups(ctx context.Context) error
+	ReadTokens(ctx context.Context, p int, consumer string, count int, block time.Duration) ([]queue.Token, error)
+	Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]queue.Token, error)
+	Head(ctx context.Context, t queue.Token) (queue.Head, error)
+	FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (bool, error)
+	MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, error)
+}
+
+// Signer signs notification JWTs (auth.Keys implements it).
+type Signer interface {
+	Sign(claims jwt.Claims) (string, error)
+}
+
+// Config configures the workers. Zero values take the documented defaults.
+type Config struct {
+	// Workers is the number of concurrent deliveries (default 64).
+	Workers int
+	// Timeout bounds one POST (default 10s).
+	Timeout time.Duration
+	// Policy is the retry policy.
+	Policy Policy
+	// Issuer is the JWT iss claim: relay's public URL.
+	Issuer string
+	// TokenTTL is the JWT lifetime (default 5m).
+	TokenTTL time.Duration
+	// UserAgent is sent with every POST (default "relay/dev").
+	UserAgent string
+	// ReclaimIdle is how long a token may stay unacknowledged before another
+	// worker takes it over (default Timeout + 5s).
+	ReclaimIdle time.Duration
+	// MoveEvery is how often due retries are moved back (default 100ms).
+	MoveEvery time.Duration
+	// ExcerptBytes caps the response excerpt kept per attempt (default 1024).
+	ExcerptBytes int
+}
+
+func (c Config) withDefaults() Config {
+	c.Workers = cmp.Or(c.Workers, 64)
+	c.Timeout = cmp.Or(c.Timeout, 10*time.Second)
+	c.TokenTTL = cmp.Or(c.TokenTTL, 5*time.Minute)
+	c.UserAgent = cmp.Or(c.UserAgent, "relay/dev")
+	c.ReclaimIdle = cmp.Or(c.ReclaimIdle, c.Timeout+5*time.Second)
+	c.MoveEvery = cmp.Or(c.MoveEvery, 100*time.Millisecond)
+	c.ExcerptBytes = cmp.Or(c.ExcerptBytes, 1024)
+	c.Policy.Initial = cmp.Or(c.Policy.Initial, time.Second)
+	c.Policy.MaxInterval = cmp.Or(c.Policy.MaxInterval, 5*time.Minute)
+	c.Policy.MaxAttempts = cmp.Or(c.Policy.MaxAttempts, 12)
+	c.Policy.Jitter = cmp.Or(c.Policy.Jitter, 0.2)
+	return c
+}
+
+// Workers is the delivery worker pool of one relay instance.
+type Workers struct {
+	q        Queue
+	signer   Signer
+	client   *http.Client
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	consumer string
+}
+
+// New returns a worker pool. transport carries the POSTs (the SSRF guard's);
+// redirects are never followed.
+func New(q Queue, signer Signer, transport http.RoundTripper, cfg Config, log *slog.Logger) *Workers {
+	return &Workers{
+		q: q, signer: signer, cfg: cfg.withDefaults(), log: log, now: time.Now,
+		consumer: "relay-" + uuid.NewString(),
+		client: &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}},
+	}
+}
+
+// Run delivers until ctx is cancelled. On return no attempt is in flight;
+// tokens read but not started stay pending in Redis and are reclaimed.
+func (w *Workers) Run(ctx context.Context) error {
+	if err := w.q.EnsureGroups(ctx); err != nil {
+		return err
+	}
+	tokens := make(chan queue.Token)
+	var readers, workers sync.WaitGroup
+	for p := range w.q.Partitions() {
+		readers.Go(func() { w.readLoop(ctx, p, tokens) })
+	}
+	readers.Go(func() { w.every(ctx, w.cfg.MoveEvery, w.moveDue) })
+	readers.Go(func() { w.every(ctx, w.cfg.ReclaimIdle/2, func(ctx context.Context) { w.reclaim(ctx, tokens) }) })
+	for range w.cfg.Workers {
+		workers.Go(func() {
+			for t := range tokens {
+				w.Process(context.WithoutCancel(ctx), t)
+			}
+		})
+	}
+	readers.Wait()
+	close(tokens)
+	workers.Wait()
+	return nil
+}
+
+// readLoop feeds the tokens of partition p to the workers.
+func (w *Workers) readLoop(ctx context.Context, p int, out chan<- queue.Token) {
+	for ctx.Err() == nil {
+		ts, err := w.q.ReadTokens(ctx, p, w.consumer, 16, time.Second)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.WarnContext(ctx, "reading delivery tokens", "partition", p, "err", err)
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		for _, t := range ts {
+			select {
+			case out <- t:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+func (w *Workers) every(ctx context.Context, d time.Duration, f func(context.Context)) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f(ctx)
+		}
+	}
+}
+
+// moveDue moves due retries back onto every partition's stream.
+func (w *Workers) moveDue(ctx context.Context) {
+	for p := range w.q.Partitions() {
+		if _, err := w.q.MoveDue(ctx, p, w.now(), 256); err != nil && ctx.Err() == nil {
+			w.log.WarnContext(ctx, "moving due retries", "partition", p, "err", err)
+		}
+	}
+}
+
+// reclaim takes over tokens left pending by a worker that died.
+func (w *Workers) reclaim(ctx context.Context, out chan<- queue.Token) {
+	for p := range w.q.Partitions() {
+		ts, err := w.q.Reclaim(ctx, p, w.consumer, w.cfg.ReclaimIdle, 64)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.WarnContext(ctx, "reclaiming delivery tokens", "partition", p, "err", err)
+			}
+			continue
+		}
+		for _, t := range ts {
+			select {
+			case out <- t:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// Process works on one token: deliver the head of its lane and finish it.
+func (w *Workers) Process(ctx context.Context, t queue.Token) {
+	h, err := w.q.Head(ctx, t)
+	if err != nil {
+		w.log.WarnContext(ctx, "reading a lane head", "task_id", t.TaskID, "err", err)
+		return // the token stays pending and is reclaimed
+	}
+	now := w.now()
+	f := queue.Finish{Now: now, First: cmp.Or(t.First, now)}
+	switch {
+	case h.Entry == "" || h.Event == nil:
+		f.Outcome = queue.Skip
+	case h.Config == nil:
+		f.Outcome = queue.Drop
+	default:
+		if err := w.attempt(ctx, t, h, &f); err != nil {
+			w.log.ErrorContext(ctx, "cannot deliver stored notification", "notification_id", h.NotificationID, "err", err)
+			f.Outcome, f.Reason = queue.Dead, err.Error()
+		}
+	}
+	if _, err := w.q.FinishToken(ctx, t, h, f); err != nil {
+		w.log.WarnContext(ctx, "finishing a delivery", "notification_id", h.NotificationID, "err", err)
+	}
+}
+
+// attempt delivers the head once and fills f.
+func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *queue.Finish) error {
+	var cfg a2a.PushConfig
+	var ev a2a.Event
+	var snap a2a.Task
+	if err := json.Unmarshal(h.Config, &cfg); err != nil {
+		return fmt.Errorf("decode push config: %w", err)
+	}
+	if err := json.Unmarshal(h.Event, &ev); err != nil {
+		return fmt.Errorf("decode event: %w", err)
+	}
+	if len(h.Snapshot) > 0 {
+		if err := json.Unmarshal(h.Snapshot, &snap); err != nil {
+			return fmt.Errorf("decode snapshot: %w", err)
+		}
+	}
+	n, err := a2a.EncodeNotification(cfg.Dialect, ev, snap)
+	if err != nil {
+		return fmt.Errorf("encode notification: %w", err)
+	}
+	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt}
+	r := w.post(ctx, cfg, n, h.NotificationID, &a)
+	f.Outcome, f.Due, f.Reason = w.cfg.Policy.decide(r, t.Attempt, f.First, w.now())
+	a.Outcome = string(f.Outcome)
+	if f.Outcome == queue.Retry {
+		a.NextAttempt = &f.Due
+	}
+	f.Attempt, err = json.Marshal(a)
+	if f.Outcome != queue.Delivered {
+		w.log.InfoContext(ctx, "delivery attempt failed", "notification_id", h.NotificationID, "task_id", t.TaskID,
+			"attempt", t.Attempt, "status", a.Status, "error_class", a.ErrorClass, "outcome", a.Outcome)
+	}
+	return err
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,195 @@
+package queue
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed lua/head.lua
+	headLua string
+	//go:embed lua/finish.lua
+	finishLua string
+	//go:embed lua/mover.lua
+	moverLua string
+	//go:embed lua/redeliver.lua
+	redeliverLua string
+)
+
+// group is the consumer group of every delivery stream.
+const group = "workers"
+
+// Token is the right to deliver the head of one lane: one (task, config)
+// pair's queue of notifications. A lane with work has exactly one token, in
+// its partition's delivery stream or in the retry set, which keeps a lane's
+// notifications in order and lets other lanes run past a failing one.
+type Token struct {
+	Partition int
+	// ID is the token's entry id in the delivery stream.
+	ID       string
+	TaskID   string
+	ConfigID string
+	// Attempt is the number of the attempt this token is for (1 = first).
+	Attempt int
+	// First is when the head was first attempted (zero before that).
+	First time.Time
+}
+
+// Head is the notification at the head of a lane.
+type Head struct {
+	// Entry is the lane entry ("eventId notificationId"); empty when the lane is empty.
+	Entry          string
+	EventID        string
+	NotificationID string
+	// Config is the stored push config; nil when it was deleted.
+	Config []byte
+	// Event and Snapshot are the committed event and the task snapshot after
+	// it; nil when the event is no longer stored.
+	Event, Snapshot []byte
+}
+
+// EnsureGroups creates the consumer group of every partition's delivery stream.
+func (s *Store) EnsureGroups(ctx context.Context) error {
+	for p := 0; p < s.k.partitions; p++ {
+		err := s.rdb.XGroupCreateMkStream(ctx, s.k.deliveries(p), group, "0").Err()
+		if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+			return fmt.Errorf("queue: create consumer group: %w", err)
+		}
+	}
+	return nil
+}
+
+// ReadTokens reads up to count new tokens of partition p for consumer,
+// blocking up to block when there are none.
+func (s *Store) ReadTokens(ctx context.Context, p int, consumer string, count int, block time.Duration) ([]Token, error) {
+	res, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: group, Consumer: consumer,
+		Streams: []string{s.k.deliveries(p), ">"}, Count: int64(count), Block: block}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: read tokens: %w", err)
+	}
+	var out []Token
+	for _, st := range res {
+		out = append(out, tokensOf(p, st.Messages)...)
+	}
+	return out, nil
+}
+
+// Reclaim takes over tokens of partition p that another consumer has held
+// for longer than minIdle (its worker died between read and ack).
+func (s *Store) Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]Token, error) {
+	msgs, _, err := s.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: s.k.deliveries(p), Group: group,
+		Consumer: consumer, MinIdle: minIdle, Start: "0-0", Count: int64(count)}).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("queue: reclaim: %w", err)
+	}
+	return tokensOf(p, msgs), nil
+}
+
+func tokensOf(p int, msgs []redis.XMessage) []Token {
+	out := make([]Token, 0, len(msgs))
+	for _, m := range msgs {
+		t := Token{Partition: p, ID: m.ID}
+		t.TaskID, _ = m.Values["t"].(string)
+		t.ConfigID, _ = m.Values["c"].(string)
+		a, _ := m.Values["a"].(string)
+		t.Attempt, _ = strconv.Atoi(a)
+		f, _ := m.Values["f"].(string)
+		if ms, _ := strconv.ParseInt(f, 10, 64); ms > 0 {
+			t.First = time.UnixMilli(ms)
+		}
+		if t.Attempt < 1 {
+			t.Attempt = 1
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Head returns the head of a token's lane with its config and event.
+func (s *Store) Head(ctx context.Context, t Token) (Head, error) {
+	tk := s.k.task(t.TaskID)
+	res, err := s.head.Run(ctx, s.rdb, []string{s.k.lane(t.TaskID, t.ConfigID), tk.push, tk.events}, t.ConfigID).Slice()
+	if err != nil {
+		return Head{}, fmt.Errorf("queue: lane head: %w", err)
+	}
+	var h Head
+	if entry, ok := res[0].(string); ok {
+		h.Entry = entry
+		h.EventID, h.NotificationID, _ = strings.Cut(entry, " ")
+	}
+	h.Config = bytesOf(res[1])
+	h.Event = bytesOf(res[2])
+	h.Snapshot = bytesOf(res[3])
+	return h, nil
+}
+
+func bytesOf(v any) []byte {
+	if s, ok := v.(string); ok {
+		return []byte(s)
+	}
+	return nil
+}
+
+// Outcome is what became of one delivery attempt.
+type Outcome string
+
+// Outcomes of an attempt.
+const (
+	Delivered Outcome = "delivered"
+	Retry     Outcome = "retry"
+	Dead      Outcome = "dead"
+	Gone      Outcome = "gone"
+	Drop      Outcome = "drop"
+	Skip      Outcome = "skip"
+)
+
+// Finish is the result of working on a token.
+type Finish struct {
+	Outcome Outcome
+	// Attempt is the JSON attempt record to log (nil: none, e.g. for drop).
+	Attempt []byte
+	// Due is when a retry is due.
+	Due time.Time
+	// First is when the head was first attempted.
+	First  time.Time
+	Reason string
+	Now    time.Time
+}
+
+// FinishToken records an attempt and moves the lane on, atomically. It
+// returns false when the token had already been finished (a reclaimed
+// duplicate), in which case nothing changed.
+func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (bool, error) {
+	tk := s.k.task(t.TaskID)
+	pfx := s.k.tag(t.Partition)
+	keys := []string{s.k.deliveries(t.Partition), s.k.lane(t.TaskID, t.ConfigID), pfx + "retries", pfx + "dead",
+		pfx + "dl:" + h.NotificationID, pfx + "dla:" + h.NotificationID, tk.push}
+	n, err := s.finish.Run(ctx, s.rdb, keys, t.ID, h.Entry, string(f.Outcome), t.TaskID, t.ConfigID,
+		t.Attempt+1, f.First.UnixMilli(), f.Now.UnixMilli(), f.Due.UnixMilli(), f.Attempt, s.attemptsKept,
+		pfx, h.NotificationID, f.Reason).Int()
+	if err != nil {
+		return false, fmt.Errorf("queue: finish delivery: %w", err)
+	}
+	return n == 1, nil
+}
+
+// MoveDue moves up to limit due retries of partition p back onto its
+// delivery stream and returns how many it moved.
+func (s *Store) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, error) {
+	pfx := s.k.tag(p)
+	n, err := s.mover.Run(ctx, s.rdb, []string{pfx + "retries", s.k.deliveries(p)}, now.UnixMilli(), limit).Int()
+	if err != nil {
+		return 0, fmt.Errorf("queue: move due retries: %w", err)
+	}
+	return n, nil
+}

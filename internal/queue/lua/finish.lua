@@ -1,0 +1,79 @@
+-- finish.lua: records one delivery attempt and moves the lane on, atomically.
+-- The token's XACK decides: a token that was already acked (a reclaimed
+-- duplicate) changes nothing.
+--
+-- KEYS[1] the partition's delivery stream     KEYS[2] the lane
+-- KEYS[3] the partition's retry zset           KEYS[4] the partition's dead-letter stream
+-- KEYS[5] the delivery record hash             KEYS[6] the delivery's attempt list
+-- KEYS[7] the task's push-config hash
+-- ARGV[1] token stream id     ARGV[2] the head this attempt delivered ("eventId notificationId")
+-- ARGV[3] outcome: delivered | retry | dead | gone (410: disable the config) |
+--   drop (the config was deleted: drop the lane) | skip (the event expired: drop the head)
+-- ARGV[4] task id    ARGV[5] config id    ARGV[6] next attempt number
+-- ARGV[7] first attempt ms   ARGV[8] now ms   ARGV[9] next attempt due ms (retry)
+-- ARGV[10] the attempt record (JSON, or "" for none)   ARGV[11] attempts kept per delivery
+-- ARGV[12] the partition key prefix   ARGV[13] notification id   ARGV[14] reason (dead, gone)
+-- Returns 1 when applied, 0 for a stale token.
+if redis.call('XACK', KEYS[1], 'workers', ARGV[1]) == 0 then
+  return 0
+end
+redis.call('XDEL', KEYS[1], ARGV[1])
+local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
+local function setStatus(st)
+  local old = redis.call('HGET', KEYS[5], 'status')
+  if old then
+    redis.call('ZREM', pfx .. 'dl:status:' .. old, nid)
+  end
+  if redis.call('EXISTS', KEYS[5]) == 1 then
+    redis.call('HSET', KEYS[5], 'status', st, 'updated', now)
+    redis.call('ZADD', pfx .. 'dl:status:' .. st, now, nid)
+  end
+end
+if ARGV[10] ~= '' then
+  redis.call('RPUSH', KEYS[6], ARGV[10])
+  redis.call('LTRIM', KEYS[6], -tonumber(ARGV[11]), -1)
+  redis.call('PEXPIRE', KEYS[6], redis.call('PTTL', KEYS[5]))
+  redis.call('HINCRBY', KEYS[5], 'attempts', 1)
+end
+local function activate()
+  if redis.call('LLEN', KEYS[2]) > 0 then
+    redis.call('XADD', KEYS[1], '*', 't', ARGV[4], 'c', ARGV[5], 'a', 1, 'f', 0)
+  end
+end
+if outcome == 'retry' then
+  setStatus('failed')
+  redis.call('HSET', KEYS[5], 'next', ARGV[9])
+  redis.call('ZADD', KEYS[3], ARGV[9], cjson.encode({t = ARGV[4], c = ARGV[5], a = tonumber(ARGV[6]), f = tonumber(ARGV[7])}))
+  return 1
+end
+if redis.call('LINDEX', KEYS[2], 0) == ARGV[2] then
+  redis.call('LPOP', KEYS[2])
+end
+redis.call('HDEL', KEYS[5], 'next')
+if outcome == 'delivered' then
+  setStatus('delivered')
+elseif outcome == 'dead' then
+  setStatus('dead')
+  redis.call('XADD', KEYS[4], '*', 'n', nid, 't', ARGV[4], 'c', ARGV[5], 'h', ARGV[2], 'r', ARGV[14])
+elseif outcome == 'skip' then
+  setStatus('dropped')
+else -- gone or drop: nothing more goes to this config
+  setStatus(outcome == 'gone' and 'disabled' or 'dropped')
+  if outcome == 'gone' then
+    redis.call('HDEL', KEYS[7], ARGV[5])
+  end
+  for _, h in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+    local other = string.sub(h, string.find(h, ' ', 1, true) + 1)
+    local rec = pfx .. 'dl:' .. other
+    local old = redis.call('HGET', rec, 'status')
+    if old then
+      redis.call('ZREM', pfx .. 'dl:status:' .. old, other)
+      redis.call('HSET', rec, 'status', 'dropped', 'updated', now)
+      redis.call('ZADD', pfx .. 'dl:status:dropped', now, other)
+    end
+  end
+  redis.call('DEL', KEYS[2])
+  return 1
+end
+activate()
+return 1

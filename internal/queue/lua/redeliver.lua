@@ -1,0 +1,18 @@
+-- redeliver.lua: queues a stored notification again (an operator's redelivery
+-- or redrive of a dead letter). It goes to the end of its lane, keeps its id,
+-- and the delivery record goes back to pending.
+--
+-- KEYS[1] the lane   KEYS[2] the partition's delivery stream   KEYS[3] the delivery record
+-- ARGV[1] "eventId notificationId"   ARGV[2] task id   ARGV[3] config id
+-- ARGV[4] now ms   ARGV[5] the partition key prefix   ARGV[6] notification id
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  return redis.error_reply('NOTFOUND')
+end
+local old = redis.call('HGET', KEYS[3], 'status')
+redis.call('ZREM', ARGV[5] .. 'dl:status:' .. old, ARGV[6])
+redis.call('HSET', KEYS[3], 'status', 'pending', 'updated', ARGV[4])
+redis.call('ZADD', ARGV[5] .. 'dl:status:pending', ARGV[4], ARGV[6])
+if redis.call('RPUSH', KEYS[1], ARGV[1]) == 1 then
+  redis.call('XADD', KEYS[2], '*', 't', ARGV[2], 'c', ARGV[3], 'a', 1, 'f', 0)
+end
+return 1

@@ -1,0 +1,192 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DeliveryStatuses are the states of a delivery record.
+var DeliveryStatuses = []string{"pending", "failed", "delivered", "dead", "disabled", "dropped"}
+
+// Record of one notification to one push config.
+type DeliveryRecord struct {
+	ID       string
+	TaskID   string
+	ConfigID string
+	EventID  string
+	Status   string
+	Attempts int
+	Created  time.Time
+	Updated  time.Time
+	// Next is when the next attempt is due (zero when none is scheduled).
+	Next time.Time
+	// AttemptLog holds the logged attempts (JSON), oldest first.
+	AttemptLog [][]byte
+}
+
+// partitionOf reads the partition that heads a notification id ("p.hex").
+func (s *Store) partitionOf(id string) (int, bool) {
+	ps, _, ok := strings.Cut(id, ".")
+	p, err := strconv.Atoi(ps)
+	return p, ok && err == nil && p >= 0 && p < s.k.partitions
+}
+
+// Delivery returns one delivery record with its attempts, or ErrNotFound.
+func (s *Store) Delivery(ctx context.Context, id string) (DeliveryRecord, error) {
+	p, ok := s.partitionOf(id)
+	if !ok {
+		return DeliveryRecord{}, ErrNotFound
+	}
+	pfx := s.k.tag(p)
+	pipe := s.rdb.Pipeline()
+	h := pipe.HGetAll(ctx, pfx+"dl:"+id)
+	a := pipe.LRange(ctx, pfx+"dla:"+id, 0, -1)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return DeliveryRecord{}, fmt.Errorf("queue: read delivery: %w", err)
+	}
+	m := h.Val()
+	if len(m) == 0 {
+		return DeliveryRecord{}, ErrNotFound
+	}
+	r := DeliveryRecord{ID: id, TaskID: m["task"], ConfigID: m["config"], EventID: m["event"], Status: m["status"]}
+	r.Attempts, _ = strconv.Atoi(m["attempts"])
+	r.Created, r.Updated, r.Next = msTime(m["created"]), msTime(m["updated"]), msTime(m["next"])
+	for _, s := range a.Val() {
+		r.AttemptLog = append(r.AttemptLog, []byte(s))
+	}
+	return r, nil
+}
+
+func msTime(s string) time.Time {
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// DeliveryFilter selects delivery records. With TaskID the task's own index
+// is read; otherwise the status indexes of every partition are merged.
+type DeliveryFilter struct {
+	TaskID, ConfigID, Status string
+	Cursor                   *IndexEntry
+	Limit                    int
+}
+
+// ListDeliveries returns matching delivery records, newest first, and the
+// cursor of the next page (nil at the end).
+func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryRecord, *IndexEntry, error) {
+	var keys []string
+	if f.TaskID != "" {
+		keys = []string{s.k.tag(s.k.partition(f.TaskID)) + "dl:task:" + f.TaskID}
+	} else {
+		statuses := DeliveryStatuses
+		if f.Status != "" {
+			statuses = []string{f.Status}
+		}
+		for p := 0; p < s.k.partitions; p++ {
+			for _, st := range statuses {
+				keys = append(keys, s.k.tag(p)+"dl:status:"+st)
+			}
+		}
+	}
+	var out []DeliveryRecord
+	cursor := f.Cursor
+	for budget := 20*f.Limit + 200; len(out) < f.Limit && budget > 0; {
+		entries, err := s.scanKeys(ctx, keys, cursor, f.Limit)
+		if err != nil {
+			return nil, nil, err
+		}
+		budget -= len(entries)
+		for i, e := range entries {
+			cursor = &entries[i]
+			r, err := s.Delivery(ctx, e.TaskID)
+			if errors.Is(err, ErrNotFound) {
+				continue // expired
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			if (f.ConfigID == "" || r.ConfigID == f.ConfigID) && (f.Status == "" || r.Status == f.Status) {
+				out = append(out, r)
+				if len(out) == f.Limit {
+					return out, cursor, nil
+				}
+			}
+		}
+		if len(entries) < f.Limit {
+			return out, nil, nil
+		}
+	}
+	return out, cursor, nil
+}
+
+// scanKeys merges the zsets keys, newest first, after cursor. IndexEntry's
+// TaskID holds the member (here a notification id).
+func (s *Store) scanKeys(ctx context.Context, keys []string, cursor *IndexEntry, limit int) ([]IndexEntry, error) {
+	var all []IndexEntry
+	for _, k := range keys {
+		part, err := s.scanPartition(ctx, k, cursor, limit)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, part...)
+	}
+	slices.SortFunc(all, compareEntries)
+	all = slices.CompactFunc(all, func(a, b IndexEntry) bool { return a == b })
+	return all[:min(limit, len(all))], nil
+}
+
+// Redeliver queues a stored notification again at the end of its lane.
+func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
+	r, err := s.Delivery(ctx, id)
+	if err != nil {
+		return err
+	}
+	p := s.k.partition(r.TaskID)
+	keys := []string{s.k.lane(r.TaskID, r.ConfigID), s.k.deliveries(p), s.k.tag(p) + "dl:" + id}
+	err = s.redeliver.Run(ctx, s.rdb, keys, r.EventID+" "+id, r.TaskID, r.ConfigID, now.UnixMilli(), s.k.tag(p), id).Err()
+	if err != nil && strings.Contains(err.Error(), "NOTFOUND") {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("queue: redeliver: %w", err)
+	}
+	return nil
+}
+
+// Redrive redelivers the dead letters of every partition (of one task when
+// taskID is set) and removes them from the dead-letter streams. It returns
+// how many it queued again.
+func (s *Store) Redrive(ctx context.Context, taskID string, now time.Time) (int, error) {
+	n := 0
+	for p := 0; p < s.k.partitions; p++ {
+		if taskID != "" && p != s.k.partition(taskID) {
+			continue
+		}
+		dead := s.k.tag(p) + "dead"
+		msgs, err := s.rdb.XRange(ctx, dead, "-", "+").Result()
+		if err != nil {
+			return n, fmt.Errorf("queue: read dead letters: %w", err)
+		}
+		for _, m := range msgs {
+			id, _ := m.Values["n"].(string)
+			if t, _ := m.Values["t"].(string); taskID != "" && t != taskID {
+				continue
+			}
+			if err := s.Redeliver(ctx, id, now); err != nil && !errors.Is(err, ErrNotFound) {
+				return n, err
+			}
+			if err := s.rdb.XDel(ctx, dead, m.ID).Err(); err != nil {
+				return n, fmt.Errorf("queue: remove dead letter: %w", err)
+			}
+			n++
+		}
+	}
+	return n, nil
+}

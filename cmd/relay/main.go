@@ -23,6 +23,7 @@ var version = "dev"
 // commands heads the help text.
 const commands = `Usage:
   relay [serve] [flags]   run the server (the default command)
+  relay bench [flags]     run the load tool (relay bench --help)
   relay version           print the version
 
 `
@@ -41,6 +42,8 @@ func run(args []string, env func(string) string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "serve":
 		return serve(rest, env, stdout, stderr)
+	case "bench":
+		return benchCmd(rest, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "relay %s\n", version)
 		return 0

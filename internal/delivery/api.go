@@ -94,6 +94,9 @@ func (a *API) list(c *fiber.Ctx) error {
 		f.Cursor = &e
 	}
 	recs, next, err := a.rec.ListDeliveries(c.UserContext(), f)
+	if errors.Is(err, queue.ErrNeedsTask) {
+		return apiError(c, fiber.StatusBadRequest, err.Error())
+	}
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ type Queue interface {
 	Head(ctx context.Context, t queue.Token) (queue.Head, error)
 	FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (bool, error)
 	MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, error)
+	TrimAcked(ctx context.Context, p int) error
 }
 
 // Signer signs notification JWTs (auth.Keys implements it).
@@ -111,6 +112,7 @@ func (w *Workers) Run(ctx context.Context) error {
 		readers.Go(func() { w.readLoop(ctx, p, tokens) })
 	}
 	readers.Go(func() { w.every(ctx, w.cfg.MoveEvery, w.moveDue) })
+	readers.Go(func() { w.every(ctx, time.Second, w.trim) })
 	readers.Go(func() { w.every(ctx, w.cfg.ReclaimIdle/2, func(ctx context.Context) { w.reclaim(ctx, tokens) }) })
 	for range w.cfg.Workers {
 		workers.Go(func() {
@@ -164,6 +166,15 @@ func (w *Workers) moveDue(ctx context.Context) {
 	for p := range w.q.Partitions() {
 		if _, err := w.q.MoveDue(ctx, p, w.now(), 256); err != nil && ctx.Err() == nil {
 			w.log.WarnContext(ctx, "moving due retries", "partition", p, "err", err)
+		}
+	}
+}
+
+// trim drops acknowledged tokens from the delivery streams.
+func (w *Workers) trim(ctx context.Context) {
+	for p := range w.q.Partitions() {
+		if err := w.q.TrimAcked(ctx, p); err != nil && ctx.Err() == nil {
+			w.log.WarnContext(ctx, "trimming a delivery stream", "partition", p, "err", err)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -33,6 +34,7 @@ type Committer struct {
 	now       func() time.Time
 	retention time.Duration
 	hub       *Hub
+	views     *viewCache
 }
 
 // NewCommitter returns a Committer. now may be nil (time.Now); retention is
@@ -41,7 +43,7 @@ func NewCommitter(store Store, now func() time.Time, retention time.Duration, hu
 	if now == nil {
 		now = time.Now
 	}
-	return &Committer{store: store, now: now, retention: cmp.Or(retention, 7*24*time.Hour), hub: hub}
+	return &Committer{store: store, now: now, retention: cmp.Or(retention, 7*24*time.Hour), hub: hub, views: newViewCache(8192)}
 }
 
 // Field names of the task hash beside the snapshot.
@@ -76,6 +78,7 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	if err != nil {
 		return a2a.Task{}, err
 	}
+	c.views.put(t.ID, cachedView{view: a2a.TaskView{Task: t, Dialect: d}, version: 1})
 	c.hub.Notify(t.ID)
 	return t, nil
 }
@@ -90,22 +93,18 @@ func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Eve
 		if !errors.Is(err, queue.ErrConflict) {
 			return v, err
 		}
+		c.views.drop(taskID) // another writer got in first: read the task again
 	}
 	return a2a.TaskView{}, fmt.Errorf("ingest: task %s: %w after %d tries", taskID, queue.ErrConflict, maxConflictRetries)
 }
 
 func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event) (a2a.TaskView, error) {
-	rec, err := c.store.Load(ctx, taskID)
-	if errors.Is(err, queue.ErrNotFound) {
-		return a2a.TaskView{}, a2a.ErrTaskNotFound(taskID)
-	}
+	cached, err := c.current(ctx, taskID)
 	if err != nil {
 		return a2a.TaskView{}, err
 	}
-	view, err := decodeRecord(rec)
-	if err != nil {
-		return a2a.TaskView{}, err
-	}
+	view := cached.view
+	view.Task = cloneTask(view.Task)
 	now := c.now().UTC()
 	evs := make([]a2a.Event, len(events))
 	for i, ev := range events {
@@ -130,13 +129,47 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 		expire = c.retention
 	}
 	if _, err := c.store.Commit(ctx, queue.Commit{
-		TaskID: taskID, Version: rec.Version, Snapshot: snap, Events: evb, Deliver: deliverable(evs),
+		TaskID: taskID, Version: cached.version, Snapshot: snap, Events: evb, Deliver: deliverable(evs),
 		UpdatedAt: now, ExpireAfter: expire,
 	}); err != nil {
 		return a2a.TaskView{}, err
 	}
+	if expire > 0 {
+		c.views.drop(taskID)
+	} else {
+		c.views.put(taskID, cachedView{view: view, version: cached.version + 1})
+	}
 	c.hub.Notify(taskID)
 	return view, nil
+}
+
+// current returns the task as last committed through this Committer, or
+// as stored. A stale cached view is harmless: the commit's version check
+// refuses it and Append reads the task again.
+func (c *Committer) current(ctx context.Context, taskID string) (cachedView, error) {
+	if v, ok := c.views.get(taskID); ok {
+		return v, nil
+	}
+	rec, err := c.store.Load(ctx, taskID)
+	if errors.Is(err, queue.ErrNotFound) {
+		return cachedView{}, a2a.ErrTaskNotFound(taskID)
+	}
+	if err != nil {
+		return cachedView{}, err
+	}
+	view, err := decodeRecord(rec)
+	return cachedView{view: view, version: rec.Version}, err
+}
+
+// cloneTask copies the slices Apply appends to, so a cached view is never
+// changed by a commit that then fails.
+func cloneTask(t a2a.Task) a2a.Task {
+	t.History = slices.Clone(t.History)
+	t.Artifacts = slices.Clone(t.Artifacts)
+	for i := range t.Artifacts {
+		t.Artifacts[i].Parts = slices.Clone(t.Artifacts[i].Parts)
+	}
+	return t
 }
 
 func encode(t a2a.Task, events []a2a.Event) ([]byte, [][]byte, error) {

@@ -83,8 +83,8 @@ func (d *Demo) options(msg a2a.Message) (steps int, delay time.Duration, outcome
 		delay = time.Duration(*o.DelayMs) * time.Millisecond
 	}
 	if o.ArtifactChunks != nil {
-		if chunks = *o.ArtifactChunks; chunks < 1 || chunks > maxDemoChunks {
-			return 0, 0, "", 0, a2a.InvalidParams("metadata.demo.artifactChunks must be between 1 and %d", maxDemoChunks)
+		if chunks = *o.ArtifactChunks; chunks < 0 || chunks > maxDemoChunks {
+			return 0, 0, "", 0, a2a.InvalidParams("metadata.demo.artifactChunks must be between 0 (no artifact) and %d", maxDemoChunks)
 		}
 	}
 	switch s := a2a.TaskState(o.Outcome); s {
@@ -185,7 +185,7 @@ func (d *Demo) run(ctx context.Context, task a2a.Task, msg a2a.Message) error {
 		return status(a2a.StateInputRequired, "The demo agent needs more input: send another message to this task.")
 	}
 	artifactID := uuid.NewString()
-	for i, chunk := range splitChunks(textOf(msg), chunks) {
+	for i, chunk := range splitChunks(textOf(msg), chunks) { // no artifact when chunks is 0
 		err := emit(a2a.Event{Kind: a2a.EventArtifact, Append: i > 0, LastChunk: i == chunks-1,
 			Artifact: &a2a.Artifact{ArtifactID: artifactID, Name: "echo", Parts: []a2a.Part{{Kind: a2a.PartText, Text: chunk}}}})
 		if err != nil {

@@ -13,8 +13,6 @@ import (
 )
 
 var (
-	//go:embed lua/head.lua
-	headLua string
 	//go:embed lua/finish.lua
 	finishLua string
 	//go:embed lua/mover.lua
@@ -115,29 +113,28 @@ func tokensOf(p int, msgs []redis.XMessage) []Token {
 	return out
 }
 
-// Head returns the head of a token's lane with its config and event.
+// Head returns the head of a token's lane with its config, in one round trip.
 func (s *Store) Head(ctx context.Context, t Token) (Head, error) {
-	tk := s.k.task(t.TaskID)
-	res, err := s.head.Run(ctx, s.rdb, []string{s.k.lane(t.TaskID, t.ConfigID), tk.push, tk.events}, t.ConfigID).Slice()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	entry := pipe.LIndex(ctx, s.k.lane(t.TaskID, t.ConfigID), 0)
+	cfg := pipe.HGet(ctx, s.k.task(t.TaskID).push, t.ConfigID)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return Head{}, fmt.Errorf("queue: lane head: %w", err)
 	}
 	var h Head
-	if entry, ok := res[0].(string); ok {
-		h.Entry = entry
-		h.EventID, h.NotificationID, _ = strings.Cut(entry, " ")
+	if b, err := cfg.Bytes(); err == nil {
+		h.Config = b
 	}
-	h.Config = bytesOf(res[1])
-	h.Event = bytesOf(res[2])
-	h.Snapshot = bytesOf(res[3])
+	raw, err := entry.Result()
+	if err != nil {
+		return h, nil // an empty lane
+	}
+	ids, rest, _ := strings.Cut(raw, "\n")
+	ev, snap, _ := strings.Cut(rest, "\n")
+	h.Entry = ids
+	h.EventID, h.NotificationID, _ = strings.Cut(ids, " ")
+	h.Event, h.Snapshot = []byte(ev), []byte(snap)
 	return h, nil
-}
-
-func bytesOf(v any) []byte {
-	if s, ok := v.(string); ok {
-		return []byte(s)
-	}
-	return nil
 }
 
 // Outcome is what became of one delivery attempt.
@@ -176,7 +173,7 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (boo
 		pfx + "dl:" + h.NotificationID, pfx + "dla:" + h.NotificationID, tk.push}
 	n, err := s.finish.Run(ctx, s.rdb, keys, t.ID, h.Entry, string(f.Outcome), t.TaskID, t.ConfigID,
 		t.Attempt+1, f.First.UnixMilli(), f.Now.UnixMilli(), f.Due.UnixMilli(), f.Attempt, s.attemptsKept,
-		pfx, h.NotificationID, f.Reason).Int()
+		pfx, h.NotificationID, f.Reason, s.keep.Milliseconds()).Int()
 	if err != nil {
 		return false, fmt.Errorf("queue: finish delivery: %w", err)
 	}
@@ -192,4 +189,46 @@ func (s *Store) MoveDue(ctx context.Context, p int, now time.Time, limit int) (i
 		return 0, fmt.Errorf("queue: move due retries: %w", err)
 	}
 	return n, nil
+}
+
+// TrimAcked removes acknowledged tokens from partition p's delivery stream:
+// every entry older than both the oldest pending one and the group's
+// last-delivered id.
+func (s *Store) TrimAcked(ctx context.Context, p int) error {
+	key := s.k.deliveries(p)
+	groups, err := s.rdb.XInfoGroups(ctx, key).Result()
+	if err != nil {
+		return fmt.Errorf("queue: trim deliveries: %w", err)
+	}
+	minID := ""
+	for _, g := range groups {
+		if g.Name == group {
+			minID = g.LastDeliveredID
+		}
+	}
+	if minID == "" || minID == "0-0" {
+		return nil
+	}
+	pending, err := s.rdb.XPending(ctx, key, group).Result()
+	if err != nil {
+		return fmt.Errorf("queue: trim deliveries: %w", err)
+	}
+	if pending.Count > 0 && lessID(pending.Lower, minID) {
+		minID = pending.Lower
+	}
+	return s.rdb.XTrimMinID(ctx, key, minID).Err()
+}
+
+// lessID orders stream ids ("ms-seq").
+func lessID(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	ai, _ := strconv.ParseUint(am, 10, 64)
+	bi, _ := strconv.ParseUint(bm, 10, 64)
+	if ai != bi {
+		return ai < bi
+	}
+	aj, _ := strconv.ParseUint(as, 10, 64)
+	bj, _ := strconv.ParseUint(bs, 10, 64)
+	return aj < bj
 }

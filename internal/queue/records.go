@@ -13,6 +13,14 @@ import (
 // DeliveryStatuses are the states of a delivery record.
 var DeliveryStatuses = []string{"pending", "failed", "delivered", "dead", "disabled", "dropped"}
 
+// IndexedStatuses are the statuses listed across tasks; pending and
+// delivered records are listed per task (there are many, and they are
+// rarely what an operator hunts for).
+var IndexedStatuses = []string{"failed", "dead", "disabled", "dropped"}
+
+// ErrNeedsTask: pending and delivered records can only be listed per task.
+var ErrNeedsTask = errors.New("pending and delivered deliveries are listed per task: add task=<id>")
+
 // Record of one notification to one push config.
 type DeliveryRecord struct {
 	ID       string
@@ -85,8 +93,11 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 	if f.TaskID != "" {
 		keys = []string{s.k.tag(s.k.partition(f.TaskID)) + "dl:task:" + f.TaskID}
 	} else {
-		statuses := DeliveryStatuses
+		statuses := IndexedStatuses
 		if f.Status != "" {
+			if !slices.Contains(IndexedStatuses, f.Status) {
+				return nil, nil, ErrNeedsTask
+			}
 			statuses = []string{f.Status}
 		}
 		for p := 0; p < s.k.partitions; p++ {
@@ -149,8 +160,8 @@ func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
 		return err
 	}
 	p := s.k.partition(r.TaskID)
-	keys := []string{s.k.lane(r.TaskID, r.ConfigID), s.k.deliveries(p), s.k.tag(p) + "dl:" + id}
-	err = s.redeliver.Run(ctx, s.rdb, keys, r.EventID+" "+id, r.TaskID, r.ConfigID, now.UnixMilli(), s.k.tag(p), id).Err()
+	keys := []string{s.k.lane(r.TaskID, r.ConfigID), s.k.deliveries(p), s.k.tag(p) + "dl:" + id, s.k.task(r.TaskID).events}
+	err = s.redeliver.Run(ctx, s.rdb, keys, r.EventID, r.TaskID, r.ConfigID, now.UnixMilli(), s.k.tag(p), id).Err()
 	if err != nil && strings.Contains(err.Error(), "NOTFOUND") {
 		return ErrNotFound
 	}

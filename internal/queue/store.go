@@ -55,7 +55,6 @@ type Store struct {
 
 	keep         time.Duration
 	attemptsKept int
-	head         *redis.Script
 	finish       *redis.Script
 	mover        *redis.Script
 	redeliver    *redis.Script
@@ -72,7 +71,6 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 
 		keep:         cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 		attemptsKept: cmp.Or(cfg.AttemptsKept, 50),
-		head:         redis.NewScript(headLua),
 		finish:       redis.NewScript(finishLua),
 		mover:        redis.NewScript(moverLua),
 		redeliver:    redis.NewScript(redeliverLua),
@@ -246,3 +244,6 @@ func (s *Store) Exists(ctx context.Context, taskID string) (bool, error) {
 
 // EventsKey names a task's event stream (for readers such as SSE and tests).
 func (s *Store) EventsKey(taskID string) string { return s.k.task(taskID).events }
+
+// PartitionOf returns the partition of a task id.
+func (s *Store) PartitionOf(taskID string) int { return s.k.partition(taskID) }

@@ -65,7 +65,7 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 // any inet_aton spelling, as CheckURL reads it), otherwise the resolver's
 // answer.
 func (g *Guard) resolve(ctx context.Context, lookupNet, host string) ([]netip.Addr, error) {
-	if ip, _, ok := hostIP(host); ok {
+	if ip, _, ok := hostIP(normalizeHost(host)); ok {
 		return []netip.Addr{ip}, nil
 	}
 	resolver := g.resolver

@@ -2,6 +2,7 @@ package ssrf
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -411,7 +412,7 @@ func TestTransport(t *testing.T) {
 		tr.ResponseHeaderTimeout != 0 {
 		t.Errorf("transport settings = %+v", tr)
 	}
-	if tr.TLSClientConfig == nil || tr.TLSClientConfig.MinVersion < 0x0303 || tr.TLSClientConfig.InsecureSkipVerify {
+	if tr.TLSClientConfig == nil || tr.TLSClientConfig.MinVersion < tls.VersionTLS12 || tr.TLSClientConfig.InsecureSkipVerify {
 		t.Errorf("TLS config = %+v; want TLS 1.2 or later, verified", tr.TLSClientConfig)
 	}
 }

@@ -23,11 +23,13 @@
 -- ARGV[12+2F+2C] delivery record retention in ms
 -- ARGV[13+2F+2C ..] the events, appended in order
 -- Delivery keys (all in the task's partition, so in its hash slot):
---   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId", oldest first
+--   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId\n<event>\n<snapshot>",
+--                                        oldest first (JSON never holds a raw newline)
 --   <p>deliveries                        stream of lane tokens (consumer group "workers")
 --   <p>dl:<notificationId>               hash: the delivery record
 --   <p>dl:task:<task>                    zset of the task's notification ids by creation ms
---   <p>dl:status:<status>                zset of notification ids by update ms
+--   <p>dl:status:<status>                zset of notification ids by update ms, for the
+--                                        statuses an operator looks for (failed, dead, disabled, dropped)
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
 local cur = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if cur ~= tonumber(ARGV[1]) then
@@ -80,8 +82,7 @@ while i <= #ARGV do
       redis.call('PEXPIRE', dl, keep)
       redis.call('ZADD', pfx .. 'dl:task:' .. task, now, nid)
       redis.call('PEXPIRE', pfx .. 'dl:task:' .. task, keep)
-      redis.call('ZADD', pfx .. 'dl:status:pending', now, nid)
-      if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
+      if redis.call('RPUSH', lane, id .. ' ' .. nid .. '\n' .. ARGV[i] .. '\n' .. ARGV[2]) == 1 then
         redis.call('XADD', pfx .. 'deliveries', '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
       end
     end

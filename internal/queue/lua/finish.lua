@@ -13,26 +13,32 @@
 -- ARGV[7] first attempt ms   ARGV[8] now ms   ARGV[9] next attempt due ms (retry)
 -- ARGV[10] the attempt record (JSON, or "" for none)   ARGV[11] attempts kept per delivery
 -- ARGV[12] the partition key prefix   ARGV[13] notification id   ARGV[14] reason (dead, gone)
+-- ARGV[15] delivery record retention in ms
+-- Acked token entries stay in the stream until the trimmer removes them.
 -- Returns 1 when applied, 0 for a stale token.
 if redis.call('XACK', KEYS[1], 'workers', ARGV[1]) == 0 then
   return 0
 end
-redis.call('XDEL', KEYS[1], ARGV[1])
 local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
+-- indexed lists the statuses kept in a zset of their own.
+local indexed = {failed = true, dead = true, disabled = true, dropped = true}
 local function setStatus(st)
   local old = redis.call('HGET', KEYS[5], 'status')
-  if old then
+  if not old then
+    return -- the record expired
+  end
+  if indexed[old] then
     redis.call('ZREM', pfx .. 'dl:status:' .. old, nid)
   end
-  if redis.call('EXISTS', KEYS[5]) == 1 then
-    redis.call('HSET', KEYS[5], 'status', st, 'updated', now)
+  redis.call('HSET', KEYS[5], 'status', st, 'updated', now)
+  if indexed[st] then
     redis.call('ZADD', pfx .. 'dl:status:' .. st, now, nid)
   end
 end
 if ARGV[10] ~= '' then
   redis.call('RPUSH', KEYS[6], ARGV[10])
   redis.call('LTRIM', KEYS[6], -tonumber(ARGV[11]), -1)
-  redis.call('PEXPIRE', KEYS[6], redis.call('PTTL', KEYS[5]))
+  redis.call('PEXPIRE', KEYS[6], ARGV[15])
   redis.call('HINCRBY', KEYS[5], 'attempts', 1)
 end
 local function activate()
@@ -46,7 +52,8 @@ if outcome == 'retry' then
   redis.call('ZADD', KEYS[3], ARGV[9], cjson.encode({t = ARGV[4], c = ARGV[5], a = tonumber(ARGV[6]), f = tonumber(ARGV[7])}))
   return 1
 end
-if redis.call('LINDEX', KEYS[2], 0) == ARGV[2] then
+local head = redis.call('LINDEX', KEYS[2], 0)
+if head and string.sub(head, 1, #ARGV[2] + 1) == ARGV[2] .. '\n' then
   redis.call('LPOP', KEYS[2])
 end
 redis.call('HDEL', KEYS[5], 'next')
@@ -54,7 +61,7 @@ if outcome == 'delivered' then
   setStatus('delivered')
 elseif outcome == 'dead' then
   setStatus('dead')
-  redis.call('XADD', KEYS[4], '*', 'n', nid, 't', ARGV[4], 'c', ARGV[5], 'h', ARGV[2], 'r', ARGV[14])
+  redis.call('XADD', KEYS[4], '*', 'n', nid, 't', ARGV[4], 'c', ARGV[5], 'r', ARGV[14])
 elseif outcome == 'skip' then
   setStatus('dropped')
 else -- gone or drop: nothing more goes to this config
@@ -63,11 +70,14 @@ else -- gone or drop: nothing more goes to this config
     redis.call('HDEL', KEYS[7], ARGV[5])
   end
   for _, h in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
-    local other = string.sub(h, string.find(h, ' ', 1, true) + 1)
+    local sp = string.find(h, ' ', 1, true)
+    local other = string.sub(h, sp + 1, string.find(h, '\n', sp, true) - 1)
     local rec = pfx .. 'dl:' .. other
     local old = redis.call('HGET', rec, 'status')
     if old then
-      redis.call('ZREM', pfx .. 'dl:status:' .. old, other)
+      if indexed[old] then
+        redis.call('ZREM', pfx .. 'dl:status:' .. old, other)
+      end
       redis.call('HSET', rec, 'status', 'dropped', 'updated', now)
       redis.call('ZADD', pfx .. 'dl:status:dropped', now, other)
     end

@@ -3,16 +3,23 @@
 -- and the delivery record goes back to pending.
 --
 -- KEYS[1] the lane   KEYS[2] the partition's delivery stream   KEYS[3] the delivery record
--- ARGV[1] "eventId notificationId"   ARGV[2] task id   ARGV[3] config id
+-- KEYS[4] the task's event stream
+-- ARGV[1] event id   ARGV[2] task id   ARGV[3] config id
 -- ARGV[4] now ms   ARGV[5] the partition key prefix   ARGV[6] notification id
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  return redis.error_reply('NOTFOUND')
-end
+-- Returns 1, or the error "NOTFOUND ..." when the record or its event expired.
 local old = redis.call('HGET', KEYS[3], 'status')
+local entries = redis.call('XRANGE', KEYS[4], ARGV[1], ARGV[1])
+if not old or #entries == 0 then
+  return redis.error_reply('NOTFOUND delivery or its event expired')
+end
+local ev, snap = '', ''
+local f = entries[1][2]
+for j = 1, #f, 2 do
+  if f[j] == 'e' then ev = f[j + 1] elseif f[j] == 's' then snap = f[j + 1] end
+end
 redis.call('ZREM', ARGV[5] .. 'dl:status:' .. old, ARGV[6])
 redis.call('HSET', KEYS[3], 'status', 'pending', 'updated', ARGV[4])
-redis.call('ZADD', ARGV[5] .. 'dl:status:pending', ARGV[4], ARGV[6])
-if redis.call('RPUSH', KEYS[1], ARGV[1]) == 1 then
+if redis.call('RPUSH', KEYS[1], ARGV[1] .. ' ' .. ARGV[6] .. '\n' .. ev .. '\n' .. snap) == 1 then
   redis.call('XADD', KEYS[2], '*', 't', ARGV[2], 'c', ARGV[3], 'a', 1, 'f', 0)
 end
 return 1

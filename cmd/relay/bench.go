@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"time"
+
+	"github.com/a2arelay/relay/internal/app"
+	"github.com/a2arelay/relay/internal/bench"
+	"github.com/a2arelay/relay/internal/config"
+)
+
+// benchCmd runs the load tool against an in-process relay (embedded store,
+// or --redis-url), or against a running one (--target; it must allow
+// webhooks to 127.0.0.0/8).
+func benchCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var bc bench.Config
+	fs.IntVar(&bc.Tasks, "tasks", 2000, "tasks to send")
+	fs.IntVar(&bc.Concurrency, "concurrency", 32, "concurrent clients")
+	fs.IntVar(&bc.Steps, "steps", 4, "working updates per task (notifications per task = steps + 2)")
+	fs.DurationVar(&bc.Delay, "delay", 20*time.Millisecond, "demo agent pause between events")
+	fs.StringVar(&bc.Target, "target", "", "A2A endpoint of a running relay (default: start one in-process)")
+	redisURL := fs.String("redis-url", "", "Redis of the in-process relay (default: the embedded store)")
+	workers := fs.Int("workers", 64, "delivery workers of the in-process relay")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "relay bench: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "relay bench: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if bc.Target == "" {
+		a, err := startInProcess(ctx, *redisURL, *workers)
+		if err != nil {
+			fmt.Fprintf(stderr, "relay bench: %v\n", err)
+			return 1
+		}
+		defer a.Shutdown(context.Background())
+		bc.Target = "http://" + a.Addr() + "/"
+	}
+	fmt.Fprintf(stdout, "relay bench: %d tasks x %d notifications, %d clients, target %s\n", bc.Tasks, bc.Steps+2, bc.Concurrency, bc.Target)
+	res, err := bench.Run(ctx, bc)
+	if err != nil {
+		fmt.Fprintf(stderr, "relay bench: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, res)
+	if res.Lost > 0 {
+		return 1
+	}
+	return 0
+}
+
+func startInProcess(ctx context.Context, redisURL string, workers int) (*app.App, error) {
+	cfg, err := config.Load(nil, func(string) string { return "" })
+	if err != nil {
+		return nil, err
+	}
+	cfg.Addr, cfg.RedisURL, cfg.DeliveryWorkers = "127.0.0.1:0", redisURL, workers
+	cfg.RedisPrefix = fmt.Sprintf("bench%d", time.Now().UnixNano())
+	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
+	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return nil, err
+	}
+	return a, a.Start(ctx)
+}

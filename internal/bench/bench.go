@@ -1,0 +1,174 @@
+// Package bench is relay's load tool: it starts a webhook sink on loopback,
+// drives tasks through the A2A API with inline push configs, and reports
+// delivered notifications per second, commit-to-receipt latency, and how
+// many notifications were lost or duplicated.
+package bench
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config is one load run.
+type Config struct {
+	// Target is the relay's A2A endpoint.
+	Target string
+	// Tasks and Concurrency shape the load (defaults 2000 and 32).
+	Tasks, Concurrency int
+	// Steps is the number of working updates per task (default 4): each task
+	// makes Steps+2 notifications (the task, the updates, completed).
+	Steps int
+	// Delay is the demo agent's pause between events (default 20ms).
+	Delay time.Duration
+	// Drain bounds the wait for the last notifications (default 60s).
+	Drain time.Duration
+}
+
+// Result is what a run measured.
+type Result struct {
+	Tasks, Expected, Delivered, Duplicates, Lost int
+	SendTime, Elapsed                            time.Duration
+	PerSecond                                    float64
+	P50, P99, Max                                time.Duration
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("tasks sent: %d in %s\nnotifications: %d of %d delivered in %s: %.0f/s\n"+
+		"commit to receipt: p50 %s, p99 %s, max %s\nlost: %d, duplicates: %d",
+		r.Tasks, r.SendTime.Round(time.Millisecond), r.Delivered, r.Expected, r.Elapsed.Round(time.Millisecond), r.PerSecond,
+		r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), r.Max.Round(100*time.Microsecond), r.Lost, r.Duplicates)
+}
+
+// sink receives notifications and records when each arrived.
+type sink struct {
+	mu        sync.Mutex
+	seen      map[string]bool
+	latencies []time.Duration
+	dups      int
+	last      time.Time
+	count     atomic.Int64
+}
+
+func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	body, _ := io.ReadAll(r.Body)
+	var n struct {
+		StatusUpdate *struct {
+			Metadata struct{ EmitNs string } `json:"metadata"`
+		} `json:"statusUpdate"`
+	}
+	_ = json.Unmarshal(body, &n)
+	id := r.Header.Get("A2A-Notification-Id")
+	s.mu.Lock()
+	if s.seen[id] {
+		s.dups++
+	} else {
+		s.seen[id] = true
+		s.last = now
+		if n.StatusUpdate != nil {
+			if ns, err := strconv.ParseInt(n.StatusUpdate.Metadata.EmitNs, 10, 64); err == nil {
+				s.latencies = append(s.latencies, now.Sub(time.Unix(0, ns)))
+			}
+		}
+	}
+	s.mu.Unlock()
+	s.count.Add(1)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Run drives one load run against cfg.Target.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	cfg.Tasks, cfg.Concurrency = cmp.Or(cfg.Tasks, 2000), cmp.Or(cfg.Concurrency, 32)
+	cfg.Steps, cfg.Delay, cfg.Drain = cmp.Or(cfg.Steps, 4), cmp.Or(cfg.Delay, 20*time.Millisecond), cmp.Or(cfg.Drain, 60*time.Second)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Result{}, err
+	}
+	s := &sink{seen: map[string]bool{}}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	hook := "http://" + ln.Addr().String() + "/hook"
+
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Concurrency}}
+	start := time.Now()
+	if err := sendAll(ctx, client, cfg, hook); err != nil {
+		return Result{}, err
+	}
+	res := Result{Tasks: cfg.Tasks, SendTime: time.Since(start), Expected: cfg.Tasks * (cfg.Steps + 2)}
+	deadline := time.Now().Add(cfg.Drain)
+	for int(s.count.Load()) < res.Expected && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // let stragglers and duplicates arrive
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res.Delivered, res.Duplicates = len(s.seen), s.dups
+	res.Lost = max(res.Expected-res.Delivered, 0)
+	res.Elapsed = s.last.Sub(start)
+	if res.Elapsed > 0 {
+		res.PerSecond = float64(res.Delivered) / res.Elapsed.Seconds()
+	}
+	slices.Sort(s.latencies)
+	if n := len(s.latencies); n > 0 {
+		res.P50, res.P99, res.Max = s.latencies[n/2], s.latencies[min(n-1, n*99/100)], s.latencies[n-1]
+	}
+	return res, nil
+}
+
+// sendAll sends cfg.Tasks non-blocking v1.0 SendMessage requests from
+// cfg.Concurrency clients, each task with an inline push config.
+func sendAll(ctx context.Context, client *http.Client, cfg Config, hook string) error {
+	next := atomic.Int64{}
+	errs := make(chan error, cfg.Concurrency)
+	var wg sync.WaitGroup
+	for range cfg.Concurrency {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(cfg.Tasks) && ctx.Err() == nil; i = next.Add(1) {
+				if err := send(ctx, client, cfg, hook, i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func send(ctx context.Context, client *http.Client, cfg Config, hook string, i int64) error {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i, "method": "SendMessage", "params": map[string]any{
+		"message": map[string]any{"role": "ROLE_USER", "messageId": "bench-" + strconv.FormatInt(i, 10),
+			"parts":    []any{map[string]any{"text": "load"}},
+			"metadata": map[string]any{"demo": map[string]any{"steps": cfg.Steps, "delayMs": cfg.Delay.Milliseconds(), "artifactChunks": 0}}},
+		"configuration": map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": hook}},
+	}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Target, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("bench: send task %d: %w", i, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if bytes.Contains(b, []byte(`"error"`)) {
+		return fmt.Errorf("bench: task %d refused: %s", i, b)
+	}
+	return nil
+}

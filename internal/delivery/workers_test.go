@@ -1,0 +1,155 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/auth"
+	"github.com/a2arelay/relay/internal/ingest"
+	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/redistest"
+	"github.com/a2arelay/relay/internal/ssrf"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// crashingQueue loses the first FinishToken, as a worker killed after its
+// POST and before its ack would.
+type crashingQueue struct {
+	*queue.Store
+	mu      sync.Mutex
+	crashed bool
+}
+
+func (c *crashingQueue) FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.crashed {
+		c.crashed = true
+		return false, errors.New("killed before ack")
+	}
+	return c.Store.FinishToken(ctx, t, h, f)
+}
+
+func TestKilledWorkerLeadsToRedeliveryWithSameID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	prefix = strings.TrimSuffix(prefix, ":")
+	store := queue.NewStore(rdb, queue.Config{Prefix: prefix, Partitions: 2})
+	if err := store.EnsureGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var ids []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ids = append(ids, r.Header.Get("A2A-Notification-Id"))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+
+	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
+	task := a2a.Task{ID: "killed", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
+	push := a2a.PushConfig{ID: "hook", TaskID: "killed", URL: srv.URL + "/hook", Dialect: a2a.V10}
+	if _, err := commit.Create(ctx, task, a2a.V10, []a2a.PushConfig{push}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := auth.NewKeys(ctx, rdb, auth.KeyConfig{Prefix: prefix}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, err := ssrf.NewGuard([]string{"127.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg := Config{ReclaimIdle: 50 * time.Millisecond}
+	crashing := &crashingQueue{Store: store}
+	w1 := New(crashing, keys, guard.Transport(), cfg, log)
+	w2 := New(store, keys, guard.Transport(), cfg, log)
+
+	toks, err := store.ReadTokens(ctx, store.PartitionOf("killed"), w1.consumer, 10, time.Second)
+	if err != nil || len(toks) != 1 {
+		t.Fatalf("tokens %v, err %v", toks, err)
+	}
+	w1.Process(ctx, toks[0]) // POSTs, then dies before the ack
+	time.Sleep(60 * time.Millisecond)
+	again, err := store.Reclaim(ctx, store.PartitionOf("killed"), w2.consumer, cfg.ReclaimIdle, 10)
+	if err != nil || len(again) != 1 || again[0].ID != toks[0].ID {
+		t.Fatalf("reclaimed %v, err %v", again, err)
+	}
+	w2.Process(ctx, again[0])
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ids) != 2 || ids[0] == "" || ids[0] != ids[1] {
+		t.Fatalf("notification ids %v: want the same id twice", ids)
+	}
+	rec, err := store.Delivery(ctx, ids[0])
+	if err != nil || rec.Status != "delivered" {
+		t.Fatalf("record %+v, err %v", rec, err)
+	}
+	// The token is gone: nothing is left to reclaim.
+	if left, _ := store.Reclaim(ctx, store.PartitionOf("killed"), w2.consumer, 0, 10); len(left) != 0 {
+		t.Fatalf("tokens left after the ack: %v", left)
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	t.Parallel()
+	p := Policy{Initial: time.Second, MaxInterval: 10 * time.Second, MaxAttempts: 9, MaxElapsed: time.Hour, Jitter: 0.2}
+	now := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		name    string
+		r       result
+		n       int
+		first   time.Time
+		want    queue.Outcome
+		minWait time.Duration
+		maxWait time.Duration
+	}{
+		{"2xx", result{status: 204}, 1, now, queue.Delivered, 0, 0},
+		{"410", result{status: 410}, 1, now, queue.Gone, 0, 0},
+		{"500 first", result{status: 500}, 1, now, queue.Retry, 800 * time.Millisecond, 1200 * time.Millisecond},
+		{"500 third", result{status: 500}, 3, now, queue.Retry, 3200 * time.Millisecond, 4800 * time.Millisecond},
+		{"fourth", result{status: 500}, 4, now, queue.Retry, 6400 * time.Millisecond, 9600 * time.Millisecond},
+		{"capped", result{status: 500}, 8, now.Add(-time.Minute), queue.Retry, 8 * time.Second, 12 * time.Second},
+		{"redirect is a failure", result{status: 302}, 1, now, queue.Retry, 800 * time.Millisecond, 1200 * time.Millisecond},
+		{"retry-after", result{status: 429, retryAfter: 7 * time.Second}, 1, now, queue.Retry, 7 * time.Second, 7 * time.Second},
+		{"retry-after bounded", result{status: 503, retryAfter: time.Hour}, 1, now, queue.Retry, 10 * time.Second, 10 * time.Second},
+		{"network error", result{err: errors.New("refused")}, 2, now, queue.Retry, 1600 * time.Millisecond, 2400 * time.Millisecond},
+		{"attempts spent", result{status: 500}, 9, now, queue.Dead, 0, 0},
+		{"elapsed spent", result{status: 500}, 2, now.Add(-time.Hour), queue.Dead, 0, 0},
+	} {
+		got, due, _ := p.decide(tc.r, tc.n, tc.first, now)
+		if got != tc.want {
+			t.Errorf("%s: outcome %s, want %s", tc.name, got, tc.want)
+		}
+		if wait := due.Sub(now); got == queue.Retry && (wait < tc.minWait || wait > tc.maxWait) {
+			t.Errorf("%s: wait %s, want %s..%s", tc.name, wait, tc.minWait, tc.maxWait)
+		}
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for h, want := range map[string]time.Duration{
+		"": 0, "3": 3 * time.Second, "-1": 0, "soon": 0,
+		now.Add(90 * time.Second).Format(http.TimeFormat): 90 * time.Second,
+		now.Add(-time.Minute).Format(http.TimeFormat):     0,
+	} {
+		if got := parseRetryAfter(h, now); got != want {
+			t.Errorf("parseRetryAfter(%q) = %s, want %s", h, got, want)
+		}
+	}
+}

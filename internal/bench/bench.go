@@ -33,6 +33,9 @@ type Config struct {
 	Delay time.Duration
 	// Drain bounds the wait for the last notifications (default 60s).
 	Drain time.Duration
+	// Rate, when positive, paces the clients to offer this many
+	// notifications per second (open loop); zero sends as fast as they can.
+	Rate int
 }
 
 // Result is what a run measured.
@@ -132,10 +135,19 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 func sendAll(ctx context.Context, client *http.Client, cfg Config, hook string) error {
 	next := atomic.Int64{}
 	errs := make(chan error, cfg.Concurrency)
+	var pace <-chan time.Time
+	if cfg.Rate > 0 {
+		t := time.NewTicker(time.Duration(float64(time.Second) * float64(cfg.Steps+2) / float64(cfg.Rate)))
+		defer t.Stop()
+		pace = t.C
+	}
 	var wg sync.WaitGroup
 	for range cfg.Concurrency {
 		wg.Go(func() {
 			for i := next.Add(1); i <= int64(cfg.Tasks) && ctx.Err() == nil; i = next.Add(1) {
+				if pace != nil {
+					<-pace
+				}
 				if err := send(ctx, client, cfg, hook, i); err != nil {
 					errs <- err
 					return

@@ -115,19 +115,25 @@ func tokensOf(p int, msgs []redis.XMessage) []Token {
 
 // Head returns the head of a token's lane with its config, in one round trip.
 func (s *Store) Head(ctx context.Context, t Token) (Head, error) {
-	pipe := s.rdb.Pipeline()
-	entry := pipe.LIndex(ctx, s.k.lane(t.TaskID, t.ConfigID), 0)
-	cfg := pipe.HGet(ctx, s.k.task(t.TaskID).push, t.ConfigID)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	var entry, cfg *redis.StringCmd
+	s.batch.do(func(p redis.Pipeliner) {
+		entry = p.LIndex(ctx, s.k.lane(t.TaskID, t.ConfigID), 0)
+		cfg = p.HGet(ctx, s.k.task(t.TaskID).push, t.ConfigID)
+	})
+	var h Head
+	b, err := cfg.Bytes()
+	switch {
+	case err == nil:
+		h.Config = b
+	case !errors.Is(err, redis.Nil):
 		return Head{}, fmt.Errorf("queue: lane head: %w", err)
 	}
-	var h Head
-	if b, err := cfg.Bytes(); err == nil {
-		h.Config = b
-	}
 	raw, err := entry.Result()
-	if err != nil {
+	if errors.Is(err, redis.Nil) {
 		return h, nil // an empty lane
+	}
+	if err != nil {
+		return Head{}, fmt.Errorf("queue: lane head: %w", err)
 	}
 	ids, rest, _ := strings.Cut(raw, "\n")
 	ev, snap, _ := strings.Cut(rest, "\n")
@@ -171,7 +177,7 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (boo
 	pfx := s.k.tag(t.Partition)
 	keys := []string{s.k.deliveries(t.Partition), s.k.lane(t.TaskID, t.ConfigID), pfx + "retries", pfx + "dead",
 		pfx + "dl:" + h.NotificationID, pfx + "dla:" + h.NotificationID, tk.push}
-	n, err := s.finish.Run(ctx, s.rdb, keys, t.ID, h.Entry, string(f.Outcome), t.TaskID, t.ConfigID,
+	n, err := s.evalBatched(ctx, s.finish, keys, t.ID, h.Entry, string(f.Outcome), t.TaskID, t.ConfigID,
 		t.Attempt+1, f.First.UnixMilli(), f.Now.UnixMilli(), f.Due.UnixMilli(), f.Attempt, s.attemptsKept,
 		pfx, h.NotificationID, f.Reason, s.keep.Milliseconds()).Int()
 	if err != nil {

@@ -53,6 +53,7 @@ type Store struct {
 	commit  *redis.Script
 	pushSet *redis.Script
 
+	batch        *batcher
 	keep         time.Duration
 	attemptsKept int
 	finish       *redis.Script
@@ -69,6 +70,7 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 		commit:  redis.NewScript(commitLua),
 		pushSet: redis.NewScript(pushSetLua),
 
+		batch:        newBatcher(rdb),
 		keep:         cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 		attemptsKept: cmp.Or(cfg.AttemptsKept, 50),
 		finish:       redis.NewScript(finishLua),
@@ -174,7 +176,7 @@ func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 	for _, e := range c.Events {
 		args = append(args, e)
 	}
-	res, err := s.commit.Run(ctx, s.rdb, []string{tk.hash, tk.events, tk.index, tk.push}, args...).StringSlice()
+	res, err := s.evalBatched(ctx, s.commit, []string{tk.hash, tk.events, tk.index, tk.push}, args...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, ErrConflict

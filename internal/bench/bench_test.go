@@ -1,0 +1,46 @@
+package bench_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2arelay/relay/internal/app"
+	"github.com/a2arelay/relay/internal/bench"
+	"github.com/a2arelay/relay/internal/config"
+	"github.com/a2arelay/relay/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// A short load run against a relay on real Redis loses nothing and
+// measures every status update.
+func TestRunLosesNothing(t *testing.T) {
+	rdb, prefix := redistest.New(t)
+	cfg, err := config.Load(nil, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr, cfg.RedisURL, cfg.RedisPrefix = "127.0.0.1:0", "redis://"+rdb.Options().Addr, strings.TrimSuffix(prefix, ":")
+	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
+	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Shutdown(context.Background())
+	res, err := bench.Run(context.Background(), bench.Config{Target: "http://" + a.Addr() + "/", Tasks: 40, Concurrency: 4,
+		Steps: 2, Delay: time.Millisecond, Drain: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Expected != 160 || res.Delivered != 160 || res.Lost != 0 || res.Duplicates != 0 || res.P99 <= 0 || res.PerSecond <= 0 {
+		t.Fatalf("result %+v", res)
+	}
+	t.Log(res)
+}

@@ -1,0 +1,63 @@
+package ingest
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// Two committers (two relay instances) append to one task at once: each
+// one's cached view goes stale, the version check refuses it, and every
+// event lands exactly once.
+func TestCommittersRaceOnOneTask(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	store := queue.NewStore(rdb, queue.Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 2})
+	a := NewCommitter(store, nil, 0, NewHub())
+	b := NewCommitter(store, nil, 0, NewHub())
+	task := a2a.Task{ID: "race", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}
+	if _, err := a.Create(ctx, task, a2a.V03, nil); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i, c := range []*Committer{a, b, a, b} {
+		wg.Go(func() {
+			for j := range 10 {
+				id := string(rune('a'+i)) + string(rune('0'+j))
+				ev := a2a.Event{Kind: a2a.EventArtifact, TaskID: "race",
+					Artifact: &a2a.Artifact{ArtifactID: id, Parts: []a2a.Part{{Kind: a2a.PartText, Text: id}}}}
+				if _, err := c.Append(ctx, "race", ev); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	rec, err := store.Load(ctx, "race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := decodeRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Version != 41 || len(view.Task.Artifacts) != 40 {
+		t.Fatalf("version %d with %d artifacts, want 41 and 40", rec.Version, len(view.Task.Artifacts))
+	}
+	// A committer whose cache is stale still refuses an illegal change.
+	if _, err := a.Append(ctx, "race", a2a.Event{Kind: a2a.EventStatus, TaskID: "race", Status: &a2a.TaskStatus{State: a2a.StateCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Append(ctx, "race", a2a.Event{Kind: a2a.EventStatus, TaskID: "race", Status: &a2a.TaskStatus{State: a2a.StateWorking}})
+	if _, ok := err.(*a2a.TransitionError); !ok {
+		t.Fatalf("stale committer moved a completed task: err = %v", err)
+	}
+}

@@ -316,3 +316,35 @@ func TestBacklogSurvivesRestart(t *testing.T) {
 		}
 	}
 }
+
+func TestKeyRotationKeepsOldTokensVerifiable(t *testing.T) {
+	t.Parallel()
+	s := newSink(t)
+	r := deliveringRelay(t, nil)
+	r.call("SendMessage", map[string]any{"message": v10Message("before", map[string]any{"metadata": demo(map[string]any{"outcome": "rejected"})}),
+		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": s.url("/rot")}}}, nil)
+	before := s.waitHits(t, "/rot", 2, 10*time.Second)[0]
+	status, body := postJSON(t, r.url+"/v1/keys/rotate")
+	if status != 200 || !strings.Contains(body, `"kid"`) {
+		t.Fatalf("rotate: %d %s", status, body)
+	}
+	r.call("SendMessage", map[string]any{"message": v10Message("after", map[string]any{"metadata": demo(map[string]any{"outcome": "rejected"})}),
+		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": s.url("/rot")}}}, nil)
+	after := s.waitHits(t, "/rot", 4, 10*time.Second)[3]
+	kid := func(h hit) any {
+		tok, _, err := jwt.NewParser().ParseUnverified(h.header.Get("A2A-Notification-JWT"), jwt.MapClaims{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.Header["kid"]
+	}
+	if kid(before) == kid(after) {
+		t.Fatal("the key did not change")
+	}
+	keyfunc := jwksKeyfunc(t, r) // the JWKS now holds both keys
+	for _, h := range []hit{before, after} {
+		if _, err := jwt.Parse(h.header.Get("A2A-Notification-JWT"), keyfunc, jwt.WithoutClaimsValidation()); err != nil {
+			t.Fatalf("token of kid %v does not verify after rotation: %v", kid(h), err)
+		}
+	}
+}

@@ -34,12 +34,23 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 	f.Get("/.well-known/agent-card.json", card.Serve)
 	f.Get("/.well-known/agent.json", card.Serve)
 	f.Get("/.well-known/jwks.json", a.keys.ServeJWKS)
+	f.Post("/v1/keys/rotate", a.rotateKeys)
 	api.Register(f)
 	f.Post("/", h.Serve)
 	if u, err := url.Parse(a.cfg.PublicURL); err == nil && u.Path != "" && u.Path != "/" {
 		f.Post(u.Path, h.Serve)
 	}
 	return f
+}
+
+// rotateKeys makes a new signing key current; the previous one stays in the
+// JWKS for RELAY_JWT_ROTATE_GRACE. Every instance picks the new key up.
+func (a *App) rotateKeys(c *fiber.Ctx) error {
+	if err := a.keys.Rotate(c.UserContext()); err != nil {
+		return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "cannot rotate: " + err.Error()})
+	}
+	a.log.InfoContext(c.UserContext(), "signing key rotated", "kid", a.keys.CurrentKID())
+	return c.JSON(fiber.Map{"kid": a.keys.CurrentKID()})
 }
 
 // ready answers 200 when Redis answers, 503 otherwise.

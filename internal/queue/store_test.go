@@ -36,19 +36,6 @@ func create(t *testing.T, s *Store, id string, at time.Time) {
 	}
 }
 
-// streamIDLess compares two stream entry ids ("ms-seq").
-func streamIDLess(a, b string) bool {
-	am, as, _ := strings.Cut(a, "-")
-	bm, bs, _ := strings.Cut(b, "-")
-	ai, _ := strconv.ParseUint(am, 10, 64)
-	bi, _ := strconv.ParseUint(bm, 10, 64)
-	if ai != bi {
-		return ai < bi
-	}
-	x, _ := strconv.ParseUint(as, 10, 64)
-	y, _ := strconv.ParseUint(bs, 10, 64)
-	return x < y
-}
 
 func TestCommitVersions(t *testing.T) {
 	t.Parallel()
@@ -122,7 +109,7 @@ func TestCommitVersions(t *testing.T) {
 		if e.ID != all[i] || e.Values["e"] != fmt.Sprintf("e%d", i+1) || e.Values["v"] != wantVer {
 			t.Errorf("entry %d = %+v, want id %s, e%d, v%s", i, e, all[i], i+1, wantVer)
 		}
-		if i > 0 && !streamIDLess(entries[i-1].ID, e.ID) {
+		if i > 0 && !lessID(entries[i-1].ID, e.ID) {
 			t.Errorf("stream ids not increasing: %s then %s", entries[i-1].ID, e.ID)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -17,12 +18,31 @@ type Handler struct {
 	svc  Service
 	card *Card
 	log  *slog.Logger
+
+	streams   Streamer
+	streamCfg StreamConfig
+	closing   chan struct{}
 }
 
 // NewHandler returns a Handler over svc; card answers the extended-card methods.
 func NewHandler(svc Service, card *Card, log *slog.Logger) *Handler {
-	return &Handler{svc: svc, card: card, log: log}
+	return &Handler{svc: svc, card: card, log: log, closing: make(chan struct{})}
 }
+
+// EnableStreaming serves the streaming methods over SSE from streams.
+func (h *Handler) EnableStreaming(streams Streamer, cfg StreamConfig) {
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 15 * time.Second
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	h.streams, h.streamCfg = streams, cfg
+}
+
+// CloseStreams ends every open stream (at shutdown: clients resume with
+// Last-Event-ID on another instance or after the restart).
+func (h *Handler) CloseStreams() { close(h.closing) }
 
 // Serve is the fiber handler of the JSON-RPC endpoint (POST).
 func (h *Handler) Serve(c *fiber.Ctx) error {
@@ -47,6 +67,9 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 	if rt.shared && header != "" {
 		// An explicit version header names the reply dialect, whatever the task's.
 		rt.dialect, rt.shared = header, false
+	}
+	if rt.op == opStream || rt.op == opResubscribe {
+		return h.stream(c, id, rt, req.Params)
 	}
 	result, d, err := h.call(c.UserContext(), rt, req.Params)
 	if err != nil {
@@ -109,8 +132,6 @@ func (h *Handler) dispatch(ctx context.Context, rt route, params json.RawMessage
 		return render(v).encodeTask(WithHistory(v.Task, hl)), rt.dialect, nil
 	case opList:
 		return h.list(ctx, params)
-	case opStream, opResubscribe:
-		return nil, rt.dialect, Errorf(CodeUnsupportedOperation, "streaming is not available on this relay yet; use send and get, or push notifications")
 	case opExtendedCard:
 		if h.card == nil || !h.card.HasExtended() {
 			return nil, rt.dialect, Errorf(CodeExtendedCardNotConfig, "no extended agent card is configured")

@@ -148,4 +148,7 @@ type PushConfig struct {
 type TaskView struct {
 	Task    Task
 	Dialect Dialect
+	// EventID is the id of the task's event stream entry this view
+	// reflects (the last one committed), where a subscription continues.
+	EventID string
 }

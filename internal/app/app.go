@@ -35,9 +35,13 @@ type App struct {
 
 	embedded *miniredis.Miniredis
 	rdb      redis.UniversalClient
-	store    *queue.Store
-	demo     *ingest.Demo
-	keys     *auth.Keys
+	// streamRDB is the pool of blocked SSE readers, kept apart from rdb.
+	streamRDB redis.UniversalClient
+	handler   *a2a.Handler
+	streams   *ingest.Streams
+	store     *queue.Store
+	demo      *ingest.Demo
+	keys      *auth.Keys
 	// stopBackground stops the delivery workers and the key refresher;
 	// background is done when they have returned.
 	stopBackground context.CancelFunc
@@ -92,7 +96,10 @@ func (a *App) Start(ctx context.Context) error {
 		return fmt.Errorf("app: agent card: %w", err)
 	}
 	a.startBackground(delivery.New(a.store, a.keys, guard.Transport(), a.deliveryConfig(), a.log))
-	a.http = a.newHTTP(a2a.NewHandler(svc, card, a.log), card, delivery.NewAPI(a.store))
+	a.handler = a2a.NewHandler(svc, card, a.log)
+	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams)
+	a.handler.EnableStreaming(a.streams, a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive})
+	a.http = a.newHTTP(a.handler, card, delivery.NewAPI(a.store))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen on %s: %w", a.cfg.Addr, err)
@@ -116,6 +123,7 @@ func (a *App) Addr() string { return a.ln.Addr().String() }
 func (a *App) Shutdown(ctx context.Context) error {
 	var errs []error
 	if a.http != nil {
+		a.handler.CloseStreams() // open streams end; their clients resume elsewhere
 		errs = append(errs, a.http.ShutdownWithContext(ctx))
 		// fasthttp misses a listener it had not started serving yet: close it
 		// here too so that Serve always returns.
@@ -145,6 +153,7 @@ func (a *App) openStore(ctx context.Context) error {
 		}
 		a.embedded = m
 		a.rdb = redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: a.poolSize()})
+		a.streamRDB = redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: a.cfg.MaxStreams + 4})
 		a.log.WarnContext(ctx, "no RELAY_REDIS_URL set: using the embedded in-memory store; tasks, push configs and deliveries do NOT survive a restart")
 	} else {
 		opt, err := redis.ParseURL(a.cfg.RedisURL)
@@ -153,6 +162,9 @@ func (a *App) openStore(ctx context.Context) error {
 		}
 		opt.PoolSize = a.poolSize()
 		a.rdb = redis.NewClient(opt)
+		sopt := *opt
+		sopt.PoolSize = a.cfg.MaxStreams + 4
+		a.streamRDB = redis.NewClient(&sopt)
 	}
 	a.store = queue.NewStore(a.rdb, queue.Config{Prefix: a.cfg.RedisPrefix, Partitions: a.cfg.Partitions,
 		EventsMaxLen: a.cfg.TaskEventsMaxLen, DeliveryRetention: a.cfg.DeliveryRetention})
@@ -192,6 +204,10 @@ func (a *App) deliveryConfig() delivery.Config {
 }
 
 func (a *App) closeStore() {
+	if a.streamRDB != nil {
+		_ = a.streamRDB.Close()
+		a.streamRDB = nil
+	}
 	if a.rdb != nil {
 		if err := a.rdb.Close(); err != nil {
 			a.log.Warn("closing redis", "err", err)
@@ -207,7 +223,7 @@ func (a *App) closeStore() {
 func (a *App) cardConfig() a2a.CardConfig {
 	ag := a.cfg.Agent
 	cc := a2a.CardConfig{Name: ag.Name, Description: ag.Description, Version: ag.Version,
-		URL: a.cfg.PublicURL + "/", MaxAge: ag.CardMaxAge, Skills: skills(ag.Skills)}
+		URL: a.cfg.PublicURL + "/", MaxAge: ag.CardMaxAge, Skills: skills(ag.Skills), Streaming: true}
 	if ext := ag.ExtendedCard; ext != nil {
 		cc.HasExtended, cc.ExtendedDescription, cc.ExtendedSkills = true, ext.Description, skills(ext.Skills)
 	}

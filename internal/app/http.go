@@ -22,9 +22,11 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 		BodyLimit:             a.cfg.MaxBodyBytes,
 		ReadBufferSize:        16 << 10,
 		ReadTimeout:           30 * time.Second,
-		WriteTimeout:          a.cfg.BlockingTimeout + 30*time.Second,
-		IdleTimeout:           2 * time.Minute,
-		ErrorHandler:          a.errorHandler,
+		// No server-wide write timeout: it would cut SSE streams. Every SSE
+		// write has a deadline of its own; other answers are small.
+		WriteTimeout: 0,
+		IdleTimeout:  2 * time.Minute,
+		ErrorHandler: a.errorHandler,
 	})
 	f.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		a.log.ErrorContext(c.UserContext(), "panic in http handler", "path", c.Path(), "panic", e)

@@ -69,6 +69,11 @@ type Config struct {
 	// TaskEventsMaxLen caps (approximately) each task's event stream.
 	TaskEventsMaxLen int `yaml:"task_events_max_len"`
 
+	// MaxStreams bounds the SSE streams open at once on one instance.
+	MaxStreams int `yaml:"max_streams"`
+	// StreamKeepAlive is the idle time after which a stream gets a ": ping".
+	StreamKeepAlive time.Duration `yaml:"stream_keepalive"`
+
 	// DemoStepDelay is the demo agent's default pause between events.
 	DemoStepDelay time.Duration `yaml:"demo_step_delay"`
 

@@ -55,7 +55,7 @@ const (
 // Create commits a new task (its first event carries the whole task) with
 // the push configs registered inline. It returns queue.ErrConflict when a
 // task with that id exists already.
-func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig) (a2a.Task, error) {
+func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig) (a2a.TaskView, error) {
 	now := c.now().UTC()
 	if t.Status.Timestamp == "" {
 		t.Status.Timestamp = timestamp(now)
@@ -63,24 +63,25 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	ev := a2a.Event{Kind: a2a.EventTask, TaskID: t.ID, ContextID: t.ContextID, Task: &t}
 	snap, evb, err := encode(t, []a2a.Event{ev})
 	if err != nil {
-		return a2a.Task{}, err
+		return a2a.TaskView{}, err
 	}
 	pc := make(map[string][]byte, len(push))
 	for _, p := range push {
 		if pc[p.ID], err = json.Marshal(p); err != nil {
-			return a2a.Task{}, fmt.Errorf("ingest: encode push config: %w", err)
+			return a2a.TaskView{}, fmt.Errorf("ingest: encode push config: %w", err)
 		}
 	}
-	_, err = c.store.Commit(ctx, queue.Commit{
+	ids, err := c.store.Commit(ctx, queue.Commit{
 		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
 		Fields: map[string]string{fieldDialect: string(d), fieldCreated: strconv.FormatInt(now.UnixMilli(), 10)},
 	})
 	if err != nil {
-		return a2a.Task{}, err
+		return a2a.TaskView{}, err
 	}
-	c.views.put(t.ID, cachedView{view: a2a.TaskView{Task: t, Dialect: d}, version: 1})
+	view := a2a.TaskView{Task: t, Dialect: d, EventID: last(ids)}
+	c.views.put(t.ID, cachedView{view: view, version: 1})
 	c.hub.Notify(t.ID)
-	return t, nil
+	return view, nil
 }
 
 // Append validates events against the task's current snapshot and commits
@@ -128,12 +129,14 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	if view.Task.Status.State.Terminal() {
 		expire = c.retention
 	}
-	if _, err := c.store.Commit(ctx, queue.Commit{
+	ids, err := c.store.Commit(ctx, queue.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, Events: evb, Deliver: deliverable(evs),
 		UpdatedAt: now, ExpireAfter: expire,
-	}); err != nil {
+	})
+	if err != nil {
 		return a2a.TaskView{}, err
 	}
+	view.EventID = last(ids)
 	if expire > 0 {
 		c.views.drop(taskID)
 	} else {
@@ -206,4 +209,11 @@ func deliverable(events []a2a.Event) []bool {
 		out[i] = ev.Kind != a2a.EventMessage
 	}
 	return out
+}
+
+func last(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[len(ids)-1]
 }

@@ -117,12 +117,12 @@ func (s *Service) create(ctx context.Context, p a2a.SendParams) (a2a.TaskView, e
 	if p.PushConfig != nil {
 		push = append(push, normalizePush(*p.PushConfig, id, p.Dialect))
 	}
-	task, err := s.commit.Create(ctx, task, p.Dialect, push)
+	view, err := s.commit.Create(ctx, task, p.Dialect, push)
 	if err != nil {
 		return a2a.TaskView{}, err
 	}
-	s.agent.Start(task, msg)
-	return a2a.TaskView{Task: task, Dialect: p.Dialect}, nil
+	s.agent.Start(view.Task, msg)
+	return view, nil
 }
 
 func (s *Service) continueTask(ctx context.Context, p a2a.SendParams) (a2a.TaskView, error) {

@@ -36,7 +36,6 @@ func create(t *testing.T, s *Store, id string, at time.Time) {
 	}
 }
 
-
 func TestCommitVersions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -1,0 +1,236 @@
+package a2a
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// StreamEvent is one entry of a task's event stream.
+type StreamEvent struct {
+	ID    string
+	Event Event
+}
+
+// Streamer is what SSE subscriptions need (ingest.Streams implements it).
+type Streamer interface {
+	Acquire() (release func(), ok bool)
+	Current(ctx context.Context, taskID string) (TaskView, error)
+	Next(ctx context.Context, taskID, afterID string, wait time.Duration) ([]StreamEvent, error)
+}
+
+// StreamConfig tunes SSE subscriptions.
+type StreamConfig struct {
+	// KeepAlive is the idle time after which a ": ping" comment is sent (default 15s).
+	KeepAlive time.Duration
+	// Poll bounds each blocking read, and so how soon a stream notices shutdown (default 1s).
+	Poll time.Duration
+}
+
+var streamIDPattern = regexp.MustCompile(`^\d+-\d+$`)
+
+// subscription is one open SSE stream.
+type subscription struct {
+	h       *Handler
+	id      json.RawMessage
+	d       Dialect
+	taskID  string
+	after   string
+	first   *TaskView // sent first unless the client resumes with Last-Event-ID
+	release func()
+	indexes map[string]int // v0.1 artifact indexes by artifact id
+	conn    interface{ SetWriteDeadline(time.Time) error }
+	// ended: the task was finished when the stream opened, so once the
+	// events after the resume point are sent there is no more to wait for.
+	ended bool
+}
+
+// writeTimeout bounds each write of a stream, so that a client that stopped
+// reading cannot hold a stream slot forever.
+const writeTimeout = 30 * time.Second
+
+// flush sends what is buffered, within writeTimeout.
+func (s *subscription) flush(w *bufio.Writer) error {
+	if s.conn != nil {
+		_ = s.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	}
+	return w.Flush()
+}
+
+// stream answers a streaming method: it opens the subscription (errors so
+// far are ordinary JSON-RPC errors, or one SSE error event when the client
+// accepts only a stream) and hands the rest to the body writer.
+func (h *Handler) stream(c *fiber.Ctx, id json.RawMessage, rt route, params json.RawMessage) error {
+	if h.streams == nil {
+		return h.streamError(c, id, rt.dialect, Errorf(CodeUnsupportedOperation, "streaming is not enabled on this relay"))
+	}
+	release, ok := h.streams.Acquire()
+	if !ok {
+		return h.streamError(c, id, rt.dialect, Errorf(CodeInternal, "too many open streams on this relay instance; retry later"))
+	}
+	sub, err := h.openSubscription(c, rt, params)
+	if err != nil {
+		release()
+		e, known := AsError(err)
+		if !known {
+			h.log.ErrorContext(c.UserContext(), "a2a stream failed to open", "err", err)
+		}
+		return h.streamError(c, id, rt.dialect, e)
+	}
+	sub.h, sub.id, sub.release, sub.conn = h, id, release, c.Context().Conn()
+	setSSEHeaders(c)
+	c.Context().SetBodyStreamWriter(sub.run)
+	return nil
+}
+
+func setSSEHeaders(c *fiber.Ctx) {
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+}
+
+// streamError answers a streaming method that failed before its stream
+// began: with one SSE error event when the client accepts only a stream
+// (SDK clients refuse anything else), else as an ordinary JSON-RPC error.
+func (h *Handler) streamError(c *fiber.Ctx, id json.RawMessage, d Dialect, e *Error) error {
+	r := response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(d))}
+	if !strings.Contains(c.Get(fiber.HeaderAccept), "text/event-stream") {
+		return writeRPC(c, fiber.StatusOK, r)
+	}
+	setSSEHeaders(c)
+	b, _ := json.Marshal(r)
+	return c.Send(append(append([]byte("data: "), b...), '\n', '\n'))
+}
+
+// openSubscription starts or continues the task (stream methods) or finds it
+// (re-attach methods) and decides where the stream begins.
+func (h *Handler) openSubscription(c *fiber.Ctx, rt route, params json.RawMessage) (*subscription, error) {
+	ctx := c.UserContext()
+	sub := &subscription{d: rt.dialect, indexes: map[string]int{}}
+	var view TaskView
+	if rt.op == opStream {
+		p, _, err := codecFor(rt.dialect).decodeSend(params)
+		if err != nil {
+			return nil, err
+		}
+		p.Blocking = false
+		if view, err = h.svc.Send(ctx, p); err != nil {
+			return nil, err
+		}
+	} else {
+		taskID, _, err := codecFor(rt.dialect).decodeTaskQuery(params)
+		if err != nil {
+			return nil, err
+		}
+		if view, err = h.streams.Current(ctx, taskID); err != nil {
+			return nil, err
+		}
+		// A finished task has nothing left to stream, unless a client resumes
+		// and has yet to receive its last events.
+		if st := view.Task.Status.State; st.Terminal() && rt.dialect == V10 && c.Get("Last-Event-ID") == "" {
+			return nil, Errorf(CodeUnsupportedOperation, "task %s is %s: there is nothing left to subscribe to", taskID, st)
+		}
+	}
+	sub.ended = view.Task.Status.State.Terminal()
+	if rt.shared && view.Dialect == V01 {
+		sub.d = V01 // tasks/resubscribe of a v0.1 task answers in v0.1
+	}
+	sub.taskID, sub.after, sub.first = view.Task.ID, view.EventID, &view
+	for i, a := range view.Task.Artifacts {
+		sub.indexes[a.ArtifactID] = i
+	}
+	if last := c.Get("Last-Event-ID"); last != "" {
+		if !streamIDPattern.MatchString(last) {
+			return nil, InvalidParams("Last-Event-ID %q is not an event id relay sent", last)
+		}
+		sub.after, sub.first = last, nil
+	}
+	if sub.after == "" {
+		sub.after = "0-0"
+	}
+	return sub, nil
+}
+
+// run writes the stream until the task's final event, the client leaves,
+// or relay shuts down.
+func (s *subscription) run(w *bufio.Writer) {
+	defer s.release()
+	ctx := context.Background()
+	cfg := s.h.streamCfg
+	if s.first != nil {
+		if done, err := s.write(w, s.after, s.first.Task, nil); done || err != nil {
+			return
+		}
+	}
+	idle := time.Now()
+	for {
+		select {
+		case <-s.h.closing:
+			return
+		default:
+		}
+		evs, err := s.h.streams.Next(ctx, s.taskID, s.after, cfg.Poll)
+		if err != nil {
+			s.h.log.WarnContext(ctx, "a2a stream read failed", "task_id", s.taskID, "err", err)
+			s.writeError(w, &Error{Code: CodeInternal, Message: "the stream failed; resubscribe with Last-Event-ID to resume"})
+			return
+		}
+		for _, e := range evs {
+			s.after = e.ID
+			done, err := s.write(w, e.ID, Task{}, &e.Event)
+			if done || err != nil {
+				return
+			}
+			idle = time.Now()
+		}
+		if len(evs) == 0 && s.ended {
+			return
+		}
+		if len(evs) == 0 && time.Since(idle) >= cfg.KeepAlive {
+			if _, err := w.WriteString(": ping\n\n"); err != nil || s.flush(w) != nil {
+				return // the client left
+			}
+			idle = time.Now()
+		}
+	}
+}
+
+// write sends one event (or, when ev is nil, the task itself) and reports
+// whether it was the last one of the stream.
+func (s *subscription) write(w *bufio.Writer, id string, task Task, ev *Event) (bool, error) {
+	var result any
+	var final bool
+	switch {
+	case ev == nil:
+		result, final = s.renderTask(task), task.Status.State.Terminal() || task.Status.State.Interrupted()
+	case ev.Kind == EventStatus || ev.Kind == EventArtifact:
+		result = s.renderEvent(*ev)
+		final = ev.Kind == EventStatus && ev.Status != nil && (ev.Status.State.Terminal() || ev.Status.State.Interrupted())
+	default:
+		return false, nil // the task's creation and client messages are in the task sent first
+	}
+	b, err := json.Marshal(response{JSONRPC: "2.0", ID: s.id, Result: result})
+	if err != nil {
+		return true, err
+	}
+	if id != "" && id != "0-0" {
+		_, _ = w.WriteString("id: " + id + "\n")
+	}
+	_, _ = w.WriteString("data: ")
+	_, _ = w.Write(b)
+	_, _ = w.WriteString("\n\n")
+	return final, s.flush(w)
+}
+
+func (s *subscription) writeError(w *bufio.Writer, e *Error) {
+	b, _ := json.Marshal(response{JSONRPC: "2.0", ID: s.id, Error: ptr(e.toWire(s.d))})
+	_, _ = w.WriteString("data: ")
+	_, _ = w.Write(b)
+	_, _ = w.WriteString("\n\n")
+	_ = s.flush(w)
+}

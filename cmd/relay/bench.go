@@ -28,6 +28,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&bc.Steps, "steps", 4, "working updates per task (notifications per task = steps + 2)")
 	fs.DurationVar(&bc.Delay, "delay", 20*time.Millisecond, "demo agent pause between events")
 	fs.IntVar(&bc.Rate, "rate", 0, "offered notifications per second (0: as fast as the clients can send)")
+	mode := fs.String("mode", "push", "push: webhooks; stream: every client streams its task over SSE")
 	fs.StringVar(&bc.Target, "target", "", "A2A endpoint of a running relay (default: start one in-process)")
 	redisURL := fs.String("redis-url", "", "Redis of the in-process relay (default: the embedded store)")
 	workers := fs.Int("workers", 64, "delivery workers of the in-process relay")
@@ -35,6 +36,11 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if *mode != "push" && *mode != "stream" {
+		fmt.Fprintf(stderr, "relay bench: --mode must be push or stream, not %q\n", *mode)
+		return 2
+	}
+	bc.Stream = *mode == "stream"
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {

@@ -33,6 +33,10 @@ type Config struct {
 	Delay time.Duration
 	// Drain bounds the wait for the last notifications (default 60s).
 	Drain time.Duration
+	// Stream makes each client stream its task over SSE
+	// (SendStreamingMessage) instead of registering a webhook: the figures
+	// are then for SSE events.
+	Stream bool
 	// Rate, when positive, paces the clients to offer this many
 	// notifications per second (open loop); zero sends as fast as they can.
 	Rate int
@@ -47,7 +51,7 @@ type Result struct {
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("tasks sent: %d in %s\nnotifications: %d of %d delivered in %s: %.0f/s\n"+
+	return fmt.Sprintf("tasks sent: %d in %s\nnotifications or events: %d of %d received in %s: %.0f/s\n"+
 		"commit to receipt: p50 %s, p99 %s, max %s\nlost: %d, duplicates: %d",
 		r.Tasks, r.SendTime.Round(time.Millisecond), r.Delivered, r.Expected, r.Elapsed.Round(time.Millisecond), r.PerSecond,
 		r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), r.Max.Round(100*time.Microsecond), r.Lost, r.Duplicates)
@@ -72,22 +76,29 @@ func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} `json:"statusUpdate"`
 	}
 	_ = json.Unmarshal(body, &n)
-	id := r.Header.Get("A2A-Notification-Id")
+	var emit string
+	if n.StatusUpdate != nil {
+		emit = n.StatusUpdate.Metadata.EmitNs
+	}
+	s.record(r.Header.Get("A2A-Notification-Id"), emit, now)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// record counts one received notification or event; emitNs (when set)
+// gives its commit time.
+func (s *sink) record(id, emitNs string, now time.Time) {
 	s.mu.Lock()
 	if s.seen[id] {
 		s.dups++
 	} else {
 		s.seen[id] = true
 		s.last = now
-		if n.StatusUpdate != nil {
-			if ns, err := strconv.ParseInt(n.StatusUpdate.Metadata.EmitNs, 10, 64); err == nil {
-				s.latencies = append(s.latencies, now.Sub(time.Unix(0, ns)))
-			}
+		if ns, err := strconv.ParseInt(emitNs, 10, 64); err == nil {
+			s.latencies = append(s.latencies, now.Sub(time.Unix(0, ns)))
 		}
 	}
 	s.mu.Unlock()
 	s.count.Add(1)
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // Run drives one load run against cfg.Target.
@@ -106,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Concurrency}}
 	start := time.Now()
-	if err := sendAll(ctx, client, cfg, hook); err != nil {
+	if err := sendAll(ctx, client, cfg, hook, s); err != nil {
 		return Result{}, err
 	}
 	res := Result{Tasks: cfg.Tasks, SendTime: time.Since(start), Expected: cfg.Tasks * (cfg.Steps + 2)}
@@ -132,7 +143,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 // sendAll sends cfg.Tasks non-blocking v1.0 SendMessage requests from
 // cfg.Concurrency clients, each task with an inline push config.
-func sendAll(ctx context.Context, client *http.Client, cfg Config, hook string) error {
+func sendAll(ctx context.Context, client *http.Client, cfg Config, hook string, s *sink) error {
 	next := atomic.Int64{}
 	errs := make(chan error, cfg.Concurrency)
 	var pace <-chan time.Time
@@ -148,7 +159,11 @@ func sendAll(ctx context.Context, client *http.Client, cfg Config, hook string) 
 				if pace != nil {
 					<-pace
 				}
-				if err := send(ctx, client, cfg, hook, i); err != nil {
+				send := func() error { return send(ctx, client, cfg, hook, i) }
+				if cfg.Stream {
+					send = func() error { return streamTask(ctx, client, cfg, s, i) }
+				}
+				if err := send(); err != nil {
 					errs <- err
 					return
 				}

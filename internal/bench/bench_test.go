@@ -34,13 +34,15 @@ func TestRunLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Shutdown(context.Background())
-	res, err := bench.Run(context.Background(), bench.Config{Target: "http://" + a.Addr() + "/", Tasks: 40, Concurrency: 4,
-		Steps: 2, Delay: time.Millisecond, Drain: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
+	for _, stream := range []bool{false, true} {
+		res, err := bench.Run(context.Background(), bench.Config{Target: "http://" + a.Addr() + "/", Tasks: 40, Concurrency: 4,
+			Steps: 2, Delay: time.Millisecond, Drain: 20 * time.Second, Stream: stream})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Expected != 160 || res.Delivered != 160 || res.Lost != 0 || res.Duplicates != 0 || res.P99 <= 0 || res.PerSecond <= 0 {
+			t.Fatalf("stream %v: result %+v", stream, res)
+		}
+		t.Log(res)
 	}
-	if res.Expected != 160 || res.Delivered != 160 || res.Lost != 0 || res.Duplicates != 0 || res.P99 <= 0 || res.PerSecond <= 0 {
-		t.Fatalf("result %+v", res)
-	}
-	t.Log(res)
 }

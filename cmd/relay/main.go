@@ -64,13 +64,13 @@ func serve(args []string, env func(string) string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "relay: %v\n", err)
 		return 2
 	}
-	app.Version = version
 	log := app.NewLogger(cfg, stderr)
 	a, err := app.New(cfg, log)
 	if err != nil {
 		log.Error("relay: start failed", "err", err)
 		return 1
 	}
+	a.SetVersion(version)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := a.Run(ctx); err != nil {

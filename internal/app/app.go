@@ -25,13 +25,12 @@ import (
 	"github.com/a2arelay/relay/internal/ssrf"
 )
 
-// Version is relay's version, sent as User-Agent relay/<version>.
-var Version = "dev"
-
 // App is one relay instance.
 type App struct {
 	cfg config.Config
 	log *slog.Logger
+	// version is sent as User-Agent relay/<version>.
+	version string
 
 	embedded *miniredis.Miniredis
 	rdb      redis.UniversalClient
@@ -56,8 +55,11 @@ func New(cfg config.Config, log *slog.Logger) (*App, error) {
 	if log == nil {
 		return nil, errors.New("app: nil logger")
 	}
-	return &App{cfg: cfg, log: log}, nil
+	return &App{cfg: cfg, log: log, version: "dev"}, nil
 }
+
+// SetVersion sets the version relay reports (User-Agent relay/<version>).
+func (a *App) SetVersion(v string) { a.version = v }
 
 // Run starts the app, serves until ctx is cancelled, then shuts down.
 func (a *App) Run(ctx context.Context) error {
@@ -197,7 +199,7 @@ func (a *App) startBackground(w *delivery.Workers) {
 func (a *App) deliveryConfig() delivery.Config {
 	return delivery.Config{
 		Workers: a.cfg.DeliveryWorkers, Timeout: a.cfg.DeliveryTimeout, Issuer: a.cfg.PublicURL,
-		TokenTTL: a.cfg.JWTTTL, UserAgent: "relay/" + Version,
+		TokenTTL: a.cfg.JWTTTL, UserAgent: "relay/" + a.version,
 		Policy: delivery.Policy{Initial: a.cfg.RetryInitial, MaxInterval: a.cfg.RetryMaxInterval,
 			MaxAttempts: a.cfg.RetryMaxAttempts, MaxElapsed: a.cfg.RetryMaxElapsed},
 	}

@@ -176,21 +176,10 @@ func sendAll(ctx context.Context, client *http.Client, cfg Config, hook string, 
 }
 
 func send(ctx context.Context, client *http.Client, cfg Config, hook string, i int64) error {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i, "method": "SendMessage", "params": map[string]any{
-		"message": map[string]any{"role": "ROLE_USER", "messageId": "bench-" + strconv.FormatInt(i, 10),
-			"parts":    []any{map[string]any{"text": "load"}},
-			"metadata": map[string]any{"demo": map[string]any{"steps": cfg.Steps, "delayMs": cfg.Delay.Milliseconds(), "artifactChunks": 0}}},
-		"configuration": map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": hook}},
-	}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Target, bytes.NewReader(body))
+	config := map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": hook}}
+	resp, err := call(ctx, client, cfg, "SendMessage", i, config)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("bench: send task %d: %w", i, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
@@ -198,4 +187,27 @@ func send(ctx context.Context, client *http.Client, cfg Config, hook string, i i
 		return fmt.Errorf("bench: task %d refused: %s", i, b)
 	}
 	return nil
+}
+
+// call sends task i to relay with method, as v1.0, with the demo options
+// of cfg and the given send configuration.
+func call(ctx context.Context, client *http.Client, cfg Config, method string, i int64, configuration map[string]any) (*http.Response, error) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i, "method": method, "params": map[string]any{
+		"message": map[string]any{"role": "ROLE_USER", "messageId": "bench-" + strconv.FormatInt(i, 10),
+			"parts":    []any{map[string]any{"text": "load"}},
+			"metadata": map[string]any{"demo": map[string]any{"steps": cfg.Steps, "delayMs": cfg.Delay.Milliseconds(), "artifactChunks": 0}}},
+		"configuration": configuration,
+	}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Target, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s task %d: %w", method, i, err)
+	}
+	return resp, nil
 }

@@ -15,21 +15,9 @@ import (
 // streamTask sends task i as SendStreamingMessage and reads its SSE stream
 // to the end, recording every event in s (ids are the SSE ids).
 func streamTask(ctx context.Context, client *http.Client, cfg Config, s *sink, i int64) error {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i, "method": "SendStreamingMessage", "params": map[string]any{
-		"message": map[string]any{"role": "ROLE_USER", "messageId": "bench-" + strconv.FormatInt(i, 10),
-			"parts":    []any{map[string]any{"text": "load"}},
-			"metadata": map[string]any{"demo": map[string]any{"steps": cfg.Steps, "delayMs": cfg.Delay.Milliseconds(), "artifactChunks": 0}}},
-	}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Target, bytes.NewReader(body))
+	resp, err := call(ctx, client, cfg, "SendStreamingMessage", i, map[string]any{})
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("A2A-Version", "1.0")
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("bench: stream task %d: %w", i, err)
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)

@@ -81,8 +81,8 @@ func TestDeadLettersRedriveAndRedeliver(t *testing.T) {
 	if byTask := listDeliveries(t, r, "task="+res.Task.ID+"&config=h"); len(byTask) != 2 {
 		t.Fatalf("by task and config: %+v", byTask)
 	}
-	if status, _, body := get(t, r.url+"/v1/deliveries?status=pending"); status != 400 || !strings.Contains(string(body), "task=") {
-		t.Fatalf("pending without a task: %d %s", status, body)
+	if status, _, body := get(t, r.url+"/v1/deliveries?status=delivered"); status != 400 || !strings.Contains(string(body), "task=") {
+		t.Fatalf("delivered without a task: %d %s", status, body)
 	}
 	if status, _, _ := get(t, r.url+"/v1/deliveries/0.nope"); status != 404 {
 		t.Fatalf("unknown delivery: %d", status)

@@ -212,6 +212,16 @@ func TestGoneDisablesConfigAndRetryAfter(t *testing.T) {
 	r.call("SendMessage", map[string]any{"message": v10Message("gone", nil), "configuration": map[string]any{"returnImmediately": true,
 		"taskPushNotificationConfig": map[string]any{"id": "g", "url": s.url("/gone")}}}, &res)
 	r.call("CreateTaskPushNotificationConfig", map[string]any{"taskId": res.Task.ID, "id": "b", "url": s.url("/busy")}, nil)
+	s.waitHits(t, "/busy", 1, 10*time.Second)
+	for range 100 { // while /busy waits out its Retry-After, its delivery is listed as failed across tasks
+		if d := listDeliveries(t, r, "status=failed"); len(d) > 0 && d[0].ConfigID == "b" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d := listDeliveries(t, r, "status=pending&config=b"); len(d) == 0 {
+		t.Fatal("notifications queued behind the failed one are not listed as pending")
+	}
 	busy := s.waitHits(t, "/busy", 2, 10*time.Second)
 	if gap := busy[1].at.Sub(busy[0].at); gap < 1900*time.Millisecond {
 		t.Fatalf("Retry-After: 2 honoured after only %s", gap)

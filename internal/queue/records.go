@@ -13,13 +13,13 @@ import (
 // DeliveryStatuses are the states of a delivery record.
 var DeliveryStatuses = []string{"pending", "failed", "delivered", "dead", "disabled", "dropped"}
 
-// IndexedStatuses are the statuses listed across tasks; pending and
-// delivered records are listed per task (there are many, and they are
-// rarely what an operator hunts for).
-var IndexedStatuses = []string{"failed", "dead", "disabled", "dropped"}
+// IndexedStatuses are the statuses listed across tasks; delivered records
+// are listed per task (they are most records, and rarely what an operator
+// hunts for).
+var IndexedStatuses = []string{"pending", "failed", "dead", "disabled", "dropped"}
 
-// ErrNeedsTask: pending and delivered records can only be listed per task.
-var ErrNeedsTask = errors.New("pending and delivered deliveries are listed per task: add task=<id>")
+// ErrNeedsTask: delivered records can only be listed per task.
+var ErrNeedsTask = errors.New("delivered deliveries are listed per task: add task=<id>")
 
 // Record of one notification to one push config.
 type DeliveryRecord struct {

@@ -28,8 +28,8 @@
 --   <p>deliveries                        stream of lane tokens (consumer group "workers")
 --   <p>dl:<notificationId>               hash: the delivery record
 --   <p>dl:task:<task>                    zset of the task's notification ids by creation ms
---   <p>dl:status:<status>                zset of notification ids by update ms, for the
---                                        statuses an operator looks for (failed, dead, disabled, dropped)
+--   <p>dl:status:<status>                zset of notification ids by update ms, for every
+--                                        status but delivered (listed per task)
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
 local cur = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if cur ~= tonumber(ARGV[1]) then
@@ -82,6 +82,7 @@ while i <= #ARGV do
       redis.call('PEXPIRE', dl, keep)
       redis.call('ZADD', pfx .. 'dl:task:' .. task, now, nid)
       redis.call('PEXPIRE', pfx .. 'dl:task:' .. task, keep)
+      redis.call('ZADD', pfx .. 'dl:status:pending', now, nid)
       if redis.call('RPUSH', lane, id .. ' ' .. nid .. '\n' .. ARGV[i] .. '\n' .. ARGV[2]) == 1 then
         redis.call('XADD', pfx .. 'deliveries', '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
       end

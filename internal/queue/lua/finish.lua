@@ -21,7 +21,7 @@ if redis.call('XACK', KEYS[1], 'workers', ARGV[1]) == 0 then
 end
 local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
 -- indexed lists the statuses kept in a zset of their own.
-local indexed = {failed = true, dead = true, disabled = true, dropped = true}
+local indexed = {pending = true, failed = true, dead = true, disabled = true, dropped = true}
 local function setStatus(st)
   local old = redis.call('HGET', KEYS[5], 'status')
   if not old then

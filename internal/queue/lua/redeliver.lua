@@ -19,6 +19,7 @@ for j = 1, #f, 2 do
 end
 redis.call('ZREM', ARGV[5] .. 'dl:status:' .. old, ARGV[6])
 redis.call('HSET', KEYS[3], 'status', 'pending', 'updated', ARGV[4])
+redis.call('ZADD', ARGV[5] .. 'dl:status:pending', ARGV[4], ARGV[6])
 if redis.call('RPUSH', KEYS[1], ARGV[1] .. ' ' .. ARGV[6] .. '\n' .. ev .. '\n' .. snap) == 1 then
   redis.call('XADD', KEYS[2], '*', 't', ARGV[2], 'c', ARGV[3], 'a', 1, 'f', 0)
 end

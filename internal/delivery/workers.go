@@ -235,7 +235,10 @@ func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *q
 	if err := json.Unmarshal(h.Event, &ev); err != nil {
 		return fmt.Errorf("decode event: %w", err)
 	}
-	if len(h.Snapshot) > 0 {
+	switch {
+	case cfg.Dialect == a2a.V10 && ev.Task != nil:
+		snap = *ev.Task // v1.0 sends the snapshot only for the task event, which carries it
+	case cfg.Dialect != a2a.V10 && len(h.Snapshot) > 0:
 		if err := json.Unmarshal(h.Snapshot, &snap); err != nil {
 			return fmt.Errorf("decode snapshot: %w", err)
 		}

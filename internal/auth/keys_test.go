@@ -398,7 +398,19 @@ func TestSignDuringRotate(t *testing.T) {
 			}
 		})
 	}
+	// Each rotation waits until more tokens were signed, so that signing
+	// really overlaps the rotations however the goroutines are scheduled.
+	waitMore := func() {
+		seen := len(tokens)
+		for deadline := time.Now().Add(10 * time.Second); len(tokens) == seen && len(tokens) < cap(tokens); {
+			if time.Now().After(deadline) {
+				t.Fatal("no token signed within 10s")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	for range 5 {
+		waitMore()
 		if err := k.Rotate(t.Context()); err != nil {
 			t.Error(err)
 		}

@@ -3,6 +3,8 @@ package a2a
 import (
 	"bufio"
 	"context"
+	"errors"
+	"net"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -48,6 +50,23 @@ type subscription struct {
 	// ended: the task was finished when the stream opened, so once the
 	// events after the resume point are sent there is no more to wait for.
 	ended bool
+}
+
+// gone reports whether the client closed its connection. While a stream
+// runs, its writer owns the connection and an SSE client sends nothing
+// more, so a read that ends in EOF (rather than the short deadline) means
+// the client left: its slot and Redis connection are freed within a poll.
+func (s *subscription) gone() bool {
+	c, ok := s.conn.(net.Conn)
+	if !ok {
+		return false
+	}
+	_ = c.SetReadDeadline(time.Now().Add(time.Millisecond))
+	var b [1]byte
+	_, err := c.Read(b[:])
+	_ = c.SetReadDeadline(time.Time{})
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
 }
 
 // writeTimeout bounds each write of a stream, so that a client that stopped
@@ -188,7 +207,7 @@ func (s *subscription) run(w *bufio.Writer) {
 			}
 			idle = time.Now()
 		}
-		if len(evs) == 0 && s.ended {
+		if len(evs) == 0 && (s.ended || s.gone()) {
 			return
 		}
 		if len(evs) == 0 && time.Since(idle) >= cfg.KeepAlive {

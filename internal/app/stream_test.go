@@ -212,7 +212,8 @@ func TestStreamAcrossInstances(t *testing.T) {
 
 func TestStreamResourcesAndLimits(t *testing.T) {
 	t.Parallel()
-	r := startRelay(t, func(c *config.Config) { c.MaxStreams, c.StreamKeepAlive = 1, 50*time.Millisecond })
+	// Keep-alives an hour apart: the stream must notice the client leaving without writing.
+	r := startRelay(t, func(c *config.Config) { c.MaxStreams, c.StreamKeepAlive = 1, time.Hour })
 	var res struct{ Task v10Task }
 	r.call("SendMessage", map[string]any{"message": v10Message("long", map[string]any{"metadata": demo(map[string]any{"steps": 200, "delayMs": 50})}),
 		"configuration": map[string]any{"returnImmediately": true}}, &res)

@@ -162,7 +162,7 @@ func TestSubscribersSeeTheSameEventsAndResume(t *testing.T) {
 	t.Parallel()
 	r := startRelay(t, nil)
 	var res struct{ Task v10Task }
-	r.call("SendMessage", map[string]any{"message": v10Message("many", map[string]any{"metadata": demo(map[string]any{"steps": 8, "delayMs": 30})}),
+	r.call("SendMessage", map[string]any{"message": v10Message("many", map[string]any{"metadata": demo(map[string]any{"steps": 8, "delayMs": 100})}),
 		"configuration": map[string]any{"returnImmediately": true}}, &res)
 	a, cancelA := openStream(t, r, "SubscribeToTask", map[string]any{"id": res.Task.ID})
 	defer cancelA()
@@ -202,7 +202,7 @@ func TestStreamAcrossInstances(t *testing.T) {
 	cfg.Addr = "127.0.0.1:0"
 	b := startWith(t, cfg) // same Redis, same prefix: a second instance
 	var res struct{ Task v10Task }
-	b.call("SendMessage", map[string]any{"message": v10Message("across", map[string]any{"metadata": demo(map[string]any{"steps": 5, "delayMs": 30})}),
+	b.call("SendMessage", map[string]any{"message": v10Message("across", map[string]any{"metadata": demo(map[string]any{"steps": 6, "delayMs": 100})}),
 		"configuration": map[string]any{"returnImmediately": true}}, &res)
 	evs := collect(t, first(openStream(t, a, "SubscribeToTask", map[string]any{"id": res.Task.ID})))
 	if k := kindsV10(t, evs); !strings.HasPrefix(k, "task,") || !strings.HasSuffix(k, ",artifact,completed") {

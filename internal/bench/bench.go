@@ -37,6 +37,10 @@ type Config struct {
 	// (SendStreamingMessage) instead of registering a webhook: the figures
 	// are then for SSE events.
 	Stream bool
+	// Closed makes each client wait until its task's final notification
+	// reached the sink before it sends the next task (a closed loop: the
+	// offered load follows what relay delivers).
+	Closed bool
 	// Rate, when positive, paces the clients to offer this many
 	// notifications per second (open loop); zero sends as fast as they can.
 	Rate int
@@ -59,6 +63,7 @@ func (r Result) String() string {
 
 // sink receives notifications and records when each arrived.
 type sink struct {
+	done      sync.Map // task id -> chan struct{}, closed when its final notification arrived
 	mu        sync.Mutex
 	seen      map[string]bool
 	latencies []time.Duration
@@ -72,13 +77,23 @@ func (s *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var n struct {
 		StatusUpdate *struct {
+			TaskID   string                  `json:"taskId"`
+			Status   struct{ State string }  `json:"status"`
 			Metadata struct{ EmitNs string } `json:"metadata"`
 		} `json:"statusUpdate"`
 	}
 	_ = json.Unmarshal(body, &n)
 	var emit string
-	if n.StatusUpdate != nil {
-		emit = n.StatusUpdate.Metadata.EmitNs
+	if su := n.StatusUpdate; su != nil {
+		emit = su.Metadata.EmitNs
+		if su.Status.State == "TASK_STATE_COMPLETED" {
+			ch, _ := s.done.LoadOrStore(su.TaskID, make(chan struct{}))
+			select {
+			case <-ch.(chan struct{}):
+			default:
+				close(ch.(chan struct{}))
+			}
+		}
 	}
 	s.record(r.Header.Get("A2A-Notification-Id"), emit, now)
 	w.WriteHeader(http.StatusNoContent)
@@ -159,7 +174,7 @@ func sendAll(ctx context.Context, client *http.Client, cfg Config, hook string, 
 				if pace != nil {
 					<-pace
 				}
-				send := func() error { return send(ctx, client, cfg, hook, i) }
+				send := func() error { return send(ctx, client, cfg, hook, s, i) }
 				if cfg.Stream {
 					send = func() error { return streamTask(ctx, client, cfg, s, i) }
 				}
@@ -175,7 +190,7 @@ func sendAll(ctx context.Context, client *http.Client, cfg Config, hook string, 
 	return <-errs
 }
 
-func send(ctx context.Context, client *http.Client, cfg Config, hook string, i int64) error {
+func send(ctx context.Context, client *http.Client, cfg Config, hook string, s *sink, i int64) error {
 	config := map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": hook}}
 	resp, err := call(ctx, client, cfg, "SendMessage", i, config)
 	if err != nil {
@@ -183,10 +198,24 @@ func send(ctx context.Context, client *http.Client, cfg Config, hook string, i i
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if bytes.Contains(b, []byte(`"error"`)) {
+	var r struct {
+		Result struct{ Task struct{ ID string } } `json:"result"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.Result.Task.ID == "" {
 		return fmt.Errorf("bench: task %d refused: %s", i, b)
 	}
-	return nil
+	if !cfg.Closed {
+		return nil
+	}
+	ch, _ := s.done.LoadOrStore(r.Result.Task.ID, make(chan struct{}))
+	select {
+	case <-ch.(chan struct{}):
+		return nil
+	case <-time.After(cfg.Drain):
+		return fmt.Errorf("bench: task %d: no completed notification within %s", i, cfg.Drain)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // call sends task i to relay with method, as v1.0, with the demo options

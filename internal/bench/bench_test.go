@@ -34,14 +34,16 @@ func TestRunLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Shutdown(context.Background())
-	for _, stream := range []bool{false, true} {
-		res, err := bench.Run(context.Background(), bench.Config{Target: "http://" + a.Addr() + "/", Tasks: 40, Concurrency: 4,
-			Steps: 2, Delay: time.Millisecond, Drain: 20 * time.Second, Stream: stream})
+	for _, mode := range []bench.Config{{}, {Stream: true}, {Closed: true}} {
+		cfg := mode
+		cfg.Target, cfg.Tasks, cfg.Concurrency, cfg.Steps = "http://"+a.Addr()+"/", 40, 4, 2
+		cfg.Delay, cfg.Drain = time.Millisecond, 20*time.Second
+		res, err := bench.Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Expected != 160 || res.Delivered != 160 || res.Lost != 0 || res.Duplicates != 0 || res.P99 <= 0 || res.PerSecond <= 0 {
-			t.Fatalf("stream %v: result %+v", stream, res)
+			t.Fatalf("mode %+v: result %+v", mode, res)
 		}
 		t.Log(res)
 	}

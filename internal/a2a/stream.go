@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"encoding/json"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -92,7 +94,7 @@ func (h *Handler) stream(c *fiber.Ctx, id json.RawMessage, rt route, params json
 	if !ok {
 		return h.streamError(c, id, rt.dialect, Errorf(CodeInternal, "too many open streams on this relay instance; retry later"))
 	}
-	sub, err := h.openSubscription(c, rt, params)
+	sub, err := h.safeOpen(c, rt, params)
 	if err != nil {
 		release()
 		e, known := AsError(err)
@@ -124,6 +126,17 @@ func (h *Handler) streamError(c *fiber.Ctx, id json.RawMessage, d Dialect, e *Er
 	setSSEHeaders(c)
 	b, _ := json.Marshal(r)
 	return c.Send(append(append([]byte("data: "), b...), '\n', '\n'))
+}
+
+// safeOpen opens a subscription, turning a panic into -32603.
+func (h *Handler) safeOpen(c *fiber.Ctx, rt route, params json.RawMessage) (sub *subscription, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			h.log.ErrorContext(c.UserContext(), "panic opening an a2a stream", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			sub, err = nil, &Error{Code: CodeInternal, Message: "internal error"}
+		}
+	}()
+	return h.openSubscription(c, rt, params)
 }
 
 // openSubscription starts or continues the task (stream methods) or finds it
@@ -179,6 +192,14 @@ func (h *Handler) openSubscription(c *fiber.Ctx, rt route, params json.RawMessag
 // or relay shuts down.
 func (s *subscription) run(w *bufio.Writer) {
 	defer s.release()
+	defer func() {
+		// The writer runs outside the handler, where no middleware recovers:
+		// a panic here must end this stream, never the process.
+		if r := recover(); r != nil {
+			s.h.log.Error("panic in a2a stream", "task_id", s.taskID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			s.writeError(w, &Error{Code: CodeInternal, Message: "internal error"})
+		}
+	}()
 	ctx := context.Background()
 	cfg := s.h.streamCfg
 	if s.first != nil {

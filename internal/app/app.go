@@ -189,7 +189,7 @@ func (a *App) startBackground(w *delivery.Workers) {
 	a.stopBackground, a.background = cancel, make(chan struct{})
 	go func() {
 		defer close(a.background)
-		go a.keys.Run(ctx, time.Minute)
+		go a.keys.Run(ctx, 10*time.Second) // a rotation elsewhere is published here within 10s
 		if err := w.Run(ctx); err != nil {
 			a.log.ErrorContext(ctx, "delivery workers stopped", "err", err)
 		}

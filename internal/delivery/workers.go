@@ -32,6 +32,7 @@ type Queue interface {
 	FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (bool, error)
 	MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, error)
 	TrimAcked(ctx context.Context, p int) error
+	PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error)
 }
 
 // Signer signs notification JWTs (auth.Keys implements it).
@@ -170,11 +171,19 @@ func (w *Workers) moveDue(ctx context.Context) {
 	}
 }
 
-// trim drops acknowledged tokens from the delivery streams.
+// trim drops acknowledged tokens from the delivery streams and, now and
+// then, the consumers that departed processes left in their groups.
 func (w *Workers) trim(ctx context.Context) {
+	prune := w.now().Second() == 0 // about once a minute
 	for p := range w.q.Partitions() {
 		if err := w.q.TrimAcked(ctx, p); err != nil && ctx.Err() == nil {
 			w.log.WarnContext(ctx, "trimming a delivery stream", "partition", p, "err", err)
+		}
+		if !prune {
+			continue
+		}
+		if _, err := w.q.PruneConsumers(ctx, p, time.Hour); err != nil && ctx.Err() == nil {
+			w.log.WarnContext(ctx, "pruning departed consumers", "partition", p, "err", err)
 		}
 	}
 }

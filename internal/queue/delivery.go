@@ -238,3 +238,25 @@ func lessID(a, b string) bool {
 	bj, _ := strconv.ParseUint(bs, 10, 64)
 	return aj < bj
 }
+
+// PruneConsumers removes the consumers of partition p's group that have
+// nothing pending and have been idle longer than idle: each relay process
+// joins under a name of its own, and without this every restart would
+// leave one behind. It returns how many it removed.
+func (s *Store) PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error) {
+	key := s.k.deliveries(p)
+	cs, err := s.rdb.XInfoConsumers(ctx, key, group).Result()
+	if err != nil {
+		return 0, fmt.Errorf("queue: list consumers: %w", err)
+	}
+	n := 0
+	for _, c := range cs {
+		if c.Pending == 0 && c.Idle > idle {
+			if err := s.rdb.XGroupDelConsumer(ctx, key, group, c.Name).Err(); err != nil {
+				return n, fmt.Errorf("queue: remove consumer: %w", err)
+			}
+			n++
+		}
+	}
+	return n, nil
+}

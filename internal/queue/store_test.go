@@ -406,3 +406,33 @@ func TestConcurrentCommits(t *testing.T) {
 		seen[e.Values["e"]] = true
 	}
 }
+
+func TestPruneConsumers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1})
+	if err := s.EnsureGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	key := s.k.deliveries(0)
+	for _, c := range []string{"gone", "busy"} {
+		if err := rdb.XGroupCreateConsumer(ctx, key, group, c).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: key, Values: []any{"t", "x", "c", "y", "a", 1, "f", 0}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadTokens(ctx, 0, "busy", 1, 0); err != nil { // "busy" now holds a pending token
+		t.Fatal(err)
+	}
+	n, err := s.PruneConsumers(ctx, 0, -1) // any idle time counts
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d, err %v; want 1 (the idle consumer without pending entries)", n, err)
+	}
+	cs, _ := rdb.XInfoConsumers(ctx, key, group).Result()
+	if len(cs) != 1 || cs[0].Name != "busy" {
+		t.Fatalf("consumers left: %+v", cs)
+	}
+}

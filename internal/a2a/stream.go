@@ -3,10 +3,10 @@ package a2a
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"encoding/json"
 	"regexp"
 	"runtime/debug"
 	"strings"

@@ -133,6 +133,9 @@ func (a *API) redeliver(c *fiber.Ctx) error {
 	if errors.Is(err, queue.ErrNotFound) {
 		return apiError(c, fiber.StatusNotFound, "no delivery with that id")
 	}
+	if errors.Is(err, queue.ErrQueued) {
+		return apiError(c, fiber.StatusConflict, "the delivery is still pending or retrying: it will be delivered without a redelivery")
+	}
 	if err != nil {
 		return err
 	}

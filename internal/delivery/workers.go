@@ -28,11 +28,12 @@ type Queue interface {
 	EnsureGroups(ctx context.Context) error
 	ReadTokens(ctx context.Context, p int, consumer string, count int, block time.Duration) ([]queue.Token, error)
 	Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]queue.Token, error)
-	Head(ctx context.Context, t queue.Token) (queue.Head, error)
+	Begin(ctx context.Context, t queue.Token, consumer string, lease time.Duration) (queue.Head, int, error)
 	FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (bool, error)
 	MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, error)
 	TrimAcked(ctx context.Context, p int) error
 	PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error)
+	ExpireRecords(ctx context.Context, p int, now time.Time) error
 }
 
 // Signer signs notification JWTs (auth.Keys implements it).
@@ -131,6 +132,9 @@ func (w *Workers) Run(ctx context.Context) error {
 // readLoop feeds the tokens of partition p to the workers.
 func (w *Workers) readLoop(ctx context.Context, p int, out chan<- queue.Token) {
 	for ctx.Err() == nil {
+		// Tokens read wait in memory until a worker is free; one that waits
+		// longer than ReclaimIdle may be handed out again, and Begin makes
+		// sure only one of the copies delivers.
 		ts, err := w.q.ReadTokens(ctx, p, w.consumer, 16, time.Second)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -171,8 +175,9 @@ func (w *Workers) moveDue(ctx context.Context) {
 	}
 }
 
-// trim drops acknowledged tokens from the delivery streams and, now and
-// then, the consumers that departed processes left in their groups.
+// trim drops acknowledged tokens from the delivery streams and, about once
+// a minute, the consumers departed processes left in their groups and the
+// index entries and dead letters past the retention.
 func (w *Workers) trim(ctx context.Context) {
 	prune := w.now().Second() == 0 // about once a minute
 	for p := range w.q.Partitions() {
@@ -184,6 +189,9 @@ func (w *Workers) trim(ctx context.Context) {
 		}
 		if _, err := w.q.PruneConsumers(ctx, p, time.Hour); err != nil && ctx.Err() == nil {
 			w.log.WarnContext(ctx, "pruning departed consumers", "partition", p, "err", err)
+		}
+		if err := w.q.ExpireRecords(ctx, p, w.now()); err != nil && ctx.Err() == nil {
+			w.log.WarnContext(ctx, "expiring delivery records", "partition", p, "err", err)
 		}
 	}
 }
@@ -210,10 +218,13 @@ func (w *Workers) reclaim(ctx context.Context, out chan<- queue.Token) {
 
 // Process works on one token: deliver the head of its lane and finish it.
 func (w *Workers) Process(ctx context.Context, t queue.Token) {
-	h, err := w.q.Head(ctx, t)
+	h, status, err := w.q.Begin(ctx, t, w.consumer, w.cfg.ReclaimIdle)
 	if err != nil {
-		w.log.WarnContext(ctx, "reading a lane head", "task_id", t.TaskID, "err", err)
+		w.log.WarnContext(ctx, "starting a delivery", "task_id", t.TaskID, "err", err)
 		return // the token stays pending and is reclaimed
+	}
+	if status != queue.Go {
+		return // finished already, or another worker delivers this lane right now
 	}
 	now := w.now()
 	f := queue.Finish{Now: now, First: cmp.Or(t.First, now)}

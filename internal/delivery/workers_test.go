@@ -153,3 +153,57 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// A token handed out twice (a reclaim while the first copy still waited in
+// memory) is delivered once: a copy that starts while the other delivers
+// finds the lane leased, and one that starts after it finds the token done.
+func TestDuplicateTokenCopiesDeliverOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	store := queue.NewStore(rdb, queue.Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1})
+	if err := store.EnsureGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	posts := 0
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		posts++
+		mu.Unlock()
+		arrived <- struct{}{}
+		<-release
+	}))
+	defer srv.Close()
+	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
+	task := a2a.Task{ID: "dup", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
+	push := a2a.PushConfig{ID: "hook", TaskID: "dup", URL: srv.URL, Dialect: a2a.V10}
+	if _, err := commit.Create(ctx, task, a2a.V10, []a2a.PushConfig{push}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := auth.NewKeys(ctx, rdb, auth.KeyConfig{Prefix: strings.TrimSuffix(prefix, ":")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, _ := ssrf.NewGuard([]string{"127.0.0.0/8"})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w1 := New(store, keys, guard.Transport(), Config{}, log)
+	w2 := New(store, keys, guard.Transport(), Config{}, log)
+	toks, err := store.ReadTokens(ctx, 0, w1.consumer, 1, time.Second)
+	if err != nil || len(toks) != 1 {
+		t.Fatalf("tokens %v, err %v", toks, err)
+	}
+	done := make(chan struct{})
+	go func() { w1.Process(ctx, toks[0]); close(done) }()
+	<-arrived                // the first copy is delivering
+	w2.Process(ctx, toks[0]) // the second copy, meanwhile: the lane is leased
+	close(release)
+	<-done
+	w2.Process(ctx, toks[0]) // and afterwards: the token is finished
+	mu.Lock()
+	defer mu.Unlock()
+	if posts != 1 {
+		t.Fatalf("the notification was POSTed %d times, want once", posts)
+	}
+}

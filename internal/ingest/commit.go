@@ -43,7 +43,7 @@ func NewCommitter(store Store, now func() time.Time, retention time.Duration, hu
 	if now == nil {
 		now = time.Now
 	}
-	return &Committer{store: store, now: now, retention: cmp.Or(retention, 7*24*time.Hour), hub: hub, views: newViewCache(8192)}
+	return &Committer{store: store, now: now, retention: cmp.Or(retention, 7*24*time.Hour), hub: hub, views: newViewCache(8192, now)}
 }
 
 // Field names of the task hash beside the snapshot.

@@ -113,34 +113,46 @@ func tokensOf(p int, msgs []redis.XMessage) []Token {
 	return out
 }
 
-// Head returns the head of a token's lane with its config, in one round trip.
-func (s *Store) Head(ctx context.Context, t Token) (Head, error) {
-	var entry, cfg *redis.StringCmd
-	s.batch.do(func(p redis.Pipeliner) {
-		entry = p.LIndex(ctx, s.k.lane(t.TaskID, t.ConfigID), 0)
-		cfg = p.HGet(ctx, s.k.task(t.TaskID).push, t.ConfigID)
-	})
-	var h Head
-	b, err := cfg.Bytes()
-	switch {
-	case err == nil:
-		h.Config = b
-	case !errors.Is(err, redis.Nil):
-		return Head{}, fmt.Errorf("queue: lane head: %w", err)
-	}
-	raw, err := entry.Result()
-	if errors.Is(err, redis.Nil) {
-		return h, nil // an empty lane
-	}
+// Begin status values.
+const (
+	// Go: the token is this worker's to deliver.
+	Go = 1
+	// Stale: the token was finished already (a reclaimed duplicate).
+	Stale = 0
+	// Busy: another worker holds the lane's lease.
+	Busy = 2
+)
+
+// Begin starts work on a token: it re-claims it (resetting its idle time,
+// and finding out whether it is still pending), takes the lane's lease for
+// lease, and returns the lane's head with its config, in one round trip.
+// Only when status is Go may the caller deliver and then FinishToken.
+func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.Duration) (Head, int, error) {
+	keys := []string{s.k.deliveries(t.Partition), s.k.lease(t.TaskID, t.ConfigID), s.k.lane(t.TaskID, t.ConfigID), s.k.task(t.TaskID).push}
+	res, err := s.evalBatched(ctx, s.begin, keys, t.ID, consumer, lease.Milliseconds(), t.ConfigID).Slice()
 	if err != nil {
-		return Head{}, fmt.Errorf("queue: lane head: %w", err)
+		return Head{}, Stale, fmt.Errorf("queue: begin delivery: %w", err)
 	}
-	ids, rest, _ := strings.Cut(raw, "\n")
-	ev, snap, _ := strings.Cut(rest, "\n")
-	h.Entry = ids
-	h.EventID, h.NotificationID, _ = strings.Cut(ids, " ")
-	h.Event, h.Snapshot = []byte(ev), []byte(snap)
-	return h, nil
+	status, _ := res[0].(int64)
+	if status != Go {
+		return Head{}, int(status), nil
+	}
+	var h Head
+	if len(res) > 2 {
+		if c, ok := res[2].(string); ok {
+			h.Config = []byte(c)
+		}
+	}
+	if len(res) > 1 {
+		if raw, ok := res[1].(string); ok {
+			ids, rest, _ := strings.Cut(raw, "\n")
+			ev, snap, _ := strings.Cut(rest, "\n")
+			h.Entry = ids
+			h.EventID, h.NotificationID, _ = strings.Cut(ids, " ")
+			h.Event, h.Snapshot = []byte(ev), []byte(snap)
+		}
+	}
+	return h, Go, nil
 }
 
 // Outcome is what became of one delivery attempt.
@@ -176,7 +188,7 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (boo
 	tk := s.k.task(t.TaskID)
 	pfx := s.k.tag(t.Partition)
 	keys := []string{s.k.deliveries(t.Partition), s.k.lane(t.TaskID, t.ConfigID), pfx + "retries", pfx + "dead",
-		pfx + "dl:" + h.NotificationID, pfx + "dla:" + h.NotificationID, tk.push}
+		pfx + "dl:" + h.NotificationID, pfx + "dla:" + h.NotificationID, tk.push, s.k.lease(t.TaskID, t.ConfigID)}
 	n, err := s.evalBatched(ctx, s.finish, keys, t.ID, h.Entry, string(f.Outcome), t.TaskID, t.ConfigID,
 		t.Attempt+1, f.First.UnixMilli(), f.Now.UnixMilli(), f.Due.UnixMilli(), f.Attempt, s.attemptsKept,
 		pfx, h.NotificationID, f.Reason, s.keep.Milliseconds()).Int()

@@ -52,6 +52,11 @@ func (k keys) lane(taskID, configID string) string {
 	return k.tag(k.partition(taskID)) + "lane:" + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
 }
 
+// lease is the lease of one lane: held by the token being worked on.
+func (k keys) lease(taskID, configID string) string {
+	return k.tag(k.partition(taskID)) + "lease:" + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
+}
+
 // meta is the hash of facts fixed at first start (partition count).
 func (k keys) meta() string { return k.prefix + ":meta" }
 

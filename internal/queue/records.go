@@ -18,6 +18,10 @@ var DeliveryStatuses = []string{"pending", "failed", "delivered", "dead", "disab
 // hunts for).
 var IndexedStatuses = []string{"pending", "failed", "dead", "disabled", "dropped"}
 
+// ErrQueued: the notification is still queued or retrying; redelivering it
+// now would send it twice.
+var ErrQueued = errors.New("the delivery is still pending or retrying")
+
 // ErrNeedsTask: delivered records can only be listed per task.
 var ErrNeedsTask = errors.New("delivered deliveries are listed per task: add task=<id>")
 
@@ -159,6 +163,9 @@ func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	if r.Status == "pending" || r.Status == "failed" {
+		return ErrQueued
+	}
 	p := s.k.partition(r.TaskID)
 	keys := []string{s.k.lane(r.TaskID, r.ConfigID), s.k.deliveries(p), s.k.tag(p) + "dl:" + id, s.k.task(r.TaskID).events}
 	err = s.redeliver.Run(ctx, s.rdb, keys, r.EventID, r.TaskID, r.ConfigID, now.UnixMilli(), s.k.tag(p), id).Err()
@@ -190,7 +197,7 @@ func (s *Store) Redrive(ctx context.Context, taskID string, now time.Time) (int,
 			if t, _ := m.Values["t"].(string); taskID != "" && t != taskID {
 				continue
 			}
-			if err := s.Redeliver(ctx, id, now); err != nil && !errors.Is(err, ErrNotFound) {
+			if err := s.Redeliver(ctx, id, now); err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrQueued) {
 				return n, err
 			}
 			if err := s.rdb.XDel(ctx, dead, m.ID).Err(); err != nil {
@@ -200,4 +207,20 @@ func (s *Store) Redrive(ctx context.Context, taskID string, now time.Time) (int,
 		}
 	}
 	return n, nil
+}
+
+// ExpireRecords drops, in partition p, index entries and dead letters older
+// than the delivery retention: the records they point to have expired, and
+// with noeviction nothing may grow without bound.
+func (s *Store) ExpireRecords(ctx context.Context, p int, now time.Time) error {
+	cut := now.Add(-s.keep).UnixMilli()
+	pipe := s.rdb.Pipeline()
+	for _, st := range IndexedStatuses {
+		pipe.ZRemRangeByScore(ctx, s.k.tag(p)+"dl:status:"+st, "-inf", "("+strconv.FormatInt(cut, 10))
+	}
+	pipe.XTrimMinID(ctx, s.k.tag(p)+"dead", strconv.FormatInt(cut, 10))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("queue: expire delivery records: %w", err)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -28,6 +29,8 @@ var (
 	commitLua string
 	//go:embed lua/pushset.lua
 	pushSetLua string
+	//go:embed lua/begin.lua
+	beginLua string
 )
 
 // Config configures a Store. Zero values take the documented defaults.
@@ -56,6 +59,7 @@ type Store struct {
 	batch        *batcher
 	keep         time.Duration
 	attemptsKept int
+	begin        *redis.Script
 	finish       *redis.Script
 	mover        *redis.Script
 	redeliver    *redis.Script
@@ -73,6 +77,7 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 		batch:        newBatcher(rdb),
 		keep:         cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 		attemptsKept: cmp.Or(cfg.AttemptsKept, 50),
+		begin:        redis.NewScript(beginLua),
 		finish:       redis.NewScript(finishLua),
 		mover:        redis.NewScript(moverLua),
 		redeliver:    redis.NewScript(redeliverLua),
@@ -126,6 +131,8 @@ func recordOf(m map[string]string) (Record, error) {
 	}
 	delete(m, "snap")
 	delete(m, "ver")
+	delete(m, "cid")
+	delete(m, "cids")
 	return Record{Snapshot: []byte(snap), Version: ver, Fields: m}, nil
 }
 
@@ -154,7 +161,21 @@ type Commit struct {
 // returns ErrConflict when the task's version is no longer c.Version.
 func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 	tk := s.k.task(c.TaskID)
-	args := make([]any, 0, 9+2*len(c.Fields)+2*len(c.PushConfigs)+len(c.Events))
+	args := s.commitArgs(c, uuid.NewString())
+	res, err := s.evalBatched(ctx, s.commit, []string{tk.hash, tk.events, tk.index, tk.push}, args...).StringSlice()
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "CONFLICT") {
+			return nil, ErrConflict
+		}
+		return nil, fmt.Errorf("queue: commit: %w", err)
+	}
+	return res, nil
+}
+
+// commitArgs lays out the commit script's arguments (see lua/commit.lua);
+// commitID makes a commit that is sent twice apply once.
+func (s *Store) commitArgs(c Commit, commitID string) []any {
+	args := make([]any, 0, 14+2*len(c.Fields)+2*len(c.PushConfigs)+len(c.Events))
 	args = append(args, c.Version, c.Snapshot, c.UpdatedAt.UnixMilli(), c.TaskID, s.maxLen,
 		c.ExpireAfter.Milliseconds(), len(c.Fields))
 	for f, v := range c.Fields {
@@ -172,18 +193,11 @@ func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 		}
 	}
 	p := s.k.partition(c.TaskID)
-	args = append(args, string(flags), s.k.tag(p), p, s.keep.Milliseconds())
+	args = append(args, string(flags), s.k.tag(p), p, s.keep.Milliseconds(), commitID)
 	for _, e := range c.Events {
 		args = append(args, e)
 	}
-	res, err := s.evalBatched(ctx, s.commit, []string{tk.hash, tk.events, tk.index, tk.push}, args...).StringSlice()
-	if err != nil {
-		if strings.HasPrefix(err.Error(), "CONFLICT") {
-			return nil, ErrConflict
-		}
-		return nil, fmt.Errorf("queue: commit: %w", err)
-	}
-	return res, nil
+	return args
 }
 
 // SetPushConfig stores config id of a task, replacing one with the same id.
@@ -249,3 +263,9 @@ func (s *Store) EventsKey(taskID string) string { return s.k.task(taskID).events
 
 // PartitionOf returns the partition of a task id.
 func (s *Store) PartitionOf(taskID string) int { return s.k.partition(taskID) }
+
+// TaskKeys names every key of a task (for tests and operators).
+func (s *Store) TaskKeys(taskID string) []string {
+	tk := s.k.task(taskID)
+	return []string{tk.hash, tk.events, tk.push}
+}

@@ -21,7 +21,9 @@
 -- ARGV[10+2F+2C] the partition key prefix ("relay:{p}:") for delivery keys
 -- ARGV[11+2F+2C] the partition number, which heads notification ids
 -- ARGV[12+2F+2C] delivery record retention in ms
--- ARGV[13+2F+2C ..] the events, appended in order
+-- ARGV[13+2F+2C] the commit's id: a commit sent again (a client retry after a
+--   lost reply) finds its own id stored and gets its stream ids back
+-- ARGV[14+2F+2C ..] the events, appended in order
 -- Delivery keys (all in the task's partition, so in its hash slot):
 --   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId\n<event>\n<snapshot>",
 --                                        oldest first (JSON never holds a raw newline)
@@ -33,6 +35,11 @@
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
 local cur = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if cur ~= tonumber(ARGV[1]) then
+  local nf0 = tonumber(ARGV[7])
+  local cid = ARGV[8 + 2 * nf0 + 1 + 2 * tonumber(ARGV[8 + 2 * nf0]) + 4]
+  if redis.call('HGET', KEYS[1], 'cid') == cid then
+    return cjson.decode(redis.call('HGET', KEYS[1], 'cids')) -- this very commit, applied already
+  end
   return redis.error_reply('CONFLICT ' .. cur)
 end
 local ver = cur + 1
@@ -53,7 +60,8 @@ local flags = ARGV[i]
 local pfx = ARGV[i + 1]
 local part = ARGV[i + 2]
 local keep = tonumber(ARGV[i + 3])
-i = i + 4
+local commitID = ARGV[i + 4]
+i = i + 5
 local task = ARGV[4]
 local now = ARGV[3]
 local configs = {}
@@ -91,6 +99,7 @@ while i <= #ARGV do
   i = i + 1
 end
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+redis.call('HSET', KEYS[1], 'cid', commitID, 'cids', cjson.encode(ids))
 local ttl = tonumber(ARGV[6])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)

@@ -5,7 +5,7 @@
 -- KEYS[1] the partition's delivery stream     KEYS[2] the lane
 -- KEYS[3] the partition's retry zset           KEYS[4] the partition's dead-letter stream
 -- KEYS[5] the delivery record hash             KEYS[6] the delivery's attempt list
--- KEYS[7] the task's push-config hash
+-- KEYS[7] the task's push-config hash       KEYS[8] the lane's lease (released here)
 -- ARGV[1] token stream id     ARGV[2] the head this attempt delivered ("eventId notificationId")
 -- ARGV[3] outcome: delivered | retry | dead | gone (410: disable the config) |
 --   drop (the config was deleted: drop the lane) | skip (the event expired: drop the head)
@@ -18,6 +18,9 @@
 -- Returns 1 when applied, 0 for a stale token.
 if redis.call('XACK', KEYS[1], 'workers', ARGV[1]) == 0 then
   return 0
+end
+if redis.call('GET', KEYS[8]) == ARGV[1] then
+  redis.call('DEL', KEYS[8])
 end
 local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
 -- indexed lists the statuses kept in a zset of their own.

@@ -1,0 +1,18 @@
+-- begin.lua: starts work on a lane token, and returns the lane's head.
+-- A token handed out twice (a reclaim while the first copy still waited in
+-- memory) must be worked on once: re-claiming it resets its idle time and
+-- tells whether it is still pending, and the lane lease lets only one
+-- worker at a time deliver a lane.
+--
+-- KEYS[1] the partition's delivery stream   KEYS[2] the lane's lease
+-- KEYS[3] the lane                          KEYS[4] the task's push-config hash
+-- ARGV[1] token stream id   ARGV[2] consumer   ARGV[3] lease ms   ARGV[4] config id
+-- Returns {0} when the token was already finished, {2} when another worker
+-- holds the lane, or {1, head or false, config or false}.
+if #redis.call('XCLAIM', KEYS[1], 'workers', ARGV[2], 0, ARGV[1], 'JUSTID') == 0 then
+  return {0}
+end
+if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[3]) then
+  return {2}
+end
+return {1, redis.call('LINDEX', KEYS[3], 0), redis.call('HGET', KEYS[4], ARGV[4])}

@@ -177,8 +177,8 @@ func (h *Handler) openSubscription(c *fiber.Ctx, rt route, params json.RawMessag
 		sub.indexes[a.ArtifactID] = i
 	}
 	if last := c.Get("Last-Event-ID"); last != "" {
-		if !streamIDPattern.MatchString(last) {
-			return nil, InvalidParams("Last-Event-ID %q is not an event id relay sent", last)
+		if !streamIDPattern.MatchString(last) || (view.EventID != "" && streamIDLess(view.EventID, last)) {
+			return nil, InvalidParams("Last-Event-ID %q is not an event id relay sent for this task", last)
 		}
 		sub.after, sub.first = last, nil
 	}
@@ -273,4 +273,20 @@ func (s *subscription) writeError(w *bufio.Writer, e *Error) {
 	_, _ = w.Write(b)
 	_, _ = w.WriteString("\n\n")
 	_ = s.flush(w)
+}
+
+// streamIDLess orders Redis stream ids ("ms-seq").
+func streamIDLess(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	if len(am) != len(bm) {
+		return len(am) < len(bm)
+	}
+	if am != bm {
+		return am < bm
+	}
+	if len(as) != len(bs) {
+		return len(as) < len(bs)
+	}
+	return as < bs
 }

@@ -261,4 +261,9 @@ func TestStreamErrorsBeforeStart(t *testing.T) {
 		t.Fatalf("resume of a finished task: %s", k)
 	}
 	wantError(t, r.callRaw("SendStreamingMessage", map[string]any{"message": v10Message("bad", map[string]any{"taskId": done.Task.ID})}), -32004)
+	// A Last-Event-ID from the future would wait forever: it is refused.
+	future := collect(t, first(openStream(t, r, "SubscribeToTask", map[string]any{"id": done.Task.ID}, "Last-Event-ID", "99999999999999-0")))
+	if len(future) != 1 || future[0].Data.Error == nil || future[0].Data.Error.Code != -32602 {
+		t.Fatalf("future Last-Event-ID: %+v", future)
+	}
 }

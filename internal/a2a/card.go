@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -59,7 +60,7 @@ func NewCard(cfg CardConfig) (*Card, error) {
 	sum := sha256.Sum256(b)
 	c.public, c.etag = b, `"`+hex.EncodeToString(sum[:8])+`"`
 	if cfg.HasExtended {
-		desc := cmpStr(cfg.ExtendedDescription, cfg.Description)
+		desc := cmp.Or(cfg.ExtendedDescription, cfg.Description)
 		c.extended = c.document(desc, append(append([]Skill{}, cfg.Skills...), cfg.ExtendedSkills...))
 	}
 	return c, nil

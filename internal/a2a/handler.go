@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -62,7 +63,7 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 	rt, ok := routes[req.Method]
 	if !ok {
 		e := Errorf(CodeMethodNotFound, "method not found: %s", req.Method)
-		return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(cmpDialect(header, V03)))})
+		return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(cmp.Or(header, V03)))})
 	}
 	if rt.shared && header != "" {
 		// An explicit version header names the reply dialect, whatever the task's.
@@ -205,13 +206,6 @@ func resultOrNull(v any) any {
 		return json.RawMessage("null")
 	}
 	return v
-}
-
-func cmpDialect(a, b Dialect) Dialect {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func ptr[T any](v T) *T { return &v }

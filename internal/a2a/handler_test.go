@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,7 +75,7 @@ func (f fakeService) SetPushConfig(_ context.Context, c PushConfig) (PushConfig,
 	if _, err := f.lookup(c.TaskID); err != nil {
 		return PushConfig{}, err
 	}
-	c.ID = cmpStr(c.ID, "cfg-1")
+	c.ID = cmp.Or(c.ID, "cfg-1")
 	return c, nil
 }
 
@@ -82,7 +83,7 @@ func (f fakeService) GetPushConfig(_ context.Context, taskID, id string) (PushCo
 	if _, err := f.lookup(taskID); err != nil {
 		return PushConfig{}, err
 	}
-	return PushConfig{ID: cmpStr(id, taskID), TaskID: taskID, URL: "https://hooks.example.com/x"}, nil
+	return PushConfig{ID: cmp.Or(id, taskID), TaskID: taskID, URL: "https://hooks.example.com/x"}, nil
 }
 
 func (f fakeService) ListPushConfigs(ctx context.Context, taskID string) ([]PushConfig, error) {
@@ -277,7 +278,7 @@ func TestHandlerDialects(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, raw, r := post(t, app, rpcBody(`1`, tc.method, tc.params), map[string]string{"A2A-Version": cmpStr(tc.version, "-")})
+			_, raw, r := post(t, app, rpcBody(`1`, tc.method, tc.params), map[string]string{"A2A-Version": cmp.Or(tc.version, "-")})
 			if r.Error != nil {
 				t.Fatalf("error: %s", raw)
 			}

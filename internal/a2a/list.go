@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"time"
@@ -38,7 +39,7 @@ func (h *Handler) list(ctx context.Context, params json.RawMessage) (any, Dialec
 		return nil, V10, err
 	}
 	p.State = state
-	if after := cmpStr(w.StatusTimestampAfter, w.LastUpdatedAfter); after != "" {
+	if after := cmp.Or(w.StatusTimestampAfter, w.LastUpdatedAfter); after != "" {
 		t, err := time.Parse(time.RFC3339Nano, after)
 		if err != nil {
 			return nil, V10, InvalidParams("statusTimestampAfter must be an RFC 3339 timestamp, got %q", after)

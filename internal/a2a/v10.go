@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 )
@@ -191,19 +192,12 @@ func (v10) decodeSend(params json.RawMessage) (SendParams, *int, error) {
 		} else if c.Blocking != nil {
 			p.Blocking = *c.Blocking
 		}
-		if pc := cmpPtr(c.TaskPushConfig, c.PushConfig); pc != nil {
+		if pc := cmp.Or(c.TaskPushConfig, c.PushConfig); pc != nil {
 			cfg := pushFromV10(*pc)
 			p.PushConfig = &cfg
 		}
 	}
 	return p, hl, nil
-}
-
-func cmpPtr[T any](a, b *T) *T {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 func pushFromV10(w v10PushConfig) PushConfig {
@@ -231,19 +225,12 @@ func (v10) decodePushSet(params json.RawMessage) (PushConfig, error) {
 	if w.Config != nil { // the earlier {taskId, configId, config} shape
 		taskID := pc.TaskID
 		pc = *w.Config
-		pc.TaskID, pc.ID = taskID, cmpStr(pc.ID, w.ConfigID)
+		pc.TaskID, pc.ID = taskID, cmp.Or(pc.ID, w.ConfigID)
 	}
 	if err := checkID(pc.TaskID, "taskId"); err != nil {
 		return PushConfig{}, err
 	}
 	return pushFromV10(pc), nil
-}
-
-func cmpStr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func (v10) decodePushRef(params json.RawMessage) (string, string, error) {

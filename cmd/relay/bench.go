@@ -80,7 +80,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 }
 
 func startInProcess(ctx context.Context, redisURL string, workers int) (*app.App, error) {
-	cfg, err := config.Load(nil, func(string) string { return "" })
+	cfg, err := config.Load(nil, os.Getenv) // RELAY_* settings apply to the in-process relay
 	if err != nil {
 		return nil, err
 	}

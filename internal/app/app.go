@@ -91,13 +91,16 @@ func (a *App) Start(ctx context.Context) error {
 	hub := ingest.NewHub()
 	commit := ingest.NewCommitter(a.store, nil, a.cfg.TaskRetention, hub)
 	a.demo = ingest.NewDemo(commit, a.cfg.DemoStepDelay, a.log)
+	pressure := delivery.NewPressure(a.cfg.BackpressureLag, a.cfg.BackpressureMaxHold, nil)
 	svc := ingest.NewService(a.store, commit, hub, a.demo, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
-		CheckURL: guard.CheckURL}, a.log)
+		CheckURL: guard.CheckURL, Gate: pressure}, a.log)
 	card, err := a2a.NewCard(a.cardConfig())
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
 	}
-	a.startBackground(delivery.New(a.store, a.keys, guard.Transport(), a.deliveryConfig(), a.log))
+	workers := delivery.New(a.store, a.keys, guard.Transport(), a.deliveryConfig(), a.log)
+	workers.ReportTo(pressure)
+	a.startBackground(workers)
 	a.handler = a2a.NewHandler(svc, card, a.log)
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams)
 	a.handler.EnableStreaming(a.streams, a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive})

@@ -40,6 +40,10 @@ type Config struct {
 	DeliveryTimeout time.Duration `yaml:"delivery_timeout"`
 	// DeliveryWorkers is the number of concurrent webhook POSTs per instance.
 	DeliveryWorkers int `yaml:"delivery_workers"`
+	// BackpressureLag is the delivery queue wait above which new tasks are
+	// held (0: never); BackpressureMaxHold bounds how long one is held.
+	BackpressureLag     time.Duration `yaml:"backpressure_lag"`
+	BackpressureMaxHold time.Duration `yaml:"backpressure_max_hold"`
 	// DeliveryRetention is how long delivery records and attempts are kept.
 	DeliveryRetention time.Duration `yaml:"delivery_retention"`
 

@@ -46,6 +46,7 @@ func TestDefaults(t *testing.T) {
 		RedisPrefix: "relay", Partitions: 16, Auth: "none",
 		RetryInitial: time.Second, RetryMaxInterval: 5 * time.Minute, RetryMaxAttempts: 12,
 		RetryMaxElapsed: 24 * time.Hour, DeliveryTimeout: 10 * time.Second, DeliveryWorkers: 64, DeliveryRetention: 168 * time.Hour,
+		BackpressureLag: 20 * time.Millisecond, BackpressureMaxHold: time.Second,
 		JWTAlg: "ES256", MaxStreams: 256, StreamKeepAlive: 15 * time.Second, JWTTTL: 5 * time.Minute, JWTRotateGrace: 48 * time.Hour,
 		LogLevel: "info", LogFormat: "text", MaxBodyBytes: 10 << 20,
 		BlockingTimeout: 30 * time.Second, ShutdownTimeout: 15 * time.Second,

@@ -88,6 +88,7 @@ type Workers struct {
 	log      *slog.Logger
 	now      func() time.Time
 	consumer string
+	pressure *Pressure
 }
 
 // New returns a worker pool. transport carries the POSTs (the SSRF guard's);
@@ -101,6 +102,11 @@ func New(q Queue, signer Signer, transport http.RoundTripper, cfg Config, log *s
 		}},
 	}
 }
+
+// ReportTo makes the workers report each token's queue wait to p, the
+// backpressure that holds new tasks while the queue is behind. Call it
+// before Run.
+func (w *Workers) ReportTo(p *Pressure) { w.pressure = p }
 
 // Run delivers until ctx is cancelled. On return no attempt is in flight;
 // tokens read but not started stay pending in Redis and are reclaimed.
@@ -225,6 +231,9 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 	}
 	if status != queue.Go {
 		return // finished already, or another worker delivers this lane right now
+	}
+	if !t.Reclaimed {
+		w.pressure.Observe(h.Waited)
 	}
 	now := w.now()
 	f := queue.Finish{Now: now, First: cmp.Or(t.First, now)}

@@ -52,6 +52,14 @@ type Config struct {
 	// CheckURL refuses webhook URLs relay must not POST to (the SSRF guard's
 	// check of literal addresses); nil checks only the URL's shape.
 	CheckURL func(string) error
+	// Gate, when set, may hold the creation of a new task while delivery
+	// is behind (delivery.Pressure implements it).
+	Gate Gate
+}
+
+// Gate is backpressure on new tasks.
+type Gate interface {
+	Admit(ctx context.Context) (time.Duration, error)
 }
 
 // Service implements a2a.Service on top of the commit path.
@@ -105,6 +113,11 @@ func (s *Service) Send(ctx context.Context, p a2a.SendParams) (a2a.TaskView, err
 }
 
 func (s *Service) create(ctx context.Context, p a2a.SendParams) (a2a.TaskView, error) {
+	if s.cfg.Gate != nil {
+		if _, err := s.cfg.Gate.Admit(ctx); err != nil {
+			return a2a.TaskView{}, err
+		}
+	}
 	id := cmp.Or(p.TaskID, uuid.NewString())
 	msg := p.Message
 	msg.TaskID = id

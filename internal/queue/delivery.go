@@ -38,6 +38,8 @@ type Token struct {
 	Attempt int
 	// First is when the head was first attempted (zero before that).
 	First time.Time
+	// Reclaimed marks a token taken over from a worker that went quiet.
+	Reclaimed bool
 }
 
 // Head is the notification at the head of a lane.
@@ -51,6 +53,9 @@ type Head struct {
 	// Event and Snapshot are the committed event and the task snapshot after
 	// it; nil when the event is no longer stored.
 	Event, Snapshot []byte
+	// Waited is how long the token waited in the stream before Begin, on
+	// Redis's clock.
+	Waited time.Duration
 }
 
 // EnsureGroups creates the consumer group of every partition's delivery stream.
@@ -90,7 +95,11 @@ func (s *Store) Reclaim(ctx context.Context, p int, consumer string, minIdle tim
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("queue: reclaim: %w", err)
 	}
-	return tokensOf(p, msgs), nil
+	ts := tokensOf(p, msgs)
+	for i := range ts {
+		ts[i].Reclaimed = true
+	}
+	return ts, nil
 }
 
 func tokensOf(p int, msgs []redis.XMessage) []Token {
@@ -152,7 +161,27 @@ func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.
 			h.Event, h.Snapshot = []byte(ev), []byte(snap)
 		}
 	}
+	if len(res) > 3 {
+		h.Waited = waited(t.ID, res[3])
+	}
 	return h, Go, nil
+}
+
+// waited is the time between a stream entry id's timestamp and a Redis
+// TIME reply.
+func waited(id string, t any) time.Duration {
+	parts, _ := t.([]any)
+	if len(parts) != 2 {
+		return 0
+	}
+	sec, _ := strconv.ParseInt(fmt.Sprint(parts[0]), 10, 64)
+	usec, _ := strconv.ParseInt(fmt.Sprint(parts[1]), 10, 64)
+	ms, _, _ := strings.Cut(id, "-")
+	idMs, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil || sec == 0 {
+		return 0
+	}
+	return time.Duration(sec*1e9+usec*1e3) - time.Duration(idMs)*time.Millisecond
 }
 
 // Outcome is what became of one delivery attempt.

@@ -63,3 +63,32 @@ func TestExpireRecords(t *testing.T) {
 		t.Fatalf("dead letters after expiry: %d, want 1", n)
 	}
 }
+
+// Begin tells how long a token waited in the stream, on Redis's clock: the
+// signal relay's backpressure holds new tasks on.
+func TestBeginReportsQueueWait(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1})
+	if err := s.EnsureGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := Commit{TaskID: "waits", Snapshot: []byte(`{}`), Events: [][]byte{[]byte(`{"n":1}`)}, Deliver: []bool{true},
+		PushConfigs: map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)}, UpdatedAt: time.Now()}
+	if _, err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond) // the token waits in the stream
+	ts, err := s.ReadTokens(ctx, 0, "w1", 1, time.Second)
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("ReadTokens = %v, %v", ts, err)
+	}
+	h, status, err := s.Begin(ctx, ts[0], "w1", time.Minute)
+	if err != nil || status != Go {
+		t.Fatalf("Begin = %v, %v", status, err)
+	}
+	if h.Waited < 50*time.Millisecond || h.Waited > time.Minute {
+		t.Fatalf("Waited = %v, want about 60ms", h.Waited)
+	}
+}

@@ -1,0 +1,94 @@
+package delivery
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Pressure is relay's backpressure: it tracks how long delivery tokens wait
+// in the delivery streams before a worker starts them (measured on Redis's
+// clock, so clock skew between hosts does not matter), and holds the
+// creation of new tasks while that wait is above a target. Without it an
+// agent that commits faster than webhooks can be delivered builds a backlog
+// whose latency grows without bound; with it the producers slow down to the
+// rate relay delivers at, and commit-to-receipt stays near the target.
+//
+// A task is held at most MaxHold; then it is admitted anyway, so overload
+// never turns into refused work. Updates to existing tasks are never held:
+// they finish the work already admitted.
+type Pressure struct {
+	target, maxHold, stale time.Duration
+	now                    func() time.Time
+	sleep                  func(context.Context, time.Duration)
+
+	mu   sync.Mutex
+	lag  float64 // exponentially weighted queue wait, in nanoseconds
+	last time.Time
+}
+
+// NewPressure returns a Pressure that holds new tasks while the delivery
+// queue wait is above target, for at most maxHold each. A zero target turns
+// it off. now may be nil for the wall clock.
+func NewPressure(target, maxHold time.Duration, now func() time.Time) *Pressure {
+	if now == nil {
+		now = time.Now
+	}
+	return &Pressure{target: target, maxHold: maxHold, stale: time.Second, now: now, sleep: sleep}
+}
+
+// weight is the weight of a new observation in the moving average: about
+// the last few dozen tokens count.
+const weight = 0.05
+
+// Observe records the queue wait of one token a worker is starting.
+func (p *Pressure) Observe(wait time.Duration) {
+	if p == nil || p.target <= 0 {
+		return
+	}
+	wait = max(wait, 0)
+	p.mu.Lock()
+	if p.last.IsZero() || p.now().Sub(p.last) > p.stale {
+		p.lag = float64(wait)
+	} else {
+		p.lag += weight * (float64(wait) - p.lag)
+	}
+	p.last = p.now()
+	p.mu.Unlock()
+}
+
+// Lag is the current queue wait estimate; zero when no worker has started a
+// token for a while (the queue is empty, or nothing is read from it).
+func (p *Pressure) Lag() time.Duration {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last.IsZero() || p.now().Sub(p.last) > p.stale {
+		return 0
+	}
+	return time.Duration(p.lag)
+}
+
+// Admit returns when a new task may be created: at once while the lag is
+// at or below the target, otherwise when it falls below it or after
+// MaxHold, whichever comes first. It returns how long it held, or ctx's
+// error when the caller gave up.
+func (p *Pressure) Admit(ctx context.Context) (time.Duration, error) {
+	if p == nil || p.target <= 0 || p.Lag() <= p.target {
+		return 0, nil
+	}
+	start := p.now()
+	step := max(p.target/4, time.Millisecond)
+	for {
+		p.sleep(ctx, step)
+		if err := ctx.Err(); err != nil {
+			return p.now().Sub(start), err
+		}
+		held := p.now().Sub(start)
+		if p.Lag() <= p.target || held >= p.maxHold {
+			return held, nil
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/queue"
 	"github.com/a2arelay/relay/internal/ssrf"
+	"github.com/a2arelay/relay/internal/workerapi"
 )
 
 // App is one relay instance.
@@ -40,6 +41,8 @@ type App struct {
 	streams   *ingest.Streams
 	store     *queue.Store
 	demo      *ingest.Demo
+	pull      *ingest.Pull
+	workerAPI *workerapi.API
 	keys      *auth.Keys
 	// stopBackground stops the delivery workers and the key refresher;
 	// background is done when they have returned.
@@ -90,9 +93,12 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	hub := ingest.NewHub()
 	commit := ingest.NewCommitter(a.store, nil, a.cfg.TaskRetention, hub)
-	a.demo = ingest.NewDemo(commit, a.cfg.DemoStepDelay, a.log)
+	router, err := a.agents(commit)
+	if err != nil {
+		return err
+	}
 	pressure := delivery.NewPressure(a.cfg.BackpressureLag, a.cfg.BackpressureMaxHold, nil)
-	svc := ingest.NewService(a.store, commit, hub, a.demo, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
+	svc := ingest.NewService(a.store, commit, hub, router, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
 		CheckURL: guard.CheckURL, Gate: pressure}, a.log)
 	card, err := a2a.NewCard(a.cardConfig())
 	if err != nil {
@@ -104,6 +110,7 @@ func (a *App) Start(ctx context.Context) error {
 	a.handler = a2a.NewHandler(svc, card, a.log)
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams)
 	a.handler.EnableStreaming(a.streams, a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive})
+	a.workerAPI = workerapi.New(a.pull, workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}, a.log)
 	a.http = a.newHTTP(a.handler, card, delivery.NewAPI(a.store))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
@@ -129,6 +136,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	var errs []error
 	if a.http != nil {
 		a.handler.CloseStreams() // open streams end; their clients resume elsewhere
+		a.workerAPI.Close()      // waiting claims end; their workers claim again
 		errs = append(errs, a.http.ShutdownWithContext(ctx))
 		// fasthttp misses a listener it had not started serving yet: close it
 		// here too so that Serve always returns.
@@ -158,7 +166,7 @@ func (a *App) openStore(ctx context.Context) error {
 		}
 		a.embedded = m
 		a.rdb = redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: a.poolSize()})
-		a.streamRDB = redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: a.cfg.MaxStreams + 4})
+		a.streamRDB = redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: a.cfg.MaxStreams + maxClaims + 4})
 		a.log.WarnContext(ctx, "no RELAY_REDIS_URL set: using the embedded in-memory store; tasks, push configs and deliveries do NOT survive a restart")
 	} else {
 		opt, err := redis.ParseURL(a.cfg.RedisURL)
@@ -168,7 +176,7 @@ func (a *App) openStore(ctx context.Context) error {
 		opt.PoolSize = a.poolSize()
 		a.rdb = redis.NewClient(opt)
 		sopt := *opt
-		sopt.PoolSize = a.cfg.MaxStreams + 4
+		sopt.PoolSize = a.cfg.MaxStreams + maxClaims + 4
 		a.streamRDB = redis.NewClient(&sopt)
 	}
 	a.store = queue.NewStore(a.rdb, queue.Config{Prefix: a.cfg.RedisPrefix, Partitions: a.cfg.Partitions,

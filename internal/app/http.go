@@ -38,6 +38,7 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 	f.Get("/.well-known/jwks.json", a.keys.ServeJWKS)
 	f.Post("/v1/keys/rotate", a.rotateKeys)
 	api.Register(f)
+	a.workerAPI.Register(f)
 	f.Post("/", h.Serve)
 	if u, err := url.Parse(a.cfg.PublicURL); err == nil && u.Path != "" && u.Path != "/" {
 		f.Post(u.Path, h.Serve)

@@ -78,6 +78,11 @@ type Config struct {
 	// StreamKeepAlive is the idle time after which a stream gets a ": ping".
 	StreamKeepAlive time.Duration `yaml:"stream_keepalive"`
 
+	// WorkerTokens authenticate workers of the worker API.
+	WorkerTokens []string `yaml:"worker_tokens"`
+	// WorkerLease is how long a worker's claim lasts without a heartbeat.
+	WorkerLease time.Duration `yaml:"worker_lease"`
+
 	// DemoStepDelay is the demo agent's default pause between events.
 	DemoStepDelay time.Duration `yaml:"demo_step_delay"`
 
@@ -90,6 +95,9 @@ type AgentConfig struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	Version     string `yaml:"version"`
+	// Backend is where tasks go unless their skill has a backend of its
+	// own: demo, worker:<queue>, or an upstream A2A agent's base URL.
+	Backend string `yaml:"backend"`
 	// CardMaxAge is the Cache-Control max-age of the agent card.
 	CardMaxAge time.Duration `yaml:"card_max_age"`
 	Skills     []SkillConfig `yaml:"skills"`
@@ -105,6 +113,9 @@ type SkillConfig struct {
 	Description string   `yaml:"description"`
 	Tags        []string `yaml:"tags"`
 	Examples    []string `yaml:"examples"`
+	// Backend, when set, takes the tasks whose first message names this
+	// skill (metadata "skill"); see AgentConfig.Backend.
+	Backend string `yaml:"backend,omitempty"`
 }
 
 // ExtendedCardConfig adds to the public card for authenticated clients.

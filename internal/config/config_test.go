@@ -51,9 +51,10 @@ func TestDefaults(t *testing.T) {
 		LogLevel: "info", LogFormat: "text", MaxBodyBytes: 10 << 20,
 		BlockingTimeout: 30 * time.Second, ShutdownTimeout: 15 * time.Second,
 		TaskRetention: 168 * time.Hour, TaskEventsMaxLen: 1000, DemoStepDelay: 100 * time.Millisecond,
+		WorkerLease: 30 * time.Second,
 		Agent: AgentConfig{
 			Name: "relay demo agent", Description: "A2A relay with durable, signed, retried push notifications",
-			Version: "0.1.0", CardMaxAge: 5 * time.Minute,
+			Version: "0.1.0", CardMaxAge: 5 * time.Minute, Backend: "demo",
 			Skills: []SkillConfig{{ID: "echo", Name: "Echo",
 				Description: "Echoes the input text back as an artifact (built-in demo agent)",
 				Tags:        []string{"demo", "echo"}, Examples: []string{"hello"}}},

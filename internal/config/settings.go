@@ -33,11 +33,12 @@ const (
 	groupLog      = "Logging"
 	groupAgent    = "Agent card"
 	groupDemo     = "Demo agent"
+	groupWorkers  = "Agent backends"
 )
 
 // groups lists the groups in the order Usage prints them.
 func groups() []string {
-	return []string{groupServer, groupStorage, groupDelivery, groupLog, groupAgent, groupDemo}
+	return []string{groupServer, groupStorage, groupDelivery, groupLog, groupAgent, groupWorkers, groupDemo}
 }
 
 // Settings returns the table of every setting, in a fresh slice.
@@ -156,15 +157,24 @@ func agentSettings() []Setting {
 		{Key: "agent.version", Env: "RELAY_AGENT_VERSION", Flag: "agent-version", Default: "0.1.0", Group: groupAgent,
 			Help:  "Agent version on the agent card.",
 			value: text(func(c *Config) *string { return &c.Agent.Version }, required)},
+		{Key: "agent.backend", Env: "RELAY_AGENT_BACKEND", Flag: "agent-backend", Default: "demo", Group: groupAgent,
+			Help:  "Where tasks are worked on: demo (the built-in demo agent), worker:<queue> (workers claim them over the worker API) or the base URL of an upstream A2A agent relay fronts. A skill can name a backend of its own (agent.skills[].backend); a message picks its skill with metadata {\"skill\": \"<id>\"}.",
+			value: text(func(c *Config) *string { return &c.Agent.Backend }, checkBackend)},
 		{Key: "agent.card_max_age", Env: "RELAY_AGENT_CARD_MAX_AGE", Flag: "agent-card-max-age", Default: "5m", Group: groupAgent,
 			Help:  "Cache-Control max-age of the agent card (0 disables caching).",
 			value: duration(func(c *Config) *time.Duration { return &c.Agent.CardMaxAge }, true)},
 		{Key: "agent.skills", Default: `one skill, "echo"`, Group: groupAgent,
-			Help:  "Skills on the agent card: a list of {id, name, description, tags, examples}. YAML only.",
+			Help:  "Skills on the agent card: a list of {id, name, description, tags, examples, backend}. YAML only.",
 			value: yamlOnly(func(c *Config) any { return &c.Agent.Skills })},
 		{Key: "agent.extended_card", Default: "none", Group: groupAgent,
 			Help:  "What authenticated clients see in addition to the public card: {description, skills}. Unset, the extended-card methods answer -32007. YAML only.",
 			value: yamlOnly(func(c *Config) any { return &c.Agent.ExtendedCard })},
+		{Key: "worker_tokens", Env: "RELAY_WORKER_TOKENS", Flag: "worker-tokens", Default: "", Group: groupWorkers,
+			Help:  "Tokens workers authenticate with (Authorization: Bearer <token>; comma-separated in env and flags). Required when a backend is a worker queue. They are not client credentials.",
+			value: list(func(c *Config) *[]string { return &c.WorkerTokens }, checkWorkerToken)},
+		{Key: "worker_lease", Env: "RELAY_WORKER_LEASE", Flag: "worker-lease", Default: "30s", Group: groupWorkers,
+			Help:  "How long a worker's claim on a task lasts without a heartbeat; then another worker gets the task.",
+			value: duration(func(c *Config) *time.Duration { return &c.WorkerLease }, false)},
 		{Key: "demo_step_delay", Env: "RELAY_DEMO_STEP_DELAY", Flag: "demo-step-delay", Default: "100ms", Group: groupDemo,
 			Help:  "The built-in demo agent's default pause between the events of a task (0 for none).",
 			value: duration(func(c *Config) *time.Duration { return &c.DemoStepDelay }, true)},

@@ -159,6 +159,14 @@ func checkAuth(v string) (string, error) {
 	return v, nil
 }
 
+// checkWorkerToken requires worker tokens long enough not to be guessed.
+func checkWorkerToken(v string) (string, error) {
+	if len(v) < 16 {
+		return "", errors.New("a worker token must be at least 16 characters")
+	}
+	return v, nil
+}
+
 // checkRedisURL accepts "" (embedded store) or a redis://, rediss:// or unix:// URL.
 func checkRedisURL(v string) (string, error) {
 	if v == "" {

@@ -217,3 +217,16 @@ func last(ids []string) string {
 	}
 	return ids[len(ids)-1]
 }
+
+// Load reads a task from Redis, bypassing the view cache: what another
+// instance committed is seen at once.
+func (c *Committer) Load(ctx context.Context, taskID string) (a2a.TaskView, error) {
+	rec, err := c.store.Load(ctx, taskID)
+	if errors.Is(err, queue.ErrNotFound) {
+		return a2a.TaskView{}, a2a.ErrTaskNotFound(taskID)
+	}
+	if err != nil {
+		return a2a.TaskView{}, err
+	}
+	return decodeRecord(rec)
+}

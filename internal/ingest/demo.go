@@ -104,11 +104,14 @@ func (d *Demo) Validate(msg a2a.Message) error {
 }
 
 // Start runs the demo on task unless it is already running.
-func (d *Demo) Start(task a2a.Task, msg a2a.Message) {
+func (d *Demo) Start(task a2a.Task, msg a2a.Message) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, busy := d.running[task.ID]; busy || d.ctx.Err() != nil {
-		return
+	if _, busy := d.running[task.ID]; busy {
+		return nil
+	}
+	if d.ctx.Err() != nil {
+		return errors.New("the demo agent is shutting down")
 	}
 	ctx, cancel := context.WithCancel(d.ctx)
 	d.running[task.ID] = cancel
@@ -120,6 +123,7 @@ func (d *Demo) Start(task a2a.Task, msg a2a.Message) {
 			d.log.WarnContext(ctx, "demo agent stopped", "task_id", task.ID, "err", err)
 		}
 	}()
+	return nil
 }
 
 func (d *Demo) finish(id string) {

@@ -25,9 +25,9 @@ func (g *countingGate) Admit(context.Context) (time.Duration, error) {
 
 type idleAgent struct{}
 
-func (idleAgent) Validate(a2a.Message) error  { return nil }
-func (idleAgent) Start(a2a.Task, a2a.Message) {}
-func (idleAgent) Cancel(string)               {}
+func (idleAgent) Validate(a2a.Message) error        { return nil }
+func (idleAgent) Start(a2a.Task, a2a.Message) error { return nil }
+func (idleAgent) Cancel(string)                     {}
 
 // Backpressure holds new tasks only: a follow-up message to an existing
 // task passes, and a send whose wait was given up creates nothing.

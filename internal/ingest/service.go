@@ -20,8 +20,9 @@ import (
 type Agent interface {
 	// Validate checks a message before a task is created or continued for it.
 	Validate(msg a2a.Message) error
-	// Start begins (or continues) work on task, prompted by msg.
-	Start(task a2a.Task, msg a2a.Message)
+	// Start begins (or continues) work on task, prompted by msg. An error
+	// means the agent cannot take the task: it fails.
+	Start(task a2a.Task, msg a2a.Message) error
 	// Cancel stops work on a task that was canceled.
 	Cancel(taskID string)
 }
@@ -134,8 +135,26 @@ func (s *Service) create(ctx context.Context, p a2a.SendParams) (a2a.TaskView, e
 	if err != nil {
 		return a2a.TaskView{}, err
 	}
-	s.agent.Start(view.Task, msg)
-	return view, nil
+	return s.start(ctx, view, msg), nil
+}
+
+// start hands a task turn to the agent; a task the agent cannot take fails
+// at once rather than waiting forever.
+func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message) a2a.TaskView {
+	err := s.agent.Start(view.Task, msg)
+	if err == nil {
+		return view
+	}
+	s.log.ErrorContext(ctx, "agent backend refused a task", "task_id", view.Task.ID, "err", err)
+	text := "relay could not hand the task to its agent: " + err.Error()
+	failed, cerr := s.commit.Append(context.WithoutCancel(ctx), view.Task.ID, a2a.Event{Kind: a2a.EventStatus, TaskID: view.Task.ID,
+		Status: &a2a.TaskStatus{State: a2a.StateFailed, Message: &a2a.Message{MessageID: uuid.NewString(), Role: a2a.RoleAgent,
+			Parts: []a2a.Part{{Kind: a2a.PartText, Text: text}}}}})
+	if cerr != nil {
+		s.log.ErrorContext(ctx, "failing a task its agent refused", "task_id", view.Task.ID, "err", cerr)
+		return view
+	}
+	return failed
 }
 
 func (s *Service) continueTask(ctx context.Context, p a2a.SendParams) (a2a.TaskView, error) {
@@ -166,8 +185,7 @@ func (s *Service) continueTask(ctx context.Context, p a2a.SendParams) (a2a.TaskV
 	if err != nil {
 		return cur, err
 	}
-	s.agent.Start(view.Task, msg)
-	return view, nil
+	return s.start(ctx, view, msg), nil
 }
 
 // waitSettled waits until the task is terminal or interrupted, or the

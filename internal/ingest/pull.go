@@ -1,0 +1,214 @@
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/queue"
+)
+
+// WorkQueue is what the pull backend needs of Redis (queue.Claims).
+type WorkQueue interface {
+	Offer(ctx context.Context, queue, taskID, messageID string) error
+	Claim(ctx context.Context, queue, consumer string, ttl, wait time.Duration) (*queue.Work, error)
+	Renew(ctx context.Context, leaseID, taskID, action string, ttl time.Duration) error
+}
+
+// Errors of the worker side of Pull.
+var (
+	// ErrLeaseLost: the worker's lease is over (expired and taken by another
+	// worker, or finished); it must stop working on the task.
+	ErrLeaseLost = queue.ErrLeaseLost
+	// ErrTaskCanceled: the client canceled the task.
+	ErrTaskCanceled = errors.New("task canceled by the client")
+	// ErrTaskFinished: the task reached a final state already.
+	ErrTaskFinished = errors.New("task already finished")
+)
+
+// BadEventError is an event a worker may not post; the message says why.
+type BadEventError struct{ Msg string }
+
+func (e *BadEventError) Error() string { return e.Msg }
+
+// Pull is the worker-queue agent backend: tasks routed to a queue wait
+// there until a worker claims them over the worker API; the worker's events
+// go through the one commit path like any agent's.
+type Pull struct {
+	q      WorkQueue
+	commit *Committer
+	load   func(ctx context.Context, id string) (a2a.TaskView, error)
+	lease  time.Duration
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// NewPull returns the pull backend. load reads a task (Service.GetTask);
+// lease is how long a claim lasts without a heartbeat (default 30s).
+func NewPull(q WorkQueue, commit *Committer, load func(context.Context, string) (a2a.TaskView, error), lease time.Duration, log *slog.Logger) *Pull {
+	return &Pull{q: q, commit: commit, load: load, lease: cmp.Or(lease, 30*time.Second), log: log, now: time.Now}
+}
+
+// Lease is how long a claim lasts without a heartbeat.
+func (p *Pull) Lease() time.Duration { return p.lease }
+
+// Queue returns the Agent that sends tasks to the named queue.
+func (p *Pull) Queue(name string) Agent { return pullQueue{p: p, name: name} }
+
+type pullQueue struct {
+	p    *Pull
+	name string
+}
+
+func (q pullQueue) Validate(a2a.Message) error { return nil }
+
+func (q pullQueue) Start(task a2a.Task, msg a2a.Message) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return q.p.q.Offer(ctx, q.name, task.ID, msg.MessageID)
+}
+
+// Cancel does nothing: the worker learns of the cancel on its next
+// heartbeat or post, and a task canceled before anyone claimed it is
+// skipped by the claim.
+func (q pullQueue) Cancel(string) {}
+
+// Claimed is a task turn handed to a worker.
+type Claimed struct {
+	Work      queue.Work
+	View      a2a.TaskView
+	Message   a2a.Message
+	ExpiresAt time.Time
+}
+
+// Claim waits up to wait for the next turn of queue for worker. It returns
+// nil when none came.
+func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Duration) (*Claimed, error) {
+	deadline := p.now().Add(wait)
+	for {
+		w, err := p.q.Claim(ctx, queueName, worker, p.lease, max(deadline.Sub(p.now()), 0))
+		if err != nil || w == nil {
+			return nil, err
+		}
+		view, err := p.load(ctx, w.TaskID)
+		switch {
+		case isCode(err, a2a.CodeTaskNotFound):
+		case err != nil:
+			_ = p.q.Renew(ctx, w.LeaseID, w.TaskID, queue.LeaseRelease, p.lease)
+			return nil, err
+		case !view.Task.Status.State.Terminal():
+			return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease)}, nil
+		}
+		// Gone or finished (canceled before anyone claimed it): drop the turn.
+		if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, queue.LeaseDone, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
+			return nil, err
+		}
+		if !p.now().Before(deadline) {
+			return nil, nil
+		}
+	}
+}
+
+// prompt finds the message a turn was offered for; failing that, the
+// latest user message of the history.
+func prompt(t a2a.Task, messageID string) a2a.Message {
+	var latest a2a.Message
+	for _, m := range t.History {
+		if m.MessageID == messageID && messageID != "" {
+			return m
+		}
+		if m.Role == a2a.RoleUser {
+			latest = m
+		}
+	}
+	return latest
+}
+
+// Beat is what a heartbeat tells a worker.
+type Beat struct {
+	State     a2a.TaskState
+	Canceled  bool
+	ExpiresAt time.Time
+}
+
+// Heartbeat renews a worker's lease on taskID, or tells it the client
+// canceled the task (and ends the lease).
+func (p *Pull) Heartbeat(ctx context.Context, taskID, leaseID string) (Beat, error) {
+	view, err := p.load(ctx, taskID)
+	if err != nil {
+		return Beat{}, err
+	}
+	st := view.Task.Status.State
+	if st.Terminal() {
+		if err := p.q.Renew(ctx, leaseID, taskID, queue.LeaseDone, 0); err != nil {
+			return Beat{}, err
+		}
+		if st == a2a.StateCanceled {
+			return Beat{State: st, Canceled: true}, nil
+		}
+		return Beat{State: st}, ErrTaskFinished
+	}
+	if err := p.q.Renew(ctx, leaseID, taskID, queue.LeaseRenew, p.lease); err != nil {
+		return Beat{}, err
+	}
+	return Beat{State: st, ExpiresAt: p.now().Add(p.lease)}, nil
+}
+
+// Posted is what a worker's event post did.
+type Posted struct {
+	State a2a.TaskState
+	// Released: the task reached a final or interrupted state and the
+	// lease is over.
+	Released  bool
+	ExpiresAt time.Time
+}
+
+// Post commits a worker's events for taskID, atomically and in order,
+// under its lease. Only status and artifact updates may be posted.
+func (p *Pull) Post(ctx context.Context, taskID, leaseID string, events []a2a.Event) (Posted, error) {
+	if len(events) == 0 {
+		return Posted{}, &BadEventError{Msg: "events: at least one event is required"}
+	}
+	for i := range events {
+		ev := &events[i]
+		if ev.Kind != a2a.EventStatus && ev.Kind != a2a.EventArtifact {
+			return Posted{}, &BadEventError{Msg: fmt.Sprintf("events[%d]: a worker posts status and artifact updates, not %s events", i, ev.Kind)}
+		}
+		if ev.TaskID != "" && ev.TaskID != taskID {
+			return Posted{}, &BadEventError{Msg: fmt.Sprintf("events[%d]: taskId %q is not the claimed task %q", i, ev.TaskID, taskID)}
+		}
+		ev.TaskID = taskID
+	}
+	if err := p.q.Renew(ctx, leaseID, taskID, queue.LeaseRenew, p.lease); err != nil {
+		return Posted{}, err
+	}
+	view, err := p.commit.Append(ctx, taskID, events...)
+	var te *a2a.TransitionError
+	if errors.As(err, &te) && te.From.Terminal() {
+		_ = p.q.Renew(ctx, leaseID, taskID, queue.LeaseDone, 0)
+		if te.From == a2a.StateCanceled {
+			return Posted{State: te.From}, ErrTaskCanceled
+		}
+		return Posted{State: te.From}, ErrTaskFinished
+	}
+	if err != nil {
+		return Posted{}, err
+	}
+	st := view.Task.Status.State
+	if st.Terminal() || st.Interrupted() {
+		if err := p.q.Renew(ctx, leaseID, taskID, queue.LeaseDone, 0); err != nil {
+			p.log.WarnContext(ctx, "ending a worker lease", "task_id", taskID, "err", err)
+		}
+		return Posted{State: st, Released: true}, nil
+	}
+	return Posted{State: st, ExpiresAt: p.now().Add(p.lease)}, nil
+}
+
+// Release hands a task back unfinished: the next claim gets it.
+func (p *Pull) Release(ctx context.Context, taskID, leaseID string) error {
+	return p.q.Renew(ctx, leaseID, taskID, queue.LeaseRelease, p.lease)
+}

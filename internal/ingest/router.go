@@ -1,0 +1,81 @@
+package ingest
+
+import (
+	"encoding/json"
+
+	"github.com/a2arelay/relay/internal/a2a"
+)
+
+// Router is the Agent that sends each task to its backend: the backend of
+// the skill the task's first message names in its metadata ("skill": "<id>"),
+// or the default one. A task keeps its backend for all its turns, because
+// its first message decides.
+type Router struct {
+	def     Agent
+	bySkill map[string]Agent
+	skills  map[string]bool
+	all     []Agent
+}
+
+// NewRouter returns a Router with a default backend. skills lists every
+// skill on the card (a message naming another is refused); bySkill maps
+// the skills that have a backend of their own.
+func NewRouter(def Agent, skills []string, bySkill map[string]Agent) *Router {
+	r := &Router{def: def, bySkill: bySkill, skills: map[string]bool{}, all: []Agent{def}}
+	for _, s := range skills {
+		r.skills[s] = true
+	}
+	for _, a := range bySkill {
+		r.all = append(r.all, a)
+	}
+	return r
+}
+
+// skillOf returns the "skill" of a message's metadata, or "".
+func skillOf(m a2a.Message) string {
+	var md struct {
+		Skill string `json:"skill"`
+	}
+	if len(m.Metadata) > 0 {
+		_ = json.Unmarshal(m.Metadata, &md)
+	}
+	return md.Skill
+}
+
+func (r *Router) route(t a2a.Task, msg a2a.Message) Agent {
+	first := msg
+	if len(t.History) > 0 {
+		first = t.History[0]
+	}
+	if a, ok := r.bySkill[skillOf(first)]; ok {
+		return a
+	}
+	return r.def
+}
+
+// Validate refuses a message naming a skill the card does not list, then
+// lets the backend check it.
+func (r *Router) Validate(msg a2a.Message) error {
+	s := skillOf(msg)
+	if s != "" && !r.skills[s] {
+		return a2a.InvalidParams("message.metadata.skill: %q is not a skill of this agent", s)
+	}
+	if a, ok := r.bySkill[s]; ok {
+		return a.Validate(msg)
+	}
+	return r.def.Validate(msg)
+}
+
+// Start hands the task to its backend.
+func (r *Router) Start(t a2a.Task, msg a2a.Message) error { return r.route(t, msg).Start(t, msg) }
+
+// Cancel tells every backend (a backend ignores tasks it does not run).
+func (r *Router) Cancel(taskID string) {
+	seen := map[Agent]bool{}
+	for _, a := range r.all {
+		if !seen[a] {
+			seen[a] = true
+			a.Cancel(taskID)
+		}
+	}
+}

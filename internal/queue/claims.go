@@ -1,0 +1,193 @@
+package queue
+
+import (
+	"context"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed lua/grant.lua
+	grantLua string
+	//go:embed lua/renew.lua
+	renewLua string
+)
+
+// ErrLeaseLost: the lease expired and went to another worker, the work was
+// finished or handed back, or the lease id is not one relay issued.
+var ErrLeaseLost = errors.New("lease lost")
+
+// Claims are the work queues of the worker API: per queue, a stream of work
+// entries (one per task turn: "t" task id, "m" message id) read through the
+// consumer group "workers", and per task a lease key naming the worker that
+// holds it. An entry whose lease is not renewed is pending with a growing
+// idle time, and the next claim takes it over (XAUTOCLAIM).
+//
+// The keys of one queue share the hash tag {wq:<queue>}.
+type Claims struct {
+	rdb   redis.UniversalClient
+	block redis.UniversalClient
+	pfx   string
+	grant *redis.Script
+	renew *redis.Script
+	ready sync.Map // queue -> struct{}: the consumer group exists
+}
+
+// NewClaims returns the work queues under prefix. block serves the blocking
+// reads of long-polling claims (a pool of its own, so that they never starve
+// the commit path); it may be rdb.
+func NewClaims(rdb, block redis.UniversalClient, prefix string) *Claims {
+	return &Claims{rdb: rdb, block: block, pfx: prefix, grant: redis.NewScript(grantLua), renew: redis.NewScript(renewLua)}
+}
+
+func (c *Claims) stream(queue string) string { return c.pfx + ":{wq:" + queue + "}:work" }
+func (c *Claims) grants(queue string) string { return c.pfx + ":{wq:" + queue + "}:grants" }
+func (c *Claims) lease(queue, taskID string) string {
+	return c.pfx + ":{wq:" + queue + "}:lease:" + taskID
+}
+
+// Work is one task turn granted to a worker.
+type Work struct {
+	Queue, TaskID, MessageID string
+	// LeaseID identifies the lease; it names the queue, so that it alone
+	// finds the lease again.
+	LeaseID string
+	// Attempt counts how often the entry was handed out (1 = first).
+	Attempt int
+}
+
+// QueueOf returns the queue a lease id belongs to.
+func QueueOf(leaseID string) (string, error) {
+	enc, _, ok := strings.Cut(leaseID, ".")
+	q, err := base64.RawURLEncoding.DecodeString(enc)
+	if !ok || err != nil || len(q) == 0 {
+		return "", ErrLeaseLost
+	}
+	return string(q), nil
+}
+
+func (c *Claims) ensureGroup(ctx context.Context, queue string) error {
+	if _, ok := c.ready.Load(queue); ok {
+		return nil
+	}
+	err := c.rdb.XGroupCreateMkStream(ctx, c.stream(queue), group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("queue: create work group: %w", err)
+	}
+	c.ready.Store(queue, struct{}{})
+	return nil
+}
+
+// Offer queues a turn of a task: its creation, or a client's answer to an
+// interrupted task.
+func (c *Claims) Offer(ctx context.Context, queue, taskID, messageID string) error {
+	if err := c.ensureGroup(ctx, queue); err != nil {
+		return err
+	}
+	err := c.rdb.XAdd(ctx, &redis.XAddArgs{Stream: c.stream(queue), Values: []any{"t", taskID, "m", messageID}}).Err()
+	if err != nil {
+		return fmt.Errorf("queue: offer work: %w", err)
+	}
+	return nil
+}
+
+// Claim hands the next turn of queue to consumer under a lease of ttl: an
+// entry whose previous lease expired first, else a new one, waiting up to
+// wait for one. It returns nil when none came.
+func (c *Claims) Claim(ctx context.Context, queue, consumer string, ttl, wait time.Duration) (*Work, error) {
+	if err := c.ensureGroup(ctx, queue); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		msgs, _, err := c.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: c.stream(queue), Group: group,
+			Consumer: consumer, MinIdle: ttl, Start: "0-0", Count: 1}).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("queue: reclaim work: %w", err)
+		}
+		if len(msgs) == 0 {
+			// Block in slices of a second at most, so that a lease expiring
+			// meanwhile is noticed by a waiting claim.
+			block := min(time.Until(deadline), time.Second)
+			if block <= 0 {
+				return nil, nil
+			}
+			res, err := c.block.XReadGroup(ctx, &redis.XReadGroupArgs{Group: group, Consumer: consumer,
+				Streams: []string{c.stream(queue), ">"}, Count: 1, Block: block}).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, fmt.Errorf("queue: read work: %w", err)
+			}
+			for _, st := range res {
+				msgs = append(msgs, st.Messages...)
+			}
+		}
+		for _, m := range msgs {
+			w, err := c.grantEntry(ctx, queue, consumer, ttl, m)
+			if w != nil || err != nil {
+				return w, err
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, nil
+		}
+	}
+}
+
+func (c *Claims) grantEntry(ctx context.Context, queue, consumer string, ttl time.Duration, m redis.XMessage) (*Work, error) {
+	w := &Work{Queue: queue, LeaseID: base64.RawURLEncoding.EncodeToString([]byte(queue)) + "." + strings.ReplaceAll(uuid.NewString(), "-", "")}
+	w.TaskID, _ = m.Values["t"].(string)
+	w.MessageID, _ = m.Values["m"].(string)
+	if w.TaskID == "" { // not an entry relay wrote: drop it
+		c.rdb.XAck(ctx, c.stream(queue), group, m.ID)
+		return nil, nil
+	}
+	res, err := c.grant.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, w.TaskID), c.grants(queue)},
+		m.ID, w.LeaseID, ttl.Milliseconds(), consumer).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("queue: grant work: %w", err)
+	}
+	if ok, _ := res[0].(int64); ok != 1 {
+		return nil, nil // another worker holds a live lease on this task
+	}
+	n, _ := res[1].(int64)
+	w.Attempt = max(int(n), 1)
+	return w, nil
+}
+
+// Lease actions of Renew.
+const (
+	LeaseRenew   = "renew"
+	LeaseDone    = "done"
+	LeaseRelease = "release"
+)
+
+// Renew keeps (LeaseRenew, for ttl more), ends (LeaseDone: the turn is over)
+// or hands back (LeaseRelease: offered to the next claim at once, ttl being
+// the lease time claims wait for) a lease on taskID. It returns
+// ErrLeaseLost when the lease is not current.
+func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl time.Duration) error {
+	queue, err := QueueOf(leaseID)
+	if err != nil {
+		return err
+	}
+	arg := ttl.Milliseconds()
+	if action == LeaseRelease {
+		arg = ttl.Milliseconds() + 1
+	}
+	n, err := c.renew.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)}, leaseID, action, arg).Int()
+	if err != nil {
+		return fmt.Errorf("queue: %s lease: %w", action, err)
+	}
+	if n != 1 {
+		return ErrLeaseLost
+	}
+	return nil
+}

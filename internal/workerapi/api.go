@@ -1,0 +1,359 @@
+// Package workerapi serves the worker API (docs/worker-api.md): agents
+// anywhere claim tasks from a queue, post their events and heartbeat over
+// plain HTTP, authenticated with worker tokens that are not client
+// credentials. The work itself is ingest.Pull's; this package speaks HTTP.
+package workerapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/ingest"
+)
+
+// Pull is the worker side of the pull backend (ingest.Pull implements it).
+type Pull interface {
+	Lease() time.Duration
+	Claim(ctx context.Context, queue, worker string, wait time.Duration) (*ingest.Claimed, error)
+	Heartbeat(ctx context.Context, taskID, leaseID string) (ingest.Beat, error)
+	Post(ctx context.Context, taskID, leaseID string, events []a2a.Event) (ingest.Posted, error)
+	Release(ctx context.Context, taskID, leaseID string) error
+}
+
+// Config configures the API.
+type Config struct {
+	// Tokens are the worker tokens; with none, every request is refused.
+	Tokens []string
+	// MaxWaiting bounds the claims long-polling at once (default 256).
+	MaxWaiting int
+	// MaxWait bounds a claim's waitSeconds (default 60s).
+	MaxWait time.Duration
+}
+
+// API is the worker API's HTTP side.
+type API struct {
+	pull    Pull
+	tokens  [][32]byte
+	waiting chan struct{}
+	maxWait time.Duration
+	log     *slog.Logger
+	done    chan struct{}
+}
+
+// New returns the worker API.
+func New(pull Pull, cfg Config, log *slog.Logger) *API {
+	a := &API{pull: pull, waiting: make(chan struct{}, max(cfg.MaxWaiting, 1)), maxWait: cfg.MaxWait, log: log, done: make(chan struct{})}
+	if cfg.MaxWaiting == 0 {
+		a.waiting = make(chan struct{}, 256)
+	}
+	if a.maxWait <= 0 {
+		a.maxWait = time.Minute
+	}
+	for _, t := range cfg.Tokens {
+		a.tokens = append(a.tokens, sha256.Sum256([]byte(t)))
+	}
+	return a
+}
+
+// Close ends the claims waiting now (relay is shutting down): they answer
+// 204 and their workers claim again, from another instance.
+func (a *API) Close() {
+	select {
+	case <-a.done:
+	default:
+		close(a.done)
+	}
+}
+
+// Register adds the routes to f.
+func (a *API) Register(f fiber.Router) {
+	f.Post("/v1/queues/:queue/claim", a.auth, a.claim)
+	f.Post("/v1/tasks/:id/events", a.auth, a.events)
+	f.Post("/v1/tasks/:id/heartbeat", a.auth, a.heartbeat)
+	f.Post("/v1/tasks/:id/release", a.auth, a.release)
+}
+
+// fail answers an error in the documented shape.
+func fail(c *fiber.Ctx, status int, code, msg string) error {
+	return c.Status(status).JSON(fiber.Map{"error": msg, "code": code})
+}
+
+// auth admits requests bearing a worker token (compared in constant time).
+func (a *API) auth(c *fiber.Ctx) error {
+	h := c.Get(fiber.HeaderAuthorization)
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || tok == "" {
+		return fail(c, fiber.StatusUnauthorized, "unauthorized", "worker API: send Authorization: Bearer <worker token>")
+	}
+	sum := sha256.Sum256([]byte(tok))
+	found := 0
+	for _, t := range a.tokens {
+		found |= subtle.ConstantTimeCompare(sum[:], t[:])
+	}
+	if found != 1 {
+		if len(a.tokens) == 0 {
+			return fail(c, fiber.StatusUnauthorized, "unauthorized", "worker API: no worker tokens are configured (RELAY_WORKER_TOKENS)")
+		}
+		return fail(c, fiber.StatusUnauthorized, "unauthorized", "worker API: unknown worker token")
+	}
+	return c.Next()
+}
+
+// dialect is the event and task shape a request asks for: 1.0 by default.
+func dialect(c *fiber.Ctx) (a2a.Dialect, error) {
+	switch v := strings.TrimSpace(c.Get("A2A-Version")); v {
+	case "", "1", "1.0":
+		return a2a.V10, nil
+	case "0.3", "0.3.0":
+		return a2a.V03, nil
+	default:
+		return "", fmt.Errorf("A2A-Version %q: the worker API speaks 1.0 and 0.3", v)
+	}
+}
+
+var queueName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+// decode reads a JSON body into v; an empty body is an empty object.
+func decode(c *fiber.Ctx, v any) error {
+	body := c.Body()
+	if len(body) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("body: not the expected JSON object: %v", err)
+	}
+	return nil
+}
+
+func (a *API) claim(c *fiber.Ctx) error {
+	queue := c.Params("queue")
+	if !queueName.MatchString(queue) {
+		return fail(c, fiber.StatusBadRequest, "bad_request", "queue: 1 to 128 letters, digits, '.', '_' or '-'")
+	}
+	d, err := dialect(c)
+	if err != nil {
+		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
+	}
+	var req struct {
+		WorkerID    string   `json:"workerId"`
+		WaitSeconds *float64 `json:"waitSeconds"`
+	}
+	if err := decode(c, &req); err != nil {
+		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
+	}
+	wait := 30 * time.Second
+	if req.WaitSeconds != nil {
+		if *req.WaitSeconds < 0 || *req.WaitSeconds > a.maxWait.Seconds() {
+			return fail(c, fiber.StatusBadRequest, "bad_request", fmt.Sprintf("waitSeconds: 0 to %.0f", a.maxWait.Seconds()))
+		}
+		wait = time.Duration(*req.WaitSeconds * float64(time.Second))
+	}
+	if len(req.WorkerID) > 128 {
+		return fail(c, fiber.StatusBadRequest, "bad_request", "workerId: at most 128 characters")
+	}
+	worker := "worker-" + req.WorkerID
+	if req.WorkerID == "" {
+		worker = "worker-" + uuid.NewString()
+	}
+	select {
+	case a.waiting <- struct{}{}:
+		defer func() { <-a.waiting }()
+	default:
+		c.Set(fiber.HeaderRetryAfter, "1")
+		return fail(c, fiber.StatusServiceUnavailable, "unavailable", "too many claims are waiting on this instance; retry")
+	}
+	ctx, cancel := context.WithCancel(c.UserContext())
+	defer cancel()
+	go func() { // relay shutting down ends the wait
+		select {
+		case <-a.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	got, err := a.pull.Claim(ctx, queue, worker, wait)
+	if err != nil {
+		if ctx.Err() != nil {
+			return c.SendStatus(fiber.StatusNoContent)
+		}
+		a.log.WarnContext(c.UserContext(), "worker claim", "queue", queue, "err", err)
+		c.Set(fiber.HeaderRetryAfter, "1")
+		return fail(c, fiber.StatusServiceUnavailable, "unavailable", "cannot claim now: "+err.Error())
+	}
+	if got == nil {
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return c.JSON(fiber.Map{
+		"taskId": got.View.Task.ID, "contextId": got.View.Task.ContextID,
+		"leaseId": got.Work.LeaseID, "leaseExpiresAt": got.ExpiresAt.UTC().Format(time.RFC3339Nano),
+		"leaseSeconds": a.pull.Lease().Seconds(), "attempt": got.Work.Attempt,
+		"task": a2a.EncodeTask(d, got.View.Task), "message": a2a.EncodeMessage(d, got.Message),
+	})
+}
+
+type leaseReq struct {
+	LeaseID string            `json:"leaseId"`
+	Events  []json.RawMessage `json:"events"`
+}
+
+// leaseOf decodes a request naming a lease.
+func leaseOf(c *fiber.Ctx) (leaseReq, error) {
+	var req leaseReq
+	if err := decode(c, &req); err != nil {
+		return req, err
+	}
+	if req.LeaseID == "" {
+		return req, errors.New("leaseId: required (the claim's leaseId)")
+	}
+	return req, nil
+}
+
+func (a *API) events(c *fiber.Ctx) error {
+	d, err := dialect(c)
+	if err != nil {
+		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
+	}
+	req, err := leaseOf(c)
+	if err != nil {
+		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
+	}
+	if len(req.Events) > 1000 {
+		return fail(c, fiber.StatusBadRequest, "bad_request", "events: at most 1000 per request")
+	}
+	events := make([]a2a.Event, 0, len(req.Events))
+	taskID := c.Params("id")
+	for i, raw := range req.Events {
+		ev, err := a2a.DecodeEvent(d, withTaskID(d, raw, taskID))
+		if err != nil {
+			return fail(c, fiber.StatusBadRequest, "bad_request", fmt.Sprintf("events[%d]: %v", i, errText(err)))
+		}
+		events = append(events, ev)
+	}
+	res, err := a.pull.Post(c.UserContext(), taskID, req.LeaseID, events)
+	if err != nil {
+		return a.taskError(c, taskID, err)
+	}
+	out := fiber.Map{"state": stateName(d, res.State), "released": res.Released}
+	if !res.Released {
+		out["leaseExpiresAt"] = res.ExpiresAt.UTC().Format(time.RFC3339Nano)
+	}
+	return c.JSON(out)
+}
+
+func (a *API) heartbeat(c *fiber.Ctx) error {
+	d, err := dialect(c)
+	if err != nil {
+		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
+	}
+	req, err := leaseOf(c)
+	if err != nil {
+		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
+	}
+	taskID := c.Params("id")
+	beat, err := a.pull.Heartbeat(c.UserContext(), taskID, req.LeaseID)
+	if err != nil {
+		return a.taskError(c, taskID, err)
+	}
+	out := fiber.Map{"state": stateName(d, beat.State), "canceled": beat.Canceled}
+	if !beat.Canceled {
+		out["leaseExpiresAt"] = beat.ExpiresAt.UTC().Format(time.RFC3339Nano)
+	}
+	return c.JSON(out)
+}
+
+func (a *API) release(c *fiber.Ctx) error {
+	req, err := leaseOf(c)
+	if err != nil {
+		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
+	}
+	taskID := c.Params("id")
+	if err := a.pull.Release(c.UserContext(), taskID, req.LeaseID); err != nil {
+		return a.taskError(c, taskID, err)
+	}
+	return c.JSON(fiber.Map{})
+}
+
+// taskError maps the pull backend's errors to the documented answers.
+func (a *API) taskError(c *fiber.Ctx, taskID string, err error) error {
+	var te *a2a.TransitionError
+	var bad *ingest.BadEventError
+	var ae *a2a.Error
+	switch {
+	case errors.Is(err, ingest.ErrLeaseLost):
+		return fail(c, fiber.StatusConflict, "lease_lost", "the lease on task "+taskID+" is over (expired and taken by another worker, or finished): stop working on it")
+	case errors.Is(err, ingest.ErrTaskCanceled):
+		return fail(c, fiber.StatusConflict, "task_canceled", "task "+taskID+" was canceled by the client: stop working on it")
+	case errors.Is(err, ingest.ErrTaskFinished):
+		return fail(c, fiber.StatusConflict, "task_finished", "task "+taskID+" already reached a final state")
+	case errors.As(err, &te):
+		return fail(c, fiber.StatusUnprocessableEntity, "invalid_transition", te.Error())
+	case errors.As(err, &bad):
+		return fail(c, fiber.StatusBadRequest, "bad_request", bad.Msg)
+	case errors.As(err, &ae) && ae.Code == a2a.CodeTaskNotFound:
+		return fail(c, fiber.StatusNotFound, "not_found", "no task "+taskID)
+	case errors.As(err, &ae) && ae.Code == a2a.CodeInvalidParams:
+		return fail(c, fiber.StatusBadRequest, "bad_request", ae.Message)
+	}
+	a.log.WarnContext(c.UserContext(), "worker API", "task_id", taskID, "err", err)
+	c.Set(fiber.HeaderRetryAfter, "1")
+	return fail(c, fiber.StatusServiceUnavailable, "unavailable", "cannot do that now; retry")
+}
+
+// withTaskID fills in the taskId an event may leave out (the URL names the
+// task); an event naming another task keeps it, and Post refuses it.
+func withTaskID(d a2a.Dialect, raw json.RawMessage, taskID string) json.RawMessage {
+	var outer map[string]json.RawMessage
+	if json.Unmarshal(raw, &outer) != nil {
+		return raw // the decoder says what is wrong
+	}
+	fill := func(obj map[string]json.RawMessage) {
+		if _, ok := obj["taskId"]; !ok {
+			obj["taskId"], _ = json.Marshal(taskID)
+		}
+	}
+	if d == a2a.V03 {
+		fill(outer)
+	} else {
+		for _, k := range []string{"statusUpdate", "artifactUpdate"} {
+			var inner map[string]json.RawMessage
+			if v, ok := outer[k]; ok && json.Unmarshal(v, &inner) == nil && inner != nil {
+				fill(inner)
+				outer[k], _ = json.Marshal(inner)
+			}
+		}
+	}
+	b, err := json.Marshal(outer)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// errText is an error's message without an a2a.Error's code prefix.
+func errText(err error) string {
+	var ae *a2a.Error
+	if errors.As(err, &ae) {
+		return ae.Message
+	}
+	return err.Error()
+}
+
+// stateName names a state as dialect d does.
+func stateName(d a2a.Dialect, s a2a.TaskState) string {
+	if d == a2a.V10 {
+		return "TASK_STATE_" + strings.ToUpper(strings.ReplaceAll(string(s), "-", "_"))
+	}
+	return string(s)
+}

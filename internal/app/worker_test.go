@@ -313,3 +313,33 @@ func TestWorkerOnEmbeddedStore(t *testing.T) {
 		t.Fatalf("complete: %d %v", st, out)
 	}
 }
+
+// Routing by skill: a message naming the "jobs" skill goes to the worker
+// queue, one naming none goes to the default backend (the demo agent), and
+// one naming a skill the card does not list is refused.
+func TestRoutingBySkill(t *testing.T) {
+	t.Parallel()
+	r := startRelay(t, func(c *config.Config) {
+		c.WorkerTokens = []string{testWorkerToken}
+		c.Agent.Skills = append(c.Agent.Skills, config.SkillConfig{ID: "jobs", Name: "Jobs", Backend: "worker:jobs"})
+	})
+	var card struct{ Skills []struct{ ID string } }
+	_, _, body := get(t, r.url+"/.well-known/agent-card.json")
+	_ = json.Unmarshal(body, &card)
+	if len(card.Skills) != 2 || card.Skills[1].ID != "jobs" {
+		t.Fatalf("card skills = %+v", card.Skills)
+	}
+	var viaWorker struct{ Task v10Task }
+	r.call("SendMessage", map[string]any{"message": v10Message("for a worker", map[string]any{"metadata": map[string]any{"skill": "jobs"}}),
+		"configuration": map[string]any{"returnImmediately": true}}, &viaWorker)
+	c := claim(t, r, "w1")
+	if c["taskId"] != viaWorker.Task.ID {
+		t.Fatalf("claimed %v, want the jobs task %s", c["taskId"], viaWorker.Task.ID)
+	}
+	var viaDemo struct{ Task v10Task }
+	r.call("SendMessage", map[string]any{"message": v10Message("for the demo", nil)}, &viaDemo) // blocking: the demo finishes it
+	if viaDemo.Task.Status.State != "TASK_STATE_COMPLETED" {
+		t.Fatalf("default backend left the task %s", viaDemo.Task.Status.State)
+	}
+	wantError(t, r.callRaw("SendMessage", map[string]any{"message": v10Message("nobody", map[string]any{"metadata": map[string]any{"skill": "nope"}})}), -32602)
+}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -342,4 +343,31 @@ func TestRoutingBySkill(t *testing.T) {
 		t.Fatalf("default backend left the task %s", viaDemo.Task.Status.State)
 	}
 	wantError(t, r.callRaw("SendMessage", map[string]any{"message": v10Message("nobody", map[string]any{"metadata": map[string]any{"skill": "nope"}})}), -32602)
+}
+
+// A claim whose worker hung up stops waiting, so it does not take the next
+// task away from the workers still listening.
+func TestAbandonedClaimTakesNothing(t *testing.T) {
+	t.Parallel()
+	r := startWorkerRelay(t, func(c *config.Config) { c.WorkerLease = time.Minute })
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/v1/queues/jobs/claim", strings.NewReader(`{"waitSeconds":30}`))
+	req.Header.Set("Authorization", "Bearer "+testWorkerToken)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // the claim waits
+	cancel()                           // the worker hangs up
+	<-done
+	time.Sleep(600 * time.Millisecond) // the server notices within a poll
+	var res struct{ Task v10Task }
+	r.call("SendMessage", map[string]any{"message": v10Message("for a live worker", nil), "configuration": map[string]any{"returnImmediately": true}}, &res)
+	c := claim(t, r, "w2")
+	if c["taskId"] != res.Task.ID || c["attempt"].(float64) != 1 {
+		t.Fatalf("live worker got %v (attempt %v), want the new task at attempt 1", c["taskId"], c["attempt"])
+	}
 }

@@ -98,7 +98,7 @@ func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Du
 		switch {
 		case isCode(err, a2a.CodeTaskNotFound):
 		case err != nil:
-			_ = p.q.Renew(ctx, w.LeaseID, w.TaskID, queue.LeaseRelease, p.lease)
+			_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, queue.LeaseRelease, p.lease)
 			return nil, err
 		case !view.Task.Status.State.Terminal():
 			return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease)}, nil

@@ -128,9 +128,17 @@ func (c *Claims) Claim(ctx context.Context, queue, consumer string, ttl, wait ti
 			for _, st := range res {
 				msgs = append(msgs, st.Messages...)
 			}
+			if ctx.Err() != nil && len(msgs) > 0 {
+				// The claim was given up while Redis handed it an entry:
+				// make the entry look abandoned, so the next claim takes it.
+				c.abandon(context.WithoutCancel(ctx), queue, consumer, ttl, msgs)
+				return nil, ctx.Err()
+			}
 		}
 		for _, m := range msgs {
-			w, err := c.grantEntry(ctx, queue, consumer, ttl, m)
+			// Granted even if the claim was given up meanwhile: the caller
+			// then releases it, rather than leaving it to expire.
+			w, err := c.grantEntry(context.WithoutCancel(ctx), queue, consumer, ttl, m)
 			if w != nil || err != nil {
 				return w, err
 			}
@@ -139,6 +147,21 @@ func (c *Claims) Claim(ctx context.Context, queue, consumer string, ttl, wait ti
 			return nil, nil
 		}
 	}
+}
+
+// abandon sets the idle time of entries read by a claim nobody waits for
+// any more past the lease, so that the next claim takes them over.
+func (c *Claims) abandon(ctx context.Context, queue, consumer string, ttl time.Duration, msgs []redis.XMessage) {
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	args := []any{"XCLAIM", c.stream(queue), group, consumer, 0}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	args = append(args, "IDLE", ttl.Milliseconds()+1, "JUSTID")
+	_ = c.rdb.Do(ctx, args...).Err()
 }
 
 func (c *Claims) grantEntry(ctx context.Context, queue, consumer string, ttl time.Duration, m redis.XMessage) (*Work, error) {

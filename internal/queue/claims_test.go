@@ -23,7 +23,8 @@ func TestClaimsLeaseLifecycle(t *testing.T) {
 	if err := c.Offer(ctx, "q", "task-1", "m1"); err != nil {
 		t.Fatal(err)
 	}
-	w, err := c.Claim(ctx, "q", "w1", 300*time.Millisecond, time.Second)
+	const ttl = time.Second
+	w, err := c.Claim(ctx, "q", "w1", ttl, time.Second)
 	if err != nil || w == nil || w.TaskID != "task-1" || w.MessageID != "m1" || w.Attempt != 1 {
 		t.Fatalf("claim = %+v, %v", w, err)
 	}
@@ -32,17 +33,17 @@ func TestClaimsLeaseLifecycle(t *testing.T) {
 	}
 	// Renewing keeps the lease past its first ttl: nobody else gets the task.
 	for range 3 {
-		time.Sleep(150 * time.Millisecond)
-		if err := c.Renew(ctx, w.LeaseID, "task-1", LeaseRenew, 300*time.Millisecond); err != nil {
+		time.Sleep(ttl / 2)
+		if err := c.Renew(ctx, w.LeaseID, "task-1", LeaseRenew, ttl); err != nil {
 			t.Fatalf("renew: %v", err)
 		}
 	}
-	if w2, _ := c.Claim(ctx, "q", "w2", 300*time.Millisecond, 100*time.Millisecond); w2 != nil {
+	if w2, _ := c.Claim(ctx, "q", "w2", ttl, 100*time.Millisecond); w2 != nil {
 		t.Fatalf("a renewed lease was taken over: %+v", w2)
 	}
 	// Without renewal it expires and the next claim takes the task over.
-	time.Sleep(350 * time.Millisecond)
-	w2, err := c.Claim(ctx, "q", "w2", 300*time.Millisecond, time.Second)
+	time.Sleep(ttl + 100*time.Millisecond)
+	w2, err := c.Claim(ctx, "q", "w2", ttl, time.Second)
 	if err != nil || w2 == nil || w2.TaskID != "task-1" || w2.Attempt != 2 {
 		t.Fatalf("claim after expiry = %+v, %v", w2, err)
 	}
@@ -55,8 +56,8 @@ func TestClaimsLeaseLifecycle(t *testing.T) {
 	if err := c.Renew(ctx, w2.LeaseID, "task-1", LeaseRenew, time.Second); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("renew after done = %v, want ErrLeaseLost", err)
 	}
-	time.Sleep(350 * time.Millisecond)
-	if w3, _ := c.Claim(ctx, "q", "w3", 300*time.Millisecond, 100*time.Millisecond); w3 != nil {
+	time.Sleep(ttl + 100*time.Millisecond)
+	if w3, _ := c.Claim(ctx, "q", "w3", ttl, 100*time.Millisecond); w3 != nil {
 		t.Fatalf("finished work offered again: %+v", w3)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"regexp"
 	"strings"
 	"time"
@@ -175,15 +176,36 @@ func (a *API) claim(c *fiber.Ctx) error {
 		return fail(c, fiber.StatusServiceUnavailable, "unavailable", "too many claims are waiting on this instance; retry")
 	}
 	ctx, cancel := context.WithCancel(c.UserContext())
-	defer cancel()
-	go func() { // relay shutting down ends the wait
-		select {
-		case <-a.done:
-			cancel()
-		case <-ctx.Done():
+	conn, _ := c.Context().Conn().(net.Conn)
+	watched := make(chan struct{})
+	go func() { // relay shutting down, or the worker hanging up, ends the wait
+		defer close(watched)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-a.done:
+				cancel()
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if gone(c, conn) {
+					cancel()
+					return
+				}
+			}
 		}
 	}()
 	got, err := a.pull.Claim(ctx, queue, worker, wait)
+	cancel()
+	<-watched
+	if got != nil && gone(c, conn) {
+		// Nobody would read the answer: hand the task to the next claim now
+		// rather than after a lease.
+		_ = a.pull.Release(context.WithoutCancel(ctx), got.View.Task.ID, got.Work.LeaseID)
+		return nil
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return c.SendStatus(fiber.StatusNoContent)
@@ -206,6 +228,28 @@ func (a *API) claim(c *fiber.Ctx) error {
 type leaseReq struct {
 	LeaseID string            `json:"leaseId"`
 	Events  []json.RawMessage `json:"events"`
+}
+
+// gone reports whether the worker hung up while its claim waited. A
+// waiting HTTP/1.1 client sends nothing, so a read that ends in EOF (not
+// the short deadline) means it left. A client that did send something
+// (pipelining) gets its connection closed after this answer, so the byte
+// read here is never missed.
+func gone(c *fiber.Ctx, conn net.Conn) bool {
+	if conn == nil {
+		return false
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+	var b [1]byte
+	n, err := conn.Read(b[:])
+	_ = conn.SetReadDeadline(time.Time{})
+	if n > 0 {
+		c.Set(fiber.HeaderConnection, "close")
+		c.Context().SetConnectionClose()
+		return false
+	}
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
 }
 
 // leaseOf decodes a request naming a lease.

@@ -85,6 +85,7 @@ func startInProcess(ctx context.Context, redisURL string, workers int) (*app.App
 		return nil, err
 	}
 	cfg.Addr, cfg.RedisURL, cfg.DeliveryWorkers = "127.0.0.1:0", redisURL, workers
+	cfg.Auth, cfg.Security.RateLimit = "none", 0 // a local load run: no client credentials, no limit
 	cfg.RedisPrefix = fmt.Sprintf("bench%d", time.Now().UnixNano())
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))

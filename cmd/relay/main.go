@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/a2arelay/relay/internal/app"
+	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/config"
 )
 
@@ -24,6 +25,7 @@ var version = "dev"
 const commands = `Usage:
   relay [serve] [flags]   run the server (the default command)
   relay bench [flags]     run the load tool (relay bench --help)
+  relay hash-key <key>    print the RELAY_API_KEYS form of a client API key's hash
   relay version           print the version
 
 `
@@ -46,6 +48,13 @@ func run(args []string, env func(string) string, stdout, stderr io.Writer) int {
 		return benchCmd(rest, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "relay %s\n", version)
+		return 0
+	case "hash-key":
+		if len(rest) != 1 || len(rest[0]) < 16 {
+			fmt.Fprintln(stderr, "usage: relay hash-key <key>   (a random key of at least 16 characters, e.g. openssl rand -base64 24)")
+			return 2
+		}
+		fmt.Fprintln(stdout, auth.HashAPIKey(rest[0]))
 		return 0
 	default:
 		fmt.Fprintf(stderr, "relay: unknown command %q (see relay --help)\n", cmd)

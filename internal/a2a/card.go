@@ -34,6 +34,40 @@ type CardConfig struct {
 	// MaxAge is the Cache-Control max-age of the card (default 5m).
 	MaxAge    time.Duration
 	Streaming bool
+	// Security lists how clients authenticate (any one will do); empty
+	// declares no authentication.
+	Security []SecurityScheme
+}
+
+// SecurityScheme is one way clients authenticate, as the card declares it.
+type SecurityScheme struct {
+	// Name keys the scheme in securitySchemes.
+	Name string
+	// Type is "apiKey" (In and HeaderName say where) or "http" (Scheme,
+	// e.g. "bearer", and BearerFormat, e.g. "JWT").
+	Type, In, HeaderName, Scheme, BearerFormat, Description string
+}
+
+// wire renders a scheme for both dialects in one object: the v0.3 fields
+// (type, in, name, scheme, bearerFormat) and the v1.0 oneof member
+// (apiKeySecurityScheme or httpAuthSecurityScheme).
+func (s SecurityScheme) wire() map[string]any {
+	out := map[string]any{"type": s.Type}
+	if s.Description != "" {
+		out["description"] = s.Description
+	}
+	switch s.Type {
+	case "apiKey":
+		out["in"], out["name"] = s.In, s.HeaderName
+		out["apiKeySecurityScheme"] = map[string]any{"location": s.In, "name": s.HeaderName, "description": s.Description}
+	default:
+		out["scheme"] = s.Scheme
+		if s.BearerFormat != "" {
+			out["bearerFormat"] = s.BearerFormat
+		}
+		out["httpAuthSecurityScheme"] = map[string]any{"scheme": s.Scheme, "bearerFormat": s.BearerFormat, "description": s.Description}
+	}
+	return out
 }
 
 // Card is the agent card, rendered once: the public one and the extended one.
@@ -70,7 +104,7 @@ func (c *Card) document(description string, skills []Skill) map[string]any {
 	if skills == nil {
 		skills = []Skill{}
 	}
-	return map[string]any{
+	doc := map[string]any{
 		"name":               c.cfg.Name,
 		"description":        description,
 		"version":            c.cfg.Version,
@@ -91,6 +125,17 @@ func (c *Card) document(description string, skills []Skill) map[string]any {
 		"defaultOutputModes":                []string{"text/plain", "application/json"},
 		"skills":                            skills,
 	}
+	if len(c.cfg.Security) > 0 {
+		schemes := map[string]any{}
+		var v03, v10 []any
+		for _, s := range c.cfg.Security {
+			schemes[s.Name] = s.wire()
+			v03 = append(v03, map[string][]string{s.Name: {}})
+			v10 = append(v10, map[string]any{"schemes": map[string]any{s.Name: map[string][]string{"list": {}}}})
+		}
+		doc["securitySchemes"], doc["security"], doc["securityRequirements"] = schemes, v03, v10
+	}
+	return doc
 }
 
 // HasExtended reports whether an extended card is configured.

@@ -420,16 +420,16 @@ func TestEncodePush(t *testing.T) {
 		one, list, rm string
 	}{
 		{"v0.1", v01{},
-			`{"id":"t1","pushNotificationConfig":{"url":"https://h.example.com/1","token":"tk","authentication":{"schemes":["Bearer"],"credentials":"cr"}}}`,
-			`[{"id":"t1","pushNotificationConfig":{"url":"https://h.example.com/1","token":"tk","authentication":{"schemes":["Bearer"],"credentials":"cr"}}},
+			`{"id":"t1","pushNotificationConfig":{"url":"https://h.example.com/1","token":"****","authentication":{"schemes":["Bearer"],"credentials":"****"}}}`,
+			`[{"id":"t1","pushNotificationConfig":{"url":"https://h.example.com/1","token":"****","authentication":{"schemes":["Bearer"],"credentials":"****"}}},
 			  {"id":"t1","pushNotificationConfig":{"url":"https://h.example.com/2"}}]`, `null`},
 		{"v0.3", v03{},
-			`{"taskId":"t1","pushNotificationConfig":{"id":"c1","url":"https://h.example.com/1","token":"tk","authentication":{"schemes":["Bearer"],"credentials":"cr"}}}`,
-			`[{"taskId":"t1","pushNotificationConfig":{"id":"c1","url":"https://h.example.com/1","token":"tk","authentication":{"schemes":["Bearer"],"credentials":"cr"}}},
+			`{"taskId":"t1","pushNotificationConfig":{"id":"c1","url":"https://h.example.com/1","token":"****","authentication":{"schemes":["Bearer"],"credentials":"****"}}}`,
+			`[{"taskId":"t1","pushNotificationConfig":{"id":"c1","url":"https://h.example.com/1","token":"****","authentication":{"schemes":["Bearer"],"credentials":"****"}}},
 			  {"taskId":"t1","pushNotificationConfig":{"id":"c2","url":"https://h.example.com/2"}}]`, `null`},
 		{"v1.0", v10{},
-			`{"id":"c1","taskId":"t1","url":"https://h.example.com/1","token":"tk","authentication":{"scheme":"Bearer","credentials":"cr"}}`,
-			`{"configs":[{"id":"c1","taskId":"t1","url":"https://h.example.com/1","token":"tk","authentication":{"scheme":"Bearer","credentials":"cr"}},
+			`{"id":"c1","taskId":"t1","url":"https://h.example.com/1","token":"****","authentication":{"scheme":"Bearer","credentials":"****"}}`,
+			`{"configs":[{"id":"c1","taskId":"t1","url":"https://h.example.com/1","token":"****","authentication":{"scheme":"Bearer","credentials":"****"}},
 			  {"id":"c2","taskId":"t1","url":"https://h.example.com/2"}],"nextPageToken":""}`, `{}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -151,4 +151,7 @@ type TaskView struct {
 	// EventID is the id of the task's event stream entry this view
 	// reflects (the last one committed), where a subscription continues.
 	EventID string
+	// Owner is the principal the task belongs to ("" without client
+	// authentication).
+	Owner string
 }

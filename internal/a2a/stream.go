@@ -23,7 +23,9 @@ type StreamEvent struct {
 
 // Streamer is what SSE subscriptions need (ingest.Streams implements it).
 type Streamer interface {
-	Acquire() (release func(), ok bool)
+	// Acquire takes a stream slot for the principal of ctx; the error
+	// (an *Error) says which limit refused it.
+	Acquire(ctx context.Context) (release func(), err error)
 	Current(ctx context.Context, taskID string) (TaskView, error)
 	Next(ctx context.Context, taskID, afterID string, wait time.Duration) ([]StreamEvent, error)
 }
@@ -90,9 +92,10 @@ func (h *Handler) stream(c *fiber.Ctx, id json.RawMessage, rt route, params json
 	if h.streams == nil {
 		return h.streamError(c, id, rt.dialect, Errorf(CodeUnsupportedOperation, "streaming is not enabled on this relay"))
 	}
-	release, ok := h.streams.Acquire()
-	if !ok {
-		return h.streamError(c, id, rt.dialect, Errorf(CodeInternal, "too many open streams on this relay instance; retry later"))
+	release, err := h.streams.Acquire(c.UserContext())
+	if err != nil {
+		e, _ := AsError(err)
+		return h.streamError(c, id, rt.dialect, e)
 	}
 	sub, err := h.safeOpen(c, rt, params)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 // (or, for the task id "open-panic", when opening).
 type panickyStreamer struct{}
 
-func (panickyStreamer) Acquire() (func(), bool) { return func() {}, true }
+func (panickyStreamer) Acquire(context.Context) (func(), error) { return func() {}, nil }
 
 func (panickyStreamer) Current(_ context.Context, id string) (TaskView, error) {
 	if id == "open-panic" {

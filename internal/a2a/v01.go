@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/google/uuid"
+
+	"github.com/a2arelay/relay/internal/secrets"
 )
 
 // v01 is the codec of A2A v0.1: client-chosen task ids, sessionId, parts
@@ -146,8 +148,11 @@ func (v01) decodePushRef(params json.RawMessage) (string, string, error) {
 	return id, "", err
 }
 
+// encodePush renders a config for an answer (set, get), with its token and
+// credentials masked.
 func (v01) encodePush(c PushConfig) any {
-	return v01TaskPushConfig{ID: c.TaskID, PushConfig: v01PushConfig{URL: c.URL, Token: c.Token, Authentication: c.Auth}}
+	return v01TaskPushConfig{ID: c.TaskID, PushConfig: v01PushConfig{URL: c.URL,
+		Token: secrets.Mask(c.Token), Authentication: maskedAuth(c.Auth)}}
 }
 
 func (c v01) encodePushList(cs []PushConfig) any {

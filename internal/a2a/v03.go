@@ -1,6 +1,10 @@
 package a2a
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/a2arelay/relay/internal/secrets"
+)
 
 // v03 is the codec of A2A v0.3: the canonical model plus a "kind" on every object.
 type v03 struct{}
@@ -129,8 +133,22 @@ func (v03) decodePushRef(params json.RawMessage) (string, string, error) {
 	return w.ID, w.ConfigID, checkID(w.ID, "id")
 }
 
+// encodePush renders a config for an answer (set, get, list), with its token
+// and credentials masked.
 func (v03) encodePush(c PushConfig) any {
-	return v03TaskPushConfig{TaskID: c.TaskID, PushConfig: v03PushConfig{ID: c.ID, URL: c.URL, Token: c.Token, Authentication: c.Auth}}
+	return v03TaskPushConfig{TaskID: c.TaskID, PushConfig: v03PushConfig{ID: c.ID, URL: c.URL,
+		Token: secrets.Mask(c.Token), Authentication: maskedAuth(c.Auth)}}
+}
+
+// maskedAuth returns a copy of a with its credentials masked (nil for nil);
+// a itself, shared with the stored config, is left alone.
+func maskedAuth(a *PushAuth) *PushAuth {
+	if a == nil {
+		return nil
+	}
+	m := *a
+	m.Credentials = secrets.Mask(a.Credentials)
+	return &m
 }
 
 func (c v03) encodePushList(cs []PushConfig) any {

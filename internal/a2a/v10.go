@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"strings"
+
+	"github.com/a2arelay/relay/internal/secrets"
 )
 
 // v10 is the codec of A2A v1.0: proto3 JSON, enum names for states and
@@ -244,10 +246,12 @@ func (v10) decodePushRef(params json.RawMessage) (string, string, error) {
 	return w.TaskID, w.ID, checkID(w.TaskID, "taskId")
 }
 
+// encodePush renders a config for an answer (set, get, list), with its token
+// and credentials masked.
 func (v10) encodePush(c PushConfig) any {
-	w := v10PushConfig{ID: c.ID, TaskID: c.TaskID, URL: c.URL, Token: c.Token}
+	w := v10PushConfig{ID: c.ID, TaskID: c.TaskID, URL: c.URL, Token: secrets.Mask(c.Token)}
 	if a := c.Auth; a != nil {
-		w.Authentication = &v10Auth{Credentials: a.Credentials}
+		w.Authentication = &v10Auth{Credentials: secrets.Mask(a.Credentials)}
 		if len(a.Schemes) > 0 {
 			w.Authentication.Scheme = a.Schemes[0]
 		}

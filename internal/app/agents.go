@@ -1,10 +1,14 @@
 package app
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"time"
 
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/ingest"
+	"github.com/a2arelay/relay/internal/ingest/upstream"
 	"github.com/a2arelay/relay/internal/queue"
 )
 
@@ -27,7 +31,7 @@ func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 		case config.BackendWorker:
 			return a.pull.Queue(b.Queue), nil
 		case config.BackendUpstream:
-			return nil, fmt.Errorf("upstream agents are not wired yet")
+			return a.bridgeTo(b.URL)
 		}
 		return a.demo, nil
 	}
@@ -53,3 +57,37 @@ func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 	}
 	return ingest.NewRouter(def, skills, bySkill), nil
 }
+
+// bridgeTo returns the backend of the upstream agent at url: a work queue
+// of its own, named after the URL so that every instance serves the same
+// one, worked on by an in-process bridge (started with the background
+// loops). One bridge per URL, however many skills route to it.
+func (a *App) bridgeTo(url string) (ingest.Agent, error) {
+	sum := sha256.Sum256([]byte(url))
+	q := "upstream-" + hex.EncodeToString(sum[:6])
+	if ag, ok := a.upstream[q]; ok {
+		return ag, nil
+	}
+	cfg := upstream.Config{URL: url, Queue: q, Worker: "relay-" + q}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	links := upstream.NewRedisLinks(a.rdb, a.cfg.RedisPrefix, a.cfg.TaskRetention+24*time.Hour)
+	br := upstream.New(cfg, a.pull, links, a.log.With("upstream", url))
+	a.bridges = append(a.bridges, br)
+	ag := bridgedAgent{Agent: a.pull.Queue(q), bridge: br}
+	if a.upstream == nil {
+		a.upstream = map[string]ingest.Agent{}
+	}
+	a.upstream[q] = ag
+	return ag, nil
+}
+
+// bridgedAgent queues tasks for a bridge and forwards cancels to it at once
+// (the bridge running the task cancels it upstream).
+type bridgedAgent struct {
+	ingest.Agent
+	bridge *upstream.Bridge
+}
+
+func (b bridgedAgent) Cancel(taskID string) { b.bridge.Cancel(taskID) }

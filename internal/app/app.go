@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -21,7 +22,9 @@ import (
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/delivery"
 	"github.com/a2arelay/relay/internal/ingest"
+	"github.com/a2arelay/relay/internal/ingest/upstream"
 	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/ssrf"
 	"github.com/a2arelay/relay/internal/workerapi"
 )
@@ -42,8 +45,21 @@ type App struct {
 	store     *queue.Store
 	demo      *ingest.Demo
 	pull      *ingest.Pull
+	// bridges work on the tasks of upstream agents; upstream maps their
+	// queues to the backends routed to.
+	bridges   []*upstream.Bridge
+	upstream  map[string]ingest.Agent
 	workerAPI *workerapi.API
 	keys      *auth.Keys
+	// Client authentication: clients verifies credentials when authOn;
+	// adminTokens (SHA-256) guard the management API; limiter is the
+	// per-client rate limit (nil: none).
+	clients     *auth.Clients
+	authOn      bool
+	adminTokens [][32]byte
+	limiter     *queue.Limiter
+	// ring seals push config secrets and signing keys at rest (nil: off).
+	ring *secrets.Ring
 	// stopBackground stops the delivery workers and the key refresher;
 	// background is done when they have returned.
 	stopBackground context.CancelFunc
@@ -82,12 +98,16 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.openStore(ctx); err != nil {
 		return err
 	}
+	if err := a.setupSecurity(ctx); err != nil {
+		a.closeStore()
+		return err
+	}
 	guard, err := ssrf.NewGuard(a.cfg.WebhookAllowCIDRs)
 	if err != nil {
 		return fmt.Errorf("app: RELAY_WEBHOOK_ALLOW_CIDRS: %w", err)
 	}
 	a.keys, err = auth.NewKeys(ctx, a.rdb, auth.KeyConfig{Algorithm: a.cfg.JWTAlg, KeyFile: a.cfg.JWTKeyFile,
-		Grace: a.cfg.JWTRotateGrace, Prefix: a.cfg.RedisPrefix}, nil)
+		Grace: a.cfg.JWTRotateGrace, Prefix: a.cfg.RedisPrefix, Sealer: a.sealer()}, nil)
 	if err != nil {
 		return fmt.Errorf("app: signing keys: %w", err)
 	}
@@ -99,7 +119,7 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	pressure := delivery.NewPressure(a.cfg.BackpressureLag, a.cfg.BackpressureMaxHold, nil)
 	svc := ingest.NewService(a.store, commit, hub, router, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
-		CheckURL: guard.CheckURL, Gate: pressure}, a.log)
+		CheckURL: guard.CheckURL, Gate: pressure, Secrets: a.ring}, a.log)
 	card, err := a2a.NewCard(a.cardConfig())
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
@@ -108,7 +128,7 @@ func (a *App) Start(ctx context.Context) error {
 	workers.ReportTo(pressure)
 	a.startBackground(workers)
 	a.handler = a2a.NewHandler(svc, card, a.log)
-	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams)
+	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)
 	a.handler.EnableStreaming(a.streams, a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive})
 	a.workerAPI = workerapi.New(a.pull, workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}, a.log)
 	a.http = a.newHTTP(a.handler, card, delivery.NewAPI(a.store))
@@ -121,9 +141,6 @@ func (a *App) Start(ctx context.Context) error {
 	go func() { a.served <- a.http.Listener(ln) }()
 	a.log.InfoContext(ctx, "relay listening", "addr", ln.Addr().String(), "public_url", a.cfg.PublicURL,
 		"auth", a.cfg.Auth, "partitions", a.store.Partitions())
-	if a.cfg.Auth == "none" {
-		a.log.WarnContext(ctx, "client authentication is off (RELAY_AUTH=none): anyone who reaches relay can use it")
-	}
 	return nil
 }
 
@@ -201,6 +218,16 @@ func (a *App) startBackground(w *delivery.Workers) {
 	go func() {
 		defer close(a.background)
 		go a.keys.Run(ctx, 10*time.Second) // a rotation elsewhere is published here within 10s
+		go a.clients.Run(ctx)              // refreshes the client JWT issuer's keys
+		var bridges sync.WaitGroup
+		for _, b := range a.bridges {
+			bridges.Go(func() {
+				if err := b.Run(ctx); err != nil {
+					a.log.ErrorContext(ctx, "upstream bridge stopped", "err", err)
+				}
+			})
+		}
+		defer bridges.Wait() // they hand their tasks back before Redis closes
 		if err := w.Run(ctx); err != nil {
 			a.log.ErrorContext(ctx, "delivery workers stopped", "err", err)
 		}
@@ -210,7 +237,7 @@ func (a *App) startBackground(w *delivery.Workers) {
 func (a *App) deliveryConfig() delivery.Config {
 	return delivery.Config{
 		Workers: a.cfg.DeliveryWorkers, Timeout: a.cfg.DeliveryTimeout, Issuer: a.cfg.PublicURL,
-		TokenTTL: a.cfg.JWTTTL, UserAgent: "relay/" + a.version,
+		TokenTTL: a.cfg.JWTTTL, UserAgent: "relay/" + a.version, Secrets: a.ring,
 		Policy: delivery.Policy{Initial: a.cfg.RetryInitial, MaxInterval: a.cfg.RetryMaxInterval,
 			MaxAttempts: a.cfg.RetryMaxAttempts, MaxElapsed: a.cfg.RetryMaxElapsed},
 	}
@@ -236,7 +263,8 @@ func (a *App) closeStore() {
 func (a *App) cardConfig() a2a.CardConfig {
 	ag := a.cfg.Agent
 	cc := a2a.CardConfig{Name: ag.Name, Description: ag.Description, Version: ag.Version,
-		URL: a.cfg.PublicURL + "/", MaxAge: ag.CardMaxAge, Skills: skills(ag.Skills), Streaming: true}
+		URL: a.cfg.PublicURL + "/", MaxAge: ag.CardMaxAge, Skills: skills(ag.Skills), Streaming: true,
+		Security: a.cardSecurity()}
 	if ext := ag.ExtendedCard; ext != nil {
 		cc.HasExtended, cc.ExtendedDescription, cc.ExtendedSkills = true, ext.Description, skills(ext.Skills)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,8 @@ func testConfig(t *testing.T) config.Config {
 		t.Fatal(err)
 	}
 	cfg.Addr = "127.0.0.1:0"
+	cfg.Auth = "none"          // the tests of auth set credentials of their own
+	cfg.Security.RateLimit = 0 // and the test of the rate limit its own limit
 	cfg.DemoStepDelay = 5 * time.Millisecond
 	cfg.BlockingTimeout = 10 * time.Second
 	return cfg
@@ -52,7 +55,11 @@ func startRelay(t *testing.T, mut func(*config.Config)) *relay {
 
 func startWith(t *testing.T, cfg config.Config) *relay {
 	t.Helper()
-	a, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var w io.Writer = io.Discard
+	if os.Getenv("RELAY_TEST_LOG") != "" {
+		w = os.Stderr
+	}
+	a, err := New(cfg, slog.New(slog.NewTextHandler(w, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,12 +36,13 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 	f.Get("/.well-known/agent-card.json", card.Serve)
 	f.Get("/.well-known/agent.json", card.Serve)
 	f.Get("/.well-known/jwks.json", a.keys.ServeJWKS)
-	f.Post("/v1/keys/rotate", a.rotateKeys)
+	f.Post("/v1/keys/rotate", a.guardAdmin, a.rotateKeys)
+	f.Use("/v1/deliveries", a.guardAdmin)
 	api.Register(f)
 	a.workerAPI.Register(f)
-	f.Post("/", h.Serve)
+	f.Post("/", a.guardA2A, h.Serve)
 	if u, err := url.Parse(a.cfg.PublicURL); err == nil && u.Path != "" && u.Path != "/" {
-		f.Post(u.Path, h.Serve)
+		f.Post(u.Path, a.guardA2A, h.Serve)
 	}
 	return f
 }

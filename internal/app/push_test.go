@@ -23,7 +23,7 @@ func TestPushConfigsV03(t *testing.T) {
 	}
 	var list []cfg
 	r.call("tasks/pushNotificationConfig/list", map[string]any{"id": task.ID}, &list)
-	if len(list) != 1 || list[0].Config.ID != task.ID || list[0].Config.Token != "tok-inline" {
+	if len(list) != 1 || list[0].Config.ID != task.ID || list[0].Config.Token != "****" {
 		t.Fatalf("inline config not stored under the task id: %+v", list)
 	}
 	var set cfg
@@ -119,7 +119,7 @@ func TestPushConfigsV01AndLimit(t *testing.T) {
 		} `json:"pushNotificationConfig"`
 	}
 	r.call("tasks/pushNotification/get", map[string]any{"id": "push01"}, &got)
-	if got.ID != "push01" || got.Config.URL != "https://hooks.example.test/01" || got.Config.Token != "abc" {
+	if got.ID != "push01" || got.Config.URL != "https://hooks.example.test/01" || got.Config.Token != "****" {
 		t.Fatalf("v0.1 get = %+v", got)
 	}
 	r.call("tasks/pushNotification/set", map[string]any{"id": "push01", "pushNotificationConfig": map[string]any{"url": "https://hooks.example.test/01b"}}, &got)

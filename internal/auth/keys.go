@@ -1,12 +1,13 @@
-// Package auth holds relay's credentials: for now, the keys that sign every
-// webhook notification as a JWT and the JWKS that receivers verify them
-// against; later, the verification of inbound client credentials and the
+// Package auth holds relay's credentials: the keys that sign every webhook
+// notification as a JWT and the JWKS that receivers verify them against,
+// and the verification of client credentials (API keys, JWTs) and the
 // principals they map to.
 //
 // Signing keys are generated once and kept in Redis, so every instance and
 // every restart signs with the same keys and publishes the same JWKS. A
 // rotated-out key stays published for a grace period, so notifications
-// signed just before a rotation still verify.
+// signed just before a rotation still verify. With KeyConfig.Sealer the
+// private keys are encrypted in Redis (the public keys and the JWKS are not).
 package auth
 
 import (
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,7 +66,23 @@ type KeyConfig struct {
 	Prefix string
 	// Logger receives Run's errors (default slog.Default()).
 	Logger *slog.Logger
+	// Sealer, when set (a *secrets.Ring), encrypts the private keys kept in
+	// Redis, each sealed for its kid; nil keeps them in plaintext. A key read
+	// in plaintext, or sealed with a secret key that is no longer current,
+	// is sealed again and written back at the next load or refresh. Every
+	// instance needs every secret key that sealed a stored private key.
+	Sealer Sealer
 }
+
+// Sealer encrypts a value for a place (aad) and opens it again; Open
+// reports a value that should be sealed again (stale). *secrets.Ring is one.
+type Sealer interface {
+	Seal(plain []byte, aad string) (string, error)
+	Open(s, aad string) (plain []byte, stale bool, err error)
+}
+
+// sealedPrefix begins a sealed value (the format of package secrets).
+const sealedPrefix = "enc:"
 
 // Keys signs tokens with the current key and publishes the JWKS. It is safe
 // for concurrent use.
@@ -75,6 +93,7 @@ type Keys struct {
 	file  *signingKey // the key from KeyFile, or nil
 	now   func() time.Time
 	log   *slog.Logger
+	seal  Sealer // nil: private keys stored in plaintext
 
 	mu     sync.Mutex            // serializes syncs; guards cache and warned
 	cache  map[string]*cachedKey // parsed keys by kid, so a refresh parses only new ones
@@ -82,10 +101,13 @@ type Keys struct {
 	state  atomic.Pointer[state] // what Sign, JWKS and VerifyKeyFunc read
 }
 
-// cachedKey is a parsed key and the PEM it was parsed from.
+// cachedKey is a parsed key, the PEM it was parsed from, and the value it
+// was read from in Redis (the sealed PEM, or the PEM itself in plaintext).
 type cachedKey struct {
-	pem string
-	key *signingKey
+	stored string
+	pem    string
+	stale  bool // stored is plaintext or sealed with an old secret key
+	key    *signingKey
 }
 
 // state is one immutable view of the keys.
@@ -106,6 +128,7 @@ func NewKeys(ctx context.Context, rdb redis.UniversalClient, cfg KeyConfig, now 
 		grace: cmp.Or(cfg.Grace, DefaultGrace),
 		now:   now,
 		log:   cmp.Or(cfg.Logger, slog.Default()),
+		seal:  cfg.Sealer,
 		cache: map[string]*cachedKey{},
 	}
 	if k.now == nil {
@@ -233,11 +256,15 @@ func (k *Keys) swapToNew(ctx context.Context, cur string, prev *entry) (bool, er
 	if err != nil {
 		return false, err
 	}
+	stored, err := k.sealPEM(sk.kid, pemText)
+	if err != nil {
+		return false, err
+	}
 	now := k.now()
 	if prev != nil {
 		prev.RetireAt = now.Add(k.grace).Unix()
 	}
-	next := entry{Alg: k.alg, PEM: pemText, Created: now.Unix()}
+	next := entry{Alg: k.alg, PEM: stored, Created: now.Unix()}
 	return k.st.swapTo(ctx, cur, prev, sk.kid, next)
 }
 
@@ -312,7 +339,10 @@ func (k *Keys) sync(ctx context.Context, checkAlg, prune bool) error {
 			return err
 		}
 	}
-	return k.install(ctx, cur, entries, bad)
+	if err := k.install(ctx, cur, entries, bad); err != nil {
+		return err
+	}
+	return k.resealStale(ctx, entries)
 }
 
 // ensureCurrent stores a current key if Redis has none, or rotates away from
@@ -324,8 +354,12 @@ func (k *Keys) ensureCurrent(ctx context.Context, cur string, entries map[string
 	case !ok:
 		if old := k.state.Load(); old != nil && old.current != nil {
 			if c := k.cache[old.current.kid]; c != nil { // Redis lost our key: store it again
-				next := entry{Alg: old.current.alg, PEM: c.pem, Created: k.now().Unix()}
-				_, err := k.st.swapTo(ctx, cur, nil, old.current.kid, next)
+				stored, err := k.sealPEM(old.current.kid, c.pem)
+				if err != nil {
+					return false, err
+				}
+				next := entry{Alg: old.current.alg, PEM: stored, Created: k.now().Unix()}
+				_, err = k.st.swapTo(ctx, cur, nil, old.current.kid, next)
 				return true, err
 			}
 		}
@@ -388,10 +422,14 @@ func (k *Keys) install(ctx context.Context, cur string, entries map[string]entry
 // parse returns the parsed key of an entry, from the cache when its PEM is
 // unchanged, and checks that the PEM really is the key kid names.
 func (k *Keys) parse(kid string, e entry) (*cachedKey, error) {
-	if c := k.cache[kid]; c != nil && c.pem == e.PEM {
+	if c := k.cache[kid]; c != nil && c.stored == e.PEM {
 		return c, nil
 	}
-	key, err := parsePEM([]byte(e.PEM))
+	pemText, stale, err := k.openPEM(kid, e.PEM)
+	if err != nil {
+		return nil, err
+	}
+	key, err := parsePEM([]byte(pemText))
 	if err != nil {
 		return nil, err
 	}
@@ -402,7 +440,7 @@ func (k *Keys) parse(kid string, e entry) (*cachedKey, error) {
 	if sk.kid != kid {
 		return nil, fmt.Errorf("stored under kid %q but its kid is %q", kid, sk.kid)
 	}
-	return &cachedKey{pem: e.PEM, key: sk}, nil
+	return &cachedKey{stored: e.PEM, pem: pemText, stale: stale, key: sk}, nil
 }
 
 func addBad(bad map[string]error, kid string, err error) map[string]error {
@@ -411,4 +449,57 @@ func addBad(bad map[string]error, kid string, err error) map[string]error {
 	}
 	bad[kid] = err
 	return bad
+}
+
+// sealPEM returns the value that stores pemText, the private key of kid:
+// sealed for kid, or pemText itself without a Sealer.
+func (k *Keys) sealPEM(kid, pemText string) (string, error) {
+	if k.seal == nil {
+		return pemText, nil
+	}
+	s, err := k.seal.Seal([]byte(pemText), kid)
+	if err != nil {
+		return "", fmt.Errorf("auth: encrypt private key %s: %w", kid, err)
+	}
+	return s, nil
+}
+
+// openPEM returns the PEM of a stored value and whether it should be sealed
+// again (stored in plaintext, or sealed with a secret key no longer current).
+func (k *Keys) openPEM(kid, stored string) (string, bool, error) {
+	if k.seal == nil {
+		if strings.HasPrefix(stored, sealedPrefix) {
+			return "", false, errors.New("the private key is encrypted, but no secret keys are configured")
+		}
+		return stored, false, nil
+	}
+	plain, stale, err := k.seal.Open(stored, kid)
+	if err != nil {
+		return "", false, fmt.Errorf("decrypt private key: %w", err)
+	}
+	return string(plain), stale, nil
+}
+
+// resealStale seals again, with the current secret key, every live entry
+// that install found stale, and writes it back if Redis still holds what was
+// read (another instance may have resealed it or retired it meanwhile; then
+// the next sync looks again).
+func (k *Keys) resealStale(ctx context.Context, entries map[string]entry) error {
+	now := k.now().Unix()
+	for kid, e := range entries {
+		c := k.cache[kid]
+		if c == nil || !c.stale || c.stored != e.PEM || e.expired(now) {
+			continue
+		}
+		stored, err := k.sealPEM(kid, c.pem)
+		if err != nil {
+			return err
+		}
+		next := e
+		next.PEM = stored
+		if _, err := k.st.replace(ctx, kid, e, next); err != nil {
+			return err
+		}
+	}
+	return nil
 }

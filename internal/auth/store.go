@@ -17,7 +17,7 @@ var swapLua string
 // hash. Only RetireAt ever changes, once, when the key stops being current.
 type entry struct {
 	Alg      string `json:"alg"`
-	PEM      string `json:"pem"`      // PKCS#8 private key
+	PEM      string `json:"pem"`      // PKCS#8 private key PEM, sealed when a Sealer is configured
 	Created  int64  `json:"created"`  // unix seconds
 	RetireAt int64  `json:"retireAt"` // unix seconds; 0 while current (or never rotated out)
 }
@@ -121,4 +121,42 @@ func (s *store) prune(ctx context.Context, entries map[string]entry, now int64) 
 		delete(entries, kid)
 	}
 	return nil
+}
+
+// replace writes next as kid's entry if Redis still holds prev there
+// (compare and set under WATCH), so that it never overwrites a newer value:
+// a rotation's retireAt, another instance's reseal. It reports whether it
+// wrote.
+func (s *store) replace(ctx context.Context, kid string, prev, next entry) (bool, error) {
+	nextJSON, err := json.Marshal(next)
+	if err != nil {
+		return false, fmt.Errorf("auth: encode key: %w", err)
+	}
+	wrote := false
+	err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+		raw, err := tx.HGet(ctx, s.hash, kid).Result()
+		if errors.Is(err, redis.Nil) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var got entry
+		if json.Unmarshal([]byte(raw), &got) != nil || got != prev {
+			return nil
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, s.hash, kid, nextJSON)
+			return nil
+		})
+		wrote = err == nil
+		return err
+	}, s.hash)
+	if errors.Is(err, redis.TxFailedErr) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("auth: rewrite key %s: %w", kid, err)
+	}
+	return wrote, nil
 }

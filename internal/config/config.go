@@ -24,8 +24,10 @@ type Config struct {
 	// Partitions is the number of task partitions (hash slots tags). Fixed once data exists.
 	Partitions int `yaml:"partitions"`
 
-	// Auth selects client authentication. Only "none" exists so far.
+	// Auth is the client authentication mode: auto, required or none.
 	Auth string `yaml:"auth"`
+	// Security is client credentials, tenant limits and secrets at rest.
+	Security Security `yaml:",inline"`
 
 	// WebhookAllowCIDRs lists address ranges webhooks may target even though
 	// they are private, loopback or link-local (e.g. 127.0.0.0/8 for local tests).

@@ -43,7 +43,8 @@ func TestDefaults(t *testing.T) {
 	}
 	want := Config{
 		Addr: ":8080", PublicURL: "http://localhost:8080",
-		RedisPrefix: "relay", Partitions: 16, Auth: "none",
+		RedisPrefix: "relay", Partitions: 16, Auth: "auto",
+		Security:     Security{APIKeyHeader: "X-API-Key", RateLimit: 100, MaxStreamsPerClient: 32},
 		RetryInitial: time.Second, RetryMaxInterval: 5 * time.Minute, RetryMaxAttempts: 12,
 		RetryMaxElapsed: 24 * time.Hour, DeliveryTimeout: 10 * time.Second, DeliveryWorkers: 64, DeliveryRetention: 168 * time.Hour,
 		BackpressureLag: 20 * time.Millisecond, BackpressureMaxHold: time.Second,
@@ -97,6 +98,10 @@ func TestSettingsTable(t *testing.T) {
 		for i := range typ.NumField() {
 			f := typ.Field(i)
 			key := prefix + f.Tag.Get("yaml")
+			if f.Tag.Get("yaml") == ",inline" {
+				walk(f.Type, prefix)
+				continue
+			}
 			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[time.Duration]() {
 				walk(f.Type, key+".")
 			} else if !keys[key] {
@@ -218,7 +223,15 @@ func TestBadValues(t *testing.T) {
 		{"events minimum", "task_events_max_len: 9\n", nil, nil,
 			"task_events_max_len", "relay.yaml:1: task_events_max_len: must be at least 10"},
 		{"auth", "", map[string]string{"RELAY_AUTH": "jwt"}, nil,
-			"auth", `RELAY_AUTH: invalid value "jwt": only "none" is supported until client authentication lands`},
+			"auth", `RELAY_AUTH: invalid value "jwt": want auto, required or none`},
+		{"api key in plain text", "", map[string]string{"RELAY_API_KEYS": "alice:s3cret-key-value"}, nil,
+			"api_keys", `RELAY_API_KEYS: an API key entry is <name>:sha256:`},
+		{"required without credentials", "", map[string]string{"RELAY_AUTH": "required"}, nil,
+			"auth", `RELAY_AUTH: auth is required but no client credentials are configured`},
+		{"jwt without audience", "", map[string]string{"RELAY_CLIENT_JWT_JWKS_URL": "https://issuer.example/jwks", "RELAY_CLIENT_JWT_ISSUER": "https://issuer.example"}, nil,
+			"client_jwt_issuer", `RELAY_CLIENT_JWT_ISSUER: client JWTs need both`},
+		{"short secret key", "", map[string]string{"RELAY_SECRET_KEYS": "k1:c2hvcnQ="}, nil,
+			"secret_keys", `RELAY_SECRET_KEYS: a secret key is <kid>:<base64 of 32 bytes>`},
 		{"log level", "", nil, []string{"--log-level=trace"},
 			"log_level", `--log-level: invalid value "trace": want one of debug, info, warn, error`},
 		{"log format", "log_format: xml\n", nil, nil,

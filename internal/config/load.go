@@ -213,6 +213,9 @@ func (l *loader) finish() error {
 			return &SettingError{Key: "agent.extended_card", Source: l.source("agent.extended_card"), Err: err}
 		}
 	}
+	if err := l.checkSecurity(); err != nil {
+		return err
+	}
 	if err := l.checkBackends(); err != nil {
 		return err
 	}

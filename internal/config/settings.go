@@ -34,16 +34,17 @@ const (
 	groupAgent    = "Agent card"
 	groupDemo     = "Demo agent"
 	groupWorkers  = "Agent backends"
+	groupSecurity = "Client authentication, limits and secrets"
 )
 
 // groups lists the groups in the order Usage prints them.
 func groups() []string {
-	return []string{groupServer, groupStorage, groupDelivery, groupLog, groupAgent, groupWorkers, groupDemo}
+	return []string{groupServer, groupSecurity, groupStorage, groupDelivery, groupLog, groupAgent, groupWorkers, groupDemo}
 }
 
 // Settings returns the table of every setting, in a fresh slice.
 func Settings() []Setting {
-	return append(append(serverSettings(), deliverySettings()...), agentSettings()...)
+	return append(append(append(serverSettings(), securitySettings()...), deliverySettings()...), agentSettings()...)
 }
 
 // serverSettings are the HTTP server, storage and logging settings.
@@ -55,8 +56,8 @@ func serverSettings() []Setting {
 		{Key: "public_url", Env: "RELAY_PUBLIC_URL", Flag: "public-url", Default: "", Group: groupServer,
 			Help:  "URL clients reach relay at: the agent card's url and the JWT issuer. Empty derives http://localhost:<port> from addr (or http://<host>:<port> when addr names a host).",
 			value: text(func(c *Config) *string { return &c.PublicURL }, checkPublicURL)},
-		{Key: "auth", Env: "RELAY_AUTH", Flag: "auth", Default: "none", Group: groupServer,
-			Help:  "Client authentication. Only \"none\" is supported until client authentication lands.",
+		{Key: "auth", Env: "RELAY_AUTH", Flag: "auth", Default: "auto", Group: groupSecurity,
+			Help:  "Client authentication: auto (on when client credentials are configured; without any, the embedded store runs open and says so, and a real Redis refuses to start), required, or none (off, on purpose).",
 			value: text(func(c *Config) *string { return &c.Auth }, checkAuth)},
 		{Key: "max_body_bytes", Env: "RELAY_MAX_BODY_BYTES", Flag: "max-body-bytes", Default: "10485760", Group: groupServer,
 			Help:  "Largest request body accepted, in bytes (at least 1024; the default is 10 MiB).",

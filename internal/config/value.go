@@ -153,10 +153,11 @@ func checkPublicURL(v string) (string, error) {
 
 // checkAuth accepts only "none", the one mode implemented so far.
 func checkAuth(v string) (string, error) {
-	if v != "none" {
-		return "", fmt.Errorf("invalid value %q: only \"none\" is supported until client authentication lands", v)
+	switch v {
+	case AuthAuto, AuthNone, AuthRequired:
+		return v, nil
 	}
-	return v, nil
+	return "", fmt.Errorf("invalid value %q: want auto, required or none", v)
 }
 
 // checkWorkerToken requires worker tokens long enough not to be guessed.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/secrets"
 )
 
 // Queue is what workers need of Redis (queue.Store implements it).
@@ -62,6 +63,8 @@ type Config struct {
 	MoveEvery time.Duration
 	// ExcerptBytes caps the response excerpt kept per attempt (default 1024).
 	ExcerptBytes int
+	// Secrets opens push config tokens and credentials sealed at rest.
+	Secrets *secrets.Ring
 }
 
 func (c Config) withDefaults() Config {
@@ -260,6 +263,10 @@ func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *q
 	var snap a2a.Task
 	if err := json.Unmarshal(h.Config, &cfg); err != nil {
 		return fmt.Errorf("decode push config: %w", err)
+	}
+	cfg, _, err := a2a.OpenPush(w.cfg.Secrets, cfg)
+	if err != nil {
+		return fmt.Errorf("open push config secrets: %w", err)
 	}
 	if err := json.Unmarshal(h.Event, &ev); err != nil {
 		return fmt.Errorf("decode event: %w", err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/tenant"
 )
 
 // Store is what the commit path needs of Redis (queue.Store implements it).
@@ -50,6 +51,7 @@ func NewCommitter(store Store, now func() time.Time, retention time.Duration, hu
 const (
 	fieldDialect = "dialect"
 	fieldCreated = "created"
+	fieldOwner   = "owner"
 )
 
 // Create commits a new task (its first event carries the whole task) with
@@ -71,14 +73,19 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 			return a2a.TaskView{}, fmt.Errorf("ingest: encode push config: %w", err)
 		}
 	}
+	owner := tenant.Owner(ctx)
+	fields := map[string]string{fieldDialect: string(d), fieldCreated: strconv.FormatInt(now.UnixMilli(), 10)}
+	if owner != "" {
+		fields[fieldOwner] = owner
+	}
 	ids, err := c.store.Commit(ctx, queue.Commit{
 		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
-		Fields: map[string]string{fieldDialect: string(d), fieldCreated: strconv.FormatInt(now.UnixMilli(), 10)},
+		Fields: fields, Owner: owner,
 	})
 	if err != nil {
 		return a2a.TaskView{}, err
 	}
-	view := a2a.TaskView{Task: t, Dialect: d, EventID: last(ids)}
+	view := a2a.TaskView{Task: t, Dialect: d, EventID: last(ids), Owner: owner}
 	c.views.put(t.ID, cachedView{view: view, version: 1})
 	c.hub.Notify(t.ID)
 	return view, nil
@@ -131,7 +138,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	}
 	ids, err := c.store.Commit(ctx, queue.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, Events: evb, Deliver: deliverable(evs),
-		UpdatedAt: now, ExpireAfter: expire,
+		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner,
 	})
 	if err != nil {
 		return a2a.TaskView{}, err
@@ -195,6 +202,7 @@ func decodeRecord(rec queue.Record) (a2a.TaskView, error) {
 		return v, fmt.Errorf("ingest: decode stored task: %w", err)
 	}
 	v.Dialect = a2a.Dialect(rec.Fields[fieldDialect])
+	v.Owner = rec.Fields[fieldOwner]
 	return v, nil
 }
 

@@ -56,11 +56,11 @@ func TestGateHoldsNewTasksOnly(t *testing.T) {
 		t.Fatalf("follow-up send: %v, gate calls %d (want no new call)", err, gate.calls)
 	}
 	gate.err = context.DeadlineExceeded
-	before, _ := store.IndexSize(ctx)
+	before, _ := store.IndexSize(ctx, "")
 	if _, err := svc.Send(ctx, a2a.SendParams{Dialect: a2a.V10, Message: msg("m3")}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("send past a refusing gate: err = %v", err)
 	}
-	if after, _ := store.IndexSize(ctx); after != before {
+	if after, _ := store.IndexSize(ctx, ""); after != before {
 		t.Fatalf("a refused send created a task: %d tasks, had %d", after, before)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/tenant"
 )
 
 // Page sizes of ListTasks.
@@ -35,7 +36,7 @@ func (s *Service) ListTasks(ctx context.Context, p a2a.ListParams) (a2a.ListResu
 	budget := 20*size + 500
 	for len(res.Tasks) < size && budget > 0 {
 		batch := min(2*size, budget)
-		entries, err := s.store.ScanIndex(ctx, cursor, batch)
+		entries, err := s.store.ScanIndex(ctx, tenant.Owner(ctx), cursor, batch)
 		if err != nil {
 			return res, err
 		}
@@ -52,7 +53,7 @@ func (s *Service) ListTasks(ctx context.Context, p a2a.ListParams) (a2a.ListResu
 		res.NextPageToken = encodePageToken(*cursor)
 	}
 	if !filtered {
-		n, err := s.store.IndexSize(ctx)
+		n, err := s.store.IndexSize(ctx, tenant.Owner(ctx))
 		if err != nil {
 			return res, err
 		}
@@ -70,7 +71,7 @@ func (s *Service) collect(ctx context.Context, entries []queue.IndexEntry, p a2a
 	for i, e := range entries {
 		ids[i] = e.TaskID
 	}
-	recs, err := s.store.LoadMany(ctx, ids)
+	recs, err := s.store.LoadMany(ctx, tenant.Owner(ctx), ids)
 	if err != nil {
 		return nil, err
 	}

@@ -37,20 +37,55 @@ func (s *Service) SetPushConfig(ctx context.Context, c a2a.PushConfig) (a2a.Push
 	if err := s.checkPushURL(c.URL); err != nil {
 		return c, err
 	}
-	c = normalizePush(c, c.TaskID, c.Dialect)
-	b, err := json.Marshal(c)
-	if err != nil {
-		return c, wrapStore("encode push config", err)
+	if err := s.mustExist(ctx, c.TaskID); err != nil {
+		return c, err
 	}
-	switch err := s.store.SetPushConfig(ctx, c.TaskID, c.ID, b, s.cfg.MaxPushConfigs); {
-	case errors.Is(err, queue.ErrNotFound):
-		return c, a2a.ErrTaskNotFound(c.TaskID)
-	case errors.Is(err, queue.ErrFull):
-		return c, a2a.InvalidParams("task %s already has %d push notification configs, the maximum", c.TaskID, s.cfg.MaxPushConfigs)
-	case err != nil:
+	c = normalizePush(c, c.TaskID, c.Dialect)
+	if err := s.storePush(ctx, c); err != nil {
 		return c, err
 	}
 	return c, nil
+}
+
+// storePush seals a config's secrets and stores it.
+func (s *Service) storePush(ctx context.Context, c a2a.PushConfig) error {
+	sealed, err := a2a.SealPush(s.cfg.Secrets, c)
+	if err != nil {
+		return wrapStore("seal push config", err)
+	}
+	b, err := json.Marshal(sealed)
+	if err != nil {
+		return wrapStore("encode push config", err)
+	}
+	switch err := s.store.SetPushConfig(ctx, c.TaskID, c.ID, b, s.cfg.MaxPushConfigs); {
+	case errors.Is(err, queue.ErrNotFound):
+		return a2a.ErrTaskNotFound(c.TaskID)
+	case errors.Is(err, queue.ErrFull):
+		return a2a.InvalidParams("task %s already has %d push notification configs, the maximum", c.TaskID, s.cfg.MaxPushConfigs)
+	case err != nil:
+		return err
+	}
+	return nil
+}
+
+// openPush decodes a stored config and opens its secrets; one sealed with
+// an older key (or stored before encryption was on) is sealed again with
+// the current key and stored back: key rotation re-encrypts lazily.
+func (s *Service) openPush(ctx context.Context, raw []byte) (a2a.PushConfig, error) {
+	var c a2a.PushConfig
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return c, wrapStore("decode push config", err)
+	}
+	c2, stale, err := a2a.OpenPush(s.cfg.Secrets, c)
+	if err != nil {
+		return c, wrapStore("open push config", err)
+	}
+	if stale && s.cfg.Secrets != nil {
+		if err := s.storePush(ctx, c2); err != nil {
+			s.log.WarnContext(ctx, "re-encrypting a push config", "task_id", c.TaskID, "config_id", c.ID, "err", err)
+		}
+	}
+	return c2, nil
 }
 
 // GetPushConfig returns one push config of a task.
@@ -65,11 +100,7 @@ func (s *Service) GetPushConfig(ctx context.Context, taskID, id string) (a2a.Pus
 	if err != nil {
 		return a2a.PushConfig{}, err
 	}
-	var c a2a.PushConfig
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, wrapStore("decode push config", err)
-	}
-	return c, nil
+	return s.openPush(ctx, b)
 }
 
 // ListPushConfigs returns every push config of a task, ordered by id.
@@ -83,9 +114,9 @@ func (s *Service) ListPushConfigs(ctx context.Context, taskID string) ([]a2a.Pus
 	}
 	out := make([]a2a.PushConfig, 0, len(m))
 	for _, v := range m {
-		var c a2a.PushConfig
-		if err := json.Unmarshal([]byte(v), &c); err != nil {
-			return nil, wrapStore("decode push config", err)
+		c, err := s.openPush(ctx, []byte(v))
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, c)
 	}
@@ -102,12 +133,6 @@ func (s *Service) DeletePushConfig(ctx context.Context, taskID, id string) error
 }
 
 func (s *Service) mustExist(ctx context.Context, taskID string) error {
-	ok, err := s.store.Exists(ctx, taskID)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return a2a.ErrTaskNotFound(taskID)
-	}
-	return nil
+	_, err := s.GetTask(ctx, taskID) // checks the owner too
+	return err
 }

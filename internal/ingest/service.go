@@ -13,6 +13,8 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/secrets"
+	"github.com/a2arelay/relay/internal/tenant"
 )
 
 // Agent is the backend that works on tasks. Start must return at once; the
@@ -32,9 +34,9 @@ type Agent interface {
 type TaskStore interface {
 	Store
 	Exists(ctx context.Context, taskID string) (bool, error)
-	ScanIndex(ctx context.Context, cursor *queue.IndexEntry, limit int) ([]queue.IndexEntry, error)
-	LoadMany(ctx context.Context, taskIDs []string) (map[string]queue.Record, error)
-	IndexSize(ctx context.Context) (int64, error)
+	ScanIndex(ctx context.Context, owner string, cursor *queue.IndexEntry, limit int) ([]queue.IndexEntry, error)
+	LoadMany(ctx context.Context, owner string, taskIDs []string) (map[string]queue.Record, error)
+	IndexSize(ctx context.Context, owner string) (int64, error)
 	SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error
 	PushConfig(ctx context.Context, taskID, id string) ([]byte, error)
 	PushConfigs(ctx context.Context, taskID string) (map[string]string, error)
@@ -56,6 +58,9 @@ type Config struct {
 	// Gate, when set, may hold the creation of a new task while delivery
 	// is behind (delivery.Pressure implements it).
 	Gate Gate
+	// Secrets seals push config tokens and credentials at rest (nil: they
+	// are stored in plain text).
+	Secrets *secrets.Ring
 }
 
 // Gate is backpressure on new tasks.
@@ -129,7 +134,11 @@ func (s *Service) create(ctx context.Context, p a2a.SendParams) (a2a.TaskView, e
 	}
 	var push []a2a.PushConfig
 	if p.PushConfig != nil {
-		push = append(push, normalizePush(*p.PushConfig, id, p.Dialect))
+		sealed, err := a2a.SealPush(s.cfg.Secrets, normalizePush(*p.PushConfig, id, p.Dialect))
+		if err != nil {
+			return a2a.TaskView{}, wrapStore("seal push config", err)
+		}
+		push = append(push, sealed)
 	}
 	view, err := s.commit.Create(ctx, task, p.Dialect, push)
 	if err != nil {
@@ -217,7 +226,8 @@ func (s *Service) waitSettled(ctx context.Context, view a2a.TaskView) (a2a.TaskV
 	}
 }
 
-// GetTask returns a stored task.
+// GetTask returns a stored task of the principal of ctx. Another
+// principal's task is not found, exactly like one that does not exist.
 func (s *Service) GetTask(ctx context.Context, id string) (a2a.TaskView, error) {
 	rec, err := s.store.Load(ctx, id)
 	if errors.Is(err, queue.ErrNotFound) {
@@ -226,11 +236,18 @@ func (s *Service) GetTask(ctx context.Context, id string) (a2a.TaskView, error) 
 	if err != nil {
 		return a2a.TaskView{}, err
 	}
-	return decodeRecord(rec)
+	v, err := decodeRecord(rec)
+	if err == nil && !tenant.Sees(ctx, v.Owner) {
+		return a2a.TaskView{}, a2a.ErrTaskNotFound(id)
+	}
+	return v, err
 }
 
 // CancelTask moves an active task to canceled and stops its agent.
 func (s *Service) CancelTask(ctx context.Context, id string) (a2a.TaskView, error) {
+	if _, err := s.GetTask(ctx, id); err != nil {
+		return a2a.TaskView{}, err
+	}
 	view, err := s.commit.Append(ctx, id, a2a.Event{Kind: a2a.EventStatus, TaskID: id, Status: &a2a.TaskStatus{State: a2a.StateCanceled}})
 	var te *a2a.TransitionError
 	if errors.As(err, &te) {

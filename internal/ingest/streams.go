@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/tenant"
 )
 
 // Streams serves subscribers of task event streams (SSE). They read the
@@ -18,24 +20,48 @@ import (
 // bounded number may be open at once; each holds one connection of a pool
 // kept for them, so that blocked readers never starve other work.
 type Streams struct {
-	store *queue.Store
-	rdb   redis.UniversalClient
-	slots chan struct{}
+	store    *queue.Store
+	rdb      redis.UniversalClient
+	slots    chan struct{}
+	perOwner int
+
+	mu   sync.Mutex
+	open map[string]int // open streams by owner
 }
 
-// NewStreams returns Streams reading through rdb, at most max at once.
-func NewStreams(store *queue.Store, rdb redis.UniversalClient, max int) *Streams {
-	return &Streams{store: store, rdb: rdb, slots: make(chan struct{}, max)}
+// NewStreams returns Streams reading through rdb, at most max at once and
+// at most perOwner (0: no limit) for one principal.
+func NewStreams(store *queue.Store, rdb redis.UniversalClient, max, perOwner int) *Streams {
+	return &Streams{store: store, rdb: rdb, slots: make(chan struct{}, max), perOwner: perOwner, open: map[string]int{}}
 }
 
-// Acquire takes a stream slot; ok is false when all are taken.
-func (s *Streams) Acquire() (release func(), ok bool) {
+// Acquire takes a stream slot for the principal of ctx.
+func (s *Streams) Acquire(ctx context.Context) (release func(), err error) {
+	owner := tenant.Owner(ctx)
+	s.mu.Lock()
+	if s.perOwner > 0 && s.open[owner] >= s.perOwner {
+		s.mu.Unlock()
+		return nil, a2a.Errorf(a2a.CodeInternal, "too many open streams for this client (%d, the maximum per client on this instance); close one or retry later", s.perOwner)
+	}
 	select {
 	case s.slots <- struct{}{}:
-		return func() { <-s.slots }, true
 	default:
-		return nil, false
+		s.mu.Unlock()
+		return nil, a2a.Errorf(a2a.CodeInternal, "too many open streams on this relay instance; retry later")
 	}
+	s.open[owner]++
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.open[owner]--; s.open[owner] <= 0 {
+				delete(s.open, owner)
+			}
+			s.mu.Unlock()
+			<-s.slots
+		})
+	}, nil
 }
 
 // Open returns the number of open streams.
@@ -51,6 +77,9 @@ func (s *Streams) Current(ctx context.Context, taskID string) (a2a.TaskView, err
 		return a2a.TaskView{}, err
 	}
 	v, err := decodeRecord(rec)
+	if err == nil && !tenant.Sees(ctx, v.Owner) {
+		return a2a.TaskView{}, a2a.ErrTaskNotFound(taskID) // another tenant's task does not exist for this one
+	}
 	v.EventID = last
 	return v, err
 }

@@ -116,8 +116,8 @@ func (c *Claims) Claim(ctx context.Context, queue, consumer string, ttl, wait ti
 		if len(msgs) == 0 {
 			// Block in slices of a second at most, so that a lease expiring
 			// meanwhile is noticed by a waiting claim.
-			block := min(time.Until(deadline), time.Second)
-			if block <= 0 {
+			block := min(time.Until(deadline), time.Second).Truncate(time.Millisecond)
+			if block < time.Millisecond { // BLOCK 0 would wait forever
 				return nil, nil
 			}
 			res, err := c.block.XReadGroup(ctx, &redis.XReadGroupArgs{Group: group, Consumer: consumer,

@@ -45,6 +45,7 @@ func (s *Store) Current(ctx context.Context, taskID string) (Record, string, err
 // block for one to arrive when there are none. rdb is the client to block
 // on (a pool of its own, so that waiting subscribers never starve the rest).
 func (s *Store) ReadEvents(ctx context.Context, rdb redis.UniversalClient, taskID, afterID string, block time.Duration) ([]Entry, error) {
+	block = max(block, time.Millisecond) // BLOCK 0 would wait forever
 	res, err := rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{s.k.task(taskID).events, afterID}, Count: 100, Block: block}).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil

@@ -21,12 +21,12 @@ func (e IndexEntry) after(c IndexEntry) bool {
 	return e.Score < c.Score || (e.Score == c.Score && e.TaskID < c.TaskID)
 }
 
-// ScanIndex returns up to limit tasks that come after cursor (nil: from the
-// newest), newest first, merged across all partitions.
-func (s *Store) ScanIndex(ctx context.Context, cursor *IndexEntry, limit int) ([]IndexEntry, error) {
+// ScanIndex returns up to limit of owner's tasks that come after cursor
+// (nil: from the newest), newest first, merged across all partitions.
+func (s *Store) ScanIndex(ctx context.Context, owner string, cursor *IndexEntry, limit int) ([]IndexEntry, error) {
 	var all []IndexEntry
 	for p := 0; p < s.k.partitions; p++ {
-		part, err := s.scanPartition(ctx, s.k.index(p), cursor, limit)
+		part, err := s.scanPartition(ctx, s.k.index(p, owner), cursor, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -67,12 +67,12 @@ func (s *Store) scanPartition(ctx context.Context, key string, cursor *IndexEntr
 	return out, nil
 }
 
-// IndexSize returns the number of indexed tasks, across all partitions.
-func (s *Store) IndexSize(ctx context.Context) (int64, error) {
+// IndexSize returns the number of owner's indexed tasks, across all partitions.
+func (s *Store) IndexSize(ctx context.Context, owner string) (int64, error) {
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.IntCmd, s.k.partitions)
 	for p := range cmds {
-		cmds[p] = pipe.ZCard(ctx, s.k.index(p))
+		cmds[p] = pipe.ZCard(ctx, s.k.index(p, owner))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, fmt.Errorf("queue: index size: %w", err)
@@ -84,9 +84,10 @@ func (s *Store) IndexSize(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// LoadMany loads several tasks in one round trip. A task that no longer
-// exists (expired) is missing from the result and dropped from the index.
-func (s *Store) LoadMany(ctx context.Context, taskIDs []string) (map[string]Record, error) {
+// LoadMany loads several of owner's tasks in one round trip. A task that no
+// longer exists (expired) is missing from the result and dropped from
+// owner's index.
+func (s *Store) LoadMany(ctx context.Context, owner string, taskIDs []string) (map[string]Record, error) {
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, len(taskIDs))
 	for i, id := range taskIDs {
@@ -109,7 +110,7 @@ func (s *Store) LoadMany(ctx context.Context, taskIDs []string) (map[string]Reco
 		out[taskIDs[i]] = r
 	}
 	for _, id := range gone {
-		if err := s.rdb.ZRem(ctx, s.k.task(id).index, id).Err(); err != nil {
+		if err := s.rdb.ZRem(ctx, s.k.index(s.k.partition(id), owner), id).Err(); err != nil {
 			return nil, fmt.Errorf("queue: drop expired task from index: %w", err)
 		}
 	}

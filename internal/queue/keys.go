@@ -40,8 +40,15 @@ func (k keys) task(taskID string) taskKeys {
 	}
 }
 
-// index returns the task index of partition p.
-func (k keys) index(p int) string { return k.tag(p) + "tasks" }
+// index returns the task index of partition p for owner: with client
+// authentication every principal has indexes of its own, so listing never
+// meets another tenant's tasks; "" is the shared index of RELAY_AUTH=none.
+func (k keys) index(p int, owner string) string {
+	if owner == "" {
+		return k.tag(p) + "tasks"
+	}
+	return k.tag(p) + "tasks:" + owner
+}
 
 // deliveries is the delivery stream (of lane tokens) of partition p.
 func (k keys) deliveries(p int) string { return k.tag(p) + "deliveries" }

@@ -153,6 +153,9 @@ type Commit struct {
 	PushConfigs map[string][]byte
 	// UpdatedAt orders the task in listings.
 	UpdatedAt time.Time
+	// Owner is the principal the task belongs to ("" without client
+	// authentication): it picks the index the task is listed in.
+	Owner string
 	// ExpireAfter, when positive, expires all of the task's keys (a finished task).
 	ExpireAfter time.Duration
 }
@@ -162,7 +165,7 @@ type Commit struct {
 func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 	tk := s.k.task(c.TaskID)
 	args := s.commitArgs(c, uuid.NewString())
-	res, err := s.evalBatched(ctx, s.commit, []string{tk.hash, tk.events, tk.index, tk.push}, args...).StringSlice()
+	res, err := s.evalBatched(ctx, s.commit, []string{tk.hash, tk.events, s.k.index(s.k.partition(c.TaskID), c.Owner), tk.push}, args...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, ErrConflict

@@ -264,7 +264,7 @@ func testScanIndex(t *testing.T, partitions, limit int) {
 	if len(parts) < min(partitions, 3) {
 		t.Fatalf("tasks landed in only %d partitions", len(parts))
 	}
-	if n, err := s.IndexSize(ctx); err != nil || n != 30 {
+	if n, err := s.IndexSize(ctx, ""); err != nil || n != 30 {
 		t.Fatalf("IndexSize = %d, %v", n, err)
 	}
 
@@ -274,7 +274,7 @@ func testScanIndex(t *testing.T, partitions, limit int) {
 		if pages > 30/limit+2 {
 			t.Fatal("paging does not end")
 		}
-		page, err := s.ScanIndex(ctx, cursor, limit)
+		page, err := s.ScanIndex(ctx, "", cursor, limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func testScanIndex(t *testing.T, partitions, limit int) {
 		t.Errorf("visited %d tasks, want 30", len(seen))
 	}
 	// The newest comes first.
-	first, err := s.ScanIndex(ctx, nil, 1)
+	first, err := s.ScanIndex(ctx, "", nil, 1)
 	if err != nil || len(first) != 1 || first[0].TaskID != "task-29" {
 		t.Errorf("first = %+v, %v", first, err)
 	}
@@ -322,10 +322,10 @@ func TestLoadMany(t *testing.T) {
 	if err := rdb.Del(ctx, s.k.task("b").hash).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := s.IndexSize(ctx); n != 3 {
+	if n, _ := s.IndexSize(ctx, ""); n != 3 {
 		t.Fatalf("IndexSize = %d before LoadMany", n)
 	}
-	got, err := s.LoadMany(ctx, []string{"a", "b", "c", "never"})
+	got, err := s.LoadMany(ctx, "", []string{"a", "b", "c", "never"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,16 +337,16 @@ func TestLoadMany(t *testing.T) {
 	if !slices.Equal(keys, []string{"a", "c"}) || string(got["a"].Snapshot) != "snap-a" || got["c"].Version != 1 {
 		t.Fatalf("LoadMany = %+v", got)
 	}
-	if n, _ := s.IndexSize(ctx); n != 2 {
+	if n, _ := s.IndexSize(ctx, ""); n != 2 {
 		t.Errorf("IndexSize = %d after LoadMany, want 2", n)
 	}
-	page, _ := s.ScanIndex(ctx, nil, 10)
+	page, _ := s.ScanIndex(ctx, "", nil, 10)
 	for _, e := range page {
 		if e.TaskID == "b" {
 			t.Errorf("expired task still indexed: %+v", page)
 		}
 	}
-	if got, err := s.LoadMany(ctx, nil); err != nil || len(got) != 0 {
+	if got, err := s.LoadMany(ctx, "", nil); err != nil || len(got) != 0 {
 		t.Errorf("LoadMany(nil) = %v, %v", got, err)
 	}
 }

@@ -1,0 +1,52 @@
+package a2a
+
+import "github.com/a2arelay/relay/internal/secrets"
+
+// pushPlace is the additional data a push config secret is sealed for: the
+// task, the config and the field, so a ciphertext moved to another config
+// does not open.
+func pushPlace(c PushConfig, field string) string {
+	return "push\x00" + c.TaskID + "\x00" + c.ID + "\x00" + field
+}
+
+// SealPush returns c with its token and credentials sealed (r nil: as they
+// are). c's TaskID and ID must be final: they are bound into the ciphertext.
+func SealPush(r *secrets.Ring, c PushConfig) (PushConfig, error) {
+	var err error
+	if c.Token != "" {
+		if c.Token, err = r.Seal([]byte(c.Token), pushPlace(c, "token")); err != nil {
+			return c, err
+		}
+	}
+	if c.Auth != nil && c.Auth.Credentials != "" {
+		auth := *c.Auth
+		if auth.Credentials, err = r.Seal([]byte(auth.Credentials), pushPlace(c, "credentials")); err != nil {
+			return c, err
+		}
+		c.Auth = &auth
+	}
+	return c, nil
+}
+
+// OpenPush returns c with its token and credentials in plain text; stale
+// reports that it should be sealed again with the current key and stored.
+func OpenPush(r *secrets.Ring, c PushConfig) (PushConfig, bool, error) {
+	stale := false
+	if c.Token != "" {
+		b, st, err := r.Open(c.Token, pushPlace(c, "token"))
+		if err != nil {
+			return c, false, err
+		}
+		c.Token, stale = string(b), st
+	}
+	if c.Auth != nil && c.Auth.Credentials != "" {
+		b, st, err := r.Open(c.Auth.Credentials, pushPlace(c, "credentials"))
+		if err != nil {
+			return c, false, err
+		}
+		auth := *c.Auth
+		auth.Credentials = string(b)
+		c.Auth, stale = &auth, stale || st
+	}
+	return c, stale, nil
+}

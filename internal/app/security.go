@@ -1,0 +1,172 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/auth"
+	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/secrets"
+	"github.com/a2arelay/relay/internal/tenant"
+)
+
+// codeUnauthenticated and codeRateLimited are the JSON-RPC error codes of
+// refused requests (server-defined range; the HTTP status says the same).
+const (
+	codeUnauthenticated = -32040
+	codeRateLimited     = -32029
+)
+
+// setupSecurity decides whether clients must authenticate and builds the
+// verifier and the rate limiter. It refuses to start a relay on a real
+// Redis that nobody configured credentials for.
+func (a *App) setupSecurity(ctx context.Context) error {
+	on, err := a.cfg.AuthOn()
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	s := a.cfg.Security
+	a.clients, err = auth.NewClients(auth.ClientConfig{APIKeys: s.APIKeys, APIKeyHeader: s.APIKeyHeader,
+		JWTIssuer: s.ClientJWTIssuer, JWTAudience: s.ClientJWTAudience, JWTJWKSURL: s.ClientJWTJWKSURL,
+		JWTKeyFile: s.ClientJWTKeyFile, Logger: a.log})
+	if err != nil {
+		return fmt.Errorf("app: client authentication: %w", err)
+	}
+	a.authOn = on
+	if err := a.setupSecrets(ctx); err != nil {
+		return err
+	}
+	for _, t := range s.AdminTokens {
+		a.adminTokens = append(a.adminTokens, sha256.Sum256([]byte(t)))
+	}
+	if s.RateLimit > 0 {
+		a.limiter = queue.NewLimiter(a.rdb, a.cfg.RedisPrefix, s.RateLimit)
+	}
+	switch {
+	case on:
+		a.log.InfoContext(ctx, "client authentication is on", "api_keys", len(s.APIKeys), "jwt", s.ClientJWTIssuer != "")
+	case a.cfg.Auth == "none":
+		a.log.WarnContext(ctx, "CLIENT AUTHENTICATION IS OFF (RELAY_AUTH=none): anyone who reaches relay can use it, read every task and reach the management API; run it only where every client is trusted")
+	default:
+		a.log.WarnContext(ctx, "CLIENT AUTHENTICATION IS OFF: the embedded quickstart store runs without client credentials; anyone who reaches relay can use it. Set RELAY_API_KEYS (see SECURITY.md) before exposing it")
+	}
+	return nil
+}
+
+// setupSecrets builds the ring that seals secrets at rest. The embedded
+// store (nothing persists) gets a key of its own; a real Redis needs
+// RELAY_SECRET_KEYS unless relay runs open on purpose.
+func (a *App) setupSecrets(ctx context.Context) error {
+	var err error
+	switch {
+	case len(a.cfg.Security.SecretKeys) > 0:
+		a.ring, err = secrets.ParseKeys(a.cfg.Security.SecretKeys)
+		if err != nil {
+			return fmt.Errorf("app: RELAY_SECRET_KEYS: %w", err)
+		}
+	case a.cfg.RedisURL == "":
+		a.ring, err = secrets.Generate("ephemeral")
+		if err != nil {
+			return fmt.Errorf("app: secret key: %w", err)
+		}
+	case a.authOn:
+		return errors.New("app: relay has a real Redis and client authentication but no RELAY_SECRET_KEYS to encrypt push config secrets and signing keys at rest: set one (see SECURITY.md)")
+	default:
+		a.log.WarnContext(ctx, "no RELAY_SECRET_KEYS: push config tokens and credentials and the signing keys are stored in plain text in Redis")
+	}
+	return nil
+}
+
+// sealer is the ring as auth.KeyConfig wants it: nil when there is none.
+func (a *App) sealer() auth.Sealer {
+	if a.ring == nil {
+		return nil
+	}
+	return a.ring
+}
+
+// cardSecurity is what the agent card declares about authentication.
+func (a *App) cardSecurity() []a2a.SecurityScheme {
+	if !a.authOn {
+		return nil
+	}
+	var out []a2a.SecurityScheme
+	for _, s := range a.clients.Schemes() {
+		out = append(out, a2a.SecurityScheme{Name: s.Name, Type: s.Type, In: s.In, HeaderName: s.HeaderName,
+			Scheme: s.Scheme, BearerFormat: s.BearerFormat, Description: s.Description})
+	}
+	return out
+}
+
+// rpcRefusal answers an A2A request relay refuses before reading it.
+func rpcRefusal(c *fiber.Ctx, status, code int, msg string) error {
+	return c.Status(status).JSON(fiber.Map{"jsonrpc": "2.0", "id": nil, "error": fiber.Map{"code": code, "message": msg}})
+}
+
+// guardA2A authenticates an A2A request, applies the client's rate limit,
+// and makes the request act for the client.
+func (a *App) guardA2A(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	owner := ""
+	if a.authOn {
+		p, err := a.clients.Authenticate(ctx, func(name string) string { return c.Get(name) })
+		if err != nil {
+			a.log.InfoContext(ctx, "client authentication failed", "remote", c.IP(), "err", err)
+			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="relay"`)
+			msg := "authentication required: send Authorization: Bearer <API key or JWT>"
+			if !errors.Is(err, auth.ErrNoCredentials) {
+				msg = "invalid credentials"
+			}
+			return rpcRefusal(c, fiber.StatusUnauthorized, codeUnauthenticated, msg)
+		}
+		owner = p.ID
+	}
+	if a.limiter != nil {
+		key := owner
+		if key == "" {
+			key = "ip:" + c.IP()
+		}
+		ok, err := a.limiter.Allow(ctx, key, time.Now())
+		if err != nil {
+			a.log.WarnContext(ctx, "rate limit unavailable", "err", err) // fail open: Redis trouble shows elsewhere
+		}
+		if !ok {
+			c.Set(fiber.HeaderRetryAfter, "1")
+			return rpcRefusal(c, fiber.StatusTooManyRequests, codeRateLimited,
+				fmt.Sprintf("rate limit exceeded: %d requests per second per client; retry after 1 s", a.cfg.Security.RateLimit))
+		}
+	}
+	c.SetUserContext(tenant.With(ctx, owner))
+	return c.Next()
+}
+
+// guardAdmin admits the management API's callers: a bearer admin token
+// when some are configured; nobody when client authentication is on and
+// none are; everybody when relay runs open (RELAY_AUTH=none, the quickstart).
+func (a *App) guardAdmin(c *fiber.Ctx) error {
+	if len(a.adminTokens) == 0 {
+		if a.authOn {
+			return c.Status(fiber.StatusUnauthorized).JSON(fiber.Map{"error": "the management API is closed: no admin tokens are configured (RELAY_ADMIN_TOKENS)"})
+		}
+		return c.Next()
+	}
+	tok, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	sum := sha256.Sum256([]byte(tok))
+	found := 0
+	for _, t := range a.adminTokens {
+		found |= subtle.ConstantTimeCompare(sum[:], t[:])
+	}
+	if !ok || found != 1 {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="relay admin"`)
+		return c.Status(fiber.StatusUnauthorized).JSON(fiber.Map{"error": "the management API needs Authorization: Bearer <admin token>"})
+	}
+	return c.Next()
+}

@@ -126,6 +126,9 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	workers := delivery.New(a.store, a.keys, guard.Transport(), a.deliveryConfig(), a.log)
 	workers.ReportTo(pressure)
+	if a.cfg.WebhookValidation {
+		workers.ValidateWith(delivery.NewValidator(a.store, guard.Transport(), a.cfg.DeliveryTimeout, a.cfg.WebhookValidationTTL))
+	}
 	a.startBackground(workers)
 	a.handler = a2a.NewHandler(svc, card, a.log)
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)

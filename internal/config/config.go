@@ -32,6 +32,10 @@ type Config struct {
 	// WebhookAllowCIDRs lists address ranges webhooks may target even though
 	// they are private, loopback or link-local (e.g. 127.0.0.0/8 for local tests).
 	WebhookAllowCIDRs []string `yaml:"webhook_allow_cidrs"`
+	// WebhookValidation checks webhook URL ownership before a host's first
+	// notification; a validated host stays so for WebhookValidationTTL.
+	WebhookValidation    bool          `yaml:"webhook_validation"`
+	WebhookValidationTTL time.Duration `yaml:"webhook_validation_ttl"`
 
 	// Retry policy of webhook deliveries.
 	RetryInitial     time.Duration `yaml:"retry_initial"`

@@ -52,7 +52,7 @@ func TestDefaults(t *testing.T) {
 		LogLevel: "info", LogFormat: "text", MaxBodyBytes: 10 << 20,
 		BlockingTimeout: 30 * time.Second, ShutdownTimeout: 15 * time.Second,
 		TaskRetention: 168 * time.Hour, TaskEventsMaxLen: 1000, DemoStepDelay: 100 * time.Millisecond,
-		WorkerLease: 30 * time.Second,
+		WorkerLease: 30 * time.Second, WebhookValidationTTL: 720 * time.Hour,
 		Agent: AgentConfig{
 			Name: "relay demo agent", Description: "A2A relay with durable, signed, retried push notifications",
 			Version: "0.1.0", CardMaxAge: 5 * time.Minute, Backend: "demo",

@@ -75,6 +75,21 @@ func duration(field func(*Config) *time.Duration, zeroOK bool) binder {
 	}}
 }
 
+// boolean binds a bool setting: true or false (also 1/0, yes/no, on/off).
+func boolean(field func(*Config) *bool) binder {
+	return binder{set: func(c *Config, raw string) error {
+		switch strings.ToLower(strings.TrimSpace(raw)) {
+		case "true", "1", "yes", "on":
+			*field(c) = true
+		case "false", "0", "no", "off":
+			*field(c) = false
+		default:
+			return fmt.Errorf("invalid value %q: want true or false", raw)
+		}
+		return nil
+	}}
+}
+
 // list binds a []string setting given as comma-separated text; empty items
 // are skipped and check validates and normalizes each item.
 func list(field func(*Config) *[]string, check func(string) (string, error)) binder {

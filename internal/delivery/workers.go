@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/queue"
 	"github.com/a2arelay/relay/internal/secrets"
+	"github.com/a2arelay/relay/internal/ssrf"
 )
 
 // Queue is what workers need of Redis (queue.Store implements it).
@@ -84,14 +86,15 @@ func (c Config) withDefaults() Config {
 
 // Workers is the delivery worker pool of one relay instance.
 type Workers struct {
-	q        Queue
-	signer   Signer
-	client   *http.Client
-	cfg      Config
-	log      *slog.Logger
-	now      func() time.Time
-	consumer string
-	pressure *Pressure
+	q         Queue
+	signer    Signer
+	client    *http.Client
+	cfg       Config
+	log       *slog.Logger
+	now       func() time.Time
+	consumer  string
+	pressure  *Pressure
+	validator *Validator
 }
 
 // New returns a worker pool. transport carries the POSTs (the SSRF guard's);
@@ -104,6 +107,30 @@ func New(q Queue, signer Signer, transport http.RoundTripper, cfg Config, log *s
 			return http.ErrUseLastResponse
 		}},
 	}
+}
+
+// ValidateWith makes the workers check webhook URL ownership (v) before a
+// host's first notification. Call it before Run.
+func (w *Workers) ValidateWith(v *Validator) { w.validator = v }
+
+// validate checks the webhook's host when validation is on; a failure is
+// the attempt's failure (error class "validation"), retried like any other.
+func (w *Workers) validate(ctx context.Context, url string, a *Attempt) error {
+	if w.validator == nil {
+		return nil
+	}
+	err := w.validator.Check(ctx, url)
+	var ve *ValidationError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ve):
+		a.ErrorClass, a.Error = "validation", ve.Error()
+		w.log.WarnContext(ctx, "webhook validation failed", "host", ve.Host, "reason", ve.Reason, "task_id", a.TaskID, "config_id", a.ConfigID)
+	default:
+		a.ErrorClass, a.Error = ssrf.Classify(err), errorText(err)
+	}
+	return err
 }
 
 // ReportTo makes the workers report each token's queue wait to p, the
@@ -284,7 +311,12 @@ func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *q
 		return fmt.Errorf("encode notification: %w", err)
 	}
 	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt}
-	r := w.post(ctx, cfg, n, h.NotificationID, &a)
+	var r result
+	if verr := w.validate(ctx, cfg.URL, &a); verr != nil {
+		r = result{err: verr}
+	} else {
+		r = w.post(ctx, cfg, n, h.NotificationID, &a)
+	}
 	f.Outcome, f.Due, f.Reason = w.cfg.Policy.decide(r, t.Attempt, f.First, w.now())
 	a.Outcome = string(f.Outcome)
 	if f.Outcome == queue.Retry {

@@ -1,0 +1,133 @@
+package delivery
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2arelay/relay/internal/ssrf"
+)
+
+// Validations remembers which webhook hosts proved they want relay's
+// notifications (queue.Store implements it), shared by every instance.
+type Validations interface {
+	HostValidated(ctx context.Context, host string) (bool, error)
+	MarkHostValidated(ctx context.Context, host string, ttl time.Duration) error
+}
+
+// Validator checks webhook URL ownership before a host's first
+// notification, the A2A samples' way: relay sends
+// GET <url>?validationToken=<random> and the receiver must answer 2xx with
+// the token as its body. A validated host is remembered for TTL.
+type Validator struct {
+	store  Validations
+	client *http.Client
+	ttl    time.Duration
+	now    func() time.Time
+
+	mu   sync.Mutex
+	seen map[string]time.Time // host -> validated until (a local cache)
+}
+
+// NewValidator returns a Validator that sends its GETs through transport
+// (the SSRF guard's), each bounded by timeout.
+func NewValidator(store Validations, transport http.RoundTripper, timeout, ttl time.Duration) *Validator {
+	return &Validator{store: store, ttl: ttl, now: time.Now, seen: map[string]time.Time{},
+		client: &http.Client{Transport: transport, Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}}}
+}
+
+// ValidationError is a webhook host that did not prove it wants the
+// notifications.
+type ValidationError struct{ Host, Reason string }
+
+func (e *ValidationError) Error() string {
+	return "webhook validation of " + e.Host + " failed: " + e.Reason
+}
+
+// hostOf is the validated unit: scheme, host and port.
+func hostOf(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("bad webhook URL")
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
+
+// Check returns nil when the host of rawURL is validated, validating it
+// now when it is not.
+func (v *Validator) Check(ctx context.Context, rawURL string) error {
+	host, err := hostOf(rawURL)
+	if err != nil {
+		return &ValidationError{Host: rawURL, Reason: err.Error()}
+	}
+	v.mu.Lock()
+	until, ok := v.seen[host]
+	v.mu.Unlock()
+	if ok && v.now().Before(until) {
+		return nil
+	}
+	if ok, err := v.store.HostValidated(ctx, host); err != nil {
+		return err
+	} else if ok {
+		v.remember(host)
+		return nil
+	}
+	if err := v.challenge(ctx, rawURL, host); err != nil {
+		return err
+	}
+	if err := v.store.MarkHostValidated(ctx, host, v.ttl); err != nil {
+		return err
+	}
+	v.remember(host)
+	return nil
+}
+
+func (v *Validator) remember(host string) {
+	v.mu.Lock()
+	// The local cache is short: a validation dropped from Redis (expired)
+	// is asked again soon everywhere.
+	v.seen[host] = v.now().Add(min(v.ttl, 5*time.Minute))
+	v.mu.Unlock()
+}
+
+// challenge sends the validation GET and checks the echo.
+func (v *Validator) challenge(ctx context.Context, rawURL, host string) error {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	u, _ := url.Parse(rawURL)
+	q := u.Query()
+	q.Set("validationToken", token)
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return &ValidationError{Host: host, Reason: err.Error()}
+	}
+	resp, err := v.client.Do(req)
+	if err != nil {
+		var blocked *ssrf.BlockedError
+		if errors.As(err, &blocked) {
+			return err
+		}
+		return &ValidationError{Host: host, Reason: "GET ?validationToken: " + errorText(err)}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	switch {
+	case resp.StatusCode < 200 || resp.StatusCode >= 300:
+		return &ValidationError{Host: host, Reason: fmt.Sprintf("GET ?validationToken answered %d", resp.StatusCode)}
+	case strings.TrimSpace(string(body)) != token:
+		return &ValidationError{Host: host, Reason: "GET ?validationToken did not echo the token in the response body"}
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// validatedKey names the mark of a webhook host that passed URL validation.
+func (s *Store) validatedKey(host string) string { return s.k.prefix + ":webhook-validated:{" + host + "}" }
+
+// HostValidated reports whether host passed webhook URL validation (and
+// the mark has not expired).
+func (s *Store) HostValidated(ctx context.Context, host string) (bool, error) {
+	err := s.rdb.Get(ctx, s.validatedKey(host)).Err()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("queue: webhook validation: %w", err)
+	}
+	return true, nil
+}
+
+// MarkHostValidated remembers for ttl that host passed validation.
+func (s *Store) MarkHostValidated(ctx context.Context, host string, ttl time.Duration) error {
+	if err := s.rdb.Set(ctx, s.validatedKey(host), time.Now().UTC().Format(time.RFC3339), ttl).Err(); err != nil {
+		return fmt.Errorf("queue: webhook validation: %w", err)
+	}
+	return nil
+}

@@ -10,7 +10,9 @@ import (
 )
 
 // validatedKey names the mark of a webhook host that passed URL validation.
-func (s *Store) validatedKey(host string) string { return s.k.prefix + ":webhook-validated:{" + host + "}" }
+func (s *Store) validatedKey(host string) string {
+	return s.k.prefix + ":webhook-validated:{" + host + "}"
+}
 
 // HostValidated reports whether host passed webhook URL validation (and
 // the mark has not expired).

@@ -289,3 +289,22 @@ func TestPushSecretsAreEncryptedAtRest(t *testing.T) {
 		}
 	}
 }
+
+// One client's open streams are bounded; another client still streams.
+func TestStreamsPerClientLimit(t *testing.T) {
+	t.Parallel()
+	r := startTenantRelay(t, func(c *config.Config) { c.Security.MaxStreamsPerClient = 1 })
+	long := map[string]any{"metadata": demo(map[string]any{"steps": 100, "delayMs": 100})}
+	first, stop := openStream(t, r, "SendStreamingMessage", map[string]any{"message": v10Message("long one", long)}, "Authorization", "Bearer "+aliceKey)
+	defer stop()
+	<-first // the stream is open
+	second := as(r, aliceKey, "SendStreamingMessage", map[string]any{"message": v10Message("long two", long)}, "Accept", "application/json")
+	if second.Error == nil || !strings.Contains(second.Error.Message, "too many open streams for this client") {
+		t.Fatalf("alice's second stream: %s / %+v", second.Result, second.Error)
+	}
+	bob, stopBob := openStream(t, r, "SendStreamingMessage", map[string]any{"message": v10Message("bob's", long)}, "Authorization", "Bearer "+bobKey)
+	defer stopBob()
+	if ev, ok := <-bob; !ok || ev.Data.Error != nil {
+		t.Fatalf("bob's stream: %+v", ev)
+	}
+}

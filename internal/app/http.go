@@ -38,6 +38,7 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 	f.Get("/.well-known/jwks.json", a.keys.ServeJWKS)
 	f.Post("/v1/keys/rotate", a.guardAdmin, a.rotateKeys)
 	f.Use("/v1/deliveries", a.guardAdmin)
+	f.Use("/v1/stats", a.guardAdmin)
 	api.Register(f)
 	a.workerAPI.Register(f)
 	f.Post("/", a.guardA2A, h.Serve)

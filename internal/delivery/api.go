@@ -21,6 +21,7 @@ type Records interface {
 	ListDeliveries(ctx context.Context, f queue.DeliveryFilter) ([]queue.DeliveryRecord, *queue.IndexEntry, error)
 	Redeliver(ctx context.Context, id string, now time.Time) error
 	Redrive(ctx context.Context, taskID string, now time.Time) (int, error)
+	DeliveryStats(ctx context.Context, now time.Time, minutes int) ([]queue.MinuteStats, error)
 }
 
 // API is the JSON management API over delivery records, under /v1/deliveries.
@@ -38,6 +39,24 @@ func (a *API) Register(r fiber.Router) {
 	r.Post("/v1/deliveries/redrive", a.redrive)
 	r.Get("/v1/deliveries/:id", a.get)
 	r.Post("/v1/deliveries/:id/redeliver", a.redeliver)
+	r.Get("/v1/stats/deliveries", a.stats)
+}
+
+// stats answers the delivery outcomes per minute of the last ?minutes=
+// (default 60, at most 1440), oldest first.
+func (a *API) stats(c *fiber.Ctx) error {
+	n := 60
+	if v := c.Query("minutes"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 1440 {
+			return apiError(c, fiber.StatusBadRequest, "minutes: a whole number from 1 to 1440")
+		}
+	}
+	st, err := a.rec.DeliveryStats(c.UserContext(), a.now(), n)
+	if err != nil {
+		return apiError(c, fiber.StatusServiceUnavailable, "cannot read delivery stats now")
+	}
+	return c.JSON(fiber.Map{"minutes": st})
 }
 
 // deliveryJSON is a delivery record as the API shows it.

@@ -23,6 +23,13 @@ if redis.call('GET', KEYS[8]) == ARGV[1] then
   redis.call('DEL', KEYS[8])
 end
 local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
+-- Per-minute counts of outcomes, kept a day, for the operator's chart.
+local counted = {delivered = 'delivered', retry = 'failed', dead = 'dead', gone = 'gone'}
+if counted[outcome] then
+  local stats = pfx .. 'stats:' .. (math.floor(tonumber(now) / 60000) * 60000)
+  redis.call('HINCRBY', stats, counted[outcome], 1)
+  redis.call('PEXPIRE', stats, 90000000)
+end
 -- indexed lists the statuses kept in a zset of their own.
 local indexed = {pending = true, failed = true, dead = true, disabled = true, dropped = true}
 local function setStatus(st)

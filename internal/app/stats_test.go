@@ -28,7 +28,7 @@ func TestDeliveryStatsPerMinute(t *testing.T) {
 	hook.waitHits(t, "/stats", 5, 10*time.Second) // 500, then the task, working, completed (+ artifact)
 	var got struct {
 		Minutes []struct {
-			Minute                   time.Time
+			Minute                  time.Time
 			Delivered, Failed, Dead int
 		}
 	}

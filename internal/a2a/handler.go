@@ -23,6 +23,17 @@ type Handler struct {
 	streams   Streamer
 	streamCfg StreamConfig
 	closing   chan struct{}
+	observe   func(method string, d Dialect, code int)
+}
+
+// Observe makes the handler report every routed request: its method, the
+// dialect of its answer, and the JSON-RPC error code (0 for a result).
+func (h *Handler) Observe(f func(method string, d Dialect, code int)) { h.observe = f }
+
+func (h *Handler) report(method string, d Dialect, code int) {
+	if h.observe != nil {
+		h.observe(method, d, code)
+	}
 }
 
 // NewHandler returns a Handler over svc; card answers the extended-card methods.
@@ -70,6 +81,7 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 		rt.dialect, rt.shared = header, false
 	}
 	if rt.op == opStream || rt.op == opResubscribe {
+		h.report(req.Method, rt.dialect, 0)
 		return h.stream(c, id, rt, req.Params)
 	}
 	result, d, err := h.call(c.UserContext(), rt, req.Params)
@@ -78,8 +90,10 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 		if !known {
 			h.log.ErrorContext(c.UserContext(), "a2a request failed", "method", req.Method, "err", err)
 		}
+		h.report(req.Method, d, e.Code)
 		return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(d))})
 	}
+	h.report(req.Method, d, 0)
 	return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Result: resultOrNull(result)})
 }
 

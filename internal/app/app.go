@@ -23,6 +23,7 @@ import (
 	"github.com/a2arelay/relay/internal/delivery"
 	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/ingest/upstream"
+	"github.com/a2arelay/relay/internal/metrics"
 	"github.com/a2arelay/relay/internal/queue"
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/ssrf"
@@ -60,6 +61,8 @@ type App struct {
 	limiter     *queue.Limiter
 	// ring seals push config secrets and signing keys at rest (nil: off).
 	ring *secrets.Ring
+	// metrics is what /metrics serves.
+	metrics *metrics.Metrics
 	// stopBackground stops the delivery workers and the key refresher;
 	// background is done when they have returned.
 	stopBackground context.CancelFunc
@@ -113,26 +116,33 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	hub := ingest.NewHub()
 	commit := ingest.NewCommitter(a.store, nil, a.cfg.TaskRetention, hub)
+	commit.Observe(a.metrics.Committed)
 	router, err := a.agents(commit)
 	if err != nil {
 		return err
 	}
 	pressure := delivery.NewPressure(a.cfg.BackpressureLag, a.cfg.BackpressureMaxHold, nil)
 	svc := ingest.NewService(a.store, commit, hub, router, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
-		CheckURL: guard.CheckURL, Gate: pressure, Secrets: a.ring}, a.log)
+		CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics}, Secrets: a.ring}, a.log)
 	card, err := a2a.NewCard(a.cardConfig())
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
 	}
 	workers := delivery.New(a.store, a.keys, guard.Transport(), a.deliveryConfig(), a.log)
 	workers.ReportTo(pressure)
+	workers.ObserveWith(a.metrics)
+	if a.cfg.OperatorWebhookURL != "" {
+		workers.AlertTo(delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log))
+	}
 	if a.cfg.WebhookValidation {
 		workers.ValidateWith(delivery.NewValidator(a.store, guard.Transport(), a.cfg.DeliveryTimeout, a.cfg.WebhookValidationTTL))
 	}
 	a.startBackground(workers)
 	a.handler = a2a.NewHandler(svc, card, a.log)
+	a.handler.Observe(func(method string, d a2a.Dialect, code int) { a.metrics.Request(method, string(d), code) })
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)
 	a.handler.EnableStreaming(a.streams, a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive})
+	a.metrics.WatchQueue(a.store, a.streams.Open, a.log)
 	a.workerAPI = workerapi.New(a.pull, workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}, a.log)
 	a.http = a.newHTTP(a.handler, card, delivery.NewAPI(a.store))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
@@ -199,6 +209,9 @@ func (a *App) openStore(ctx context.Context) error {
 		sopt.PoolSize = a.cfg.MaxStreams + maxClaims + 4
 		a.streamRDB = redis.NewClient(&sopt)
 	}
+	a.metrics = metrics.New()
+	a.rdb.AddHook(a.metrics.Hook())
+	a.streamRDB.AddHook(a.metrics.Hook())
 	a.store = queue.NewStore(a.rdb, queue.Config{Prefix: a.cfg.RedisPrefix, Partitions: a.cfg.Partitions,
 		EventsMaxLen: a.cfg.TaskEventsMaxLen, DeliveryRetention: a.cfg.DeliveryRetention})
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

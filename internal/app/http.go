@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/delivery"
@@ -39,6 +41,7 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 	f.Post("/v1/keys/rotate", a.guardAdmin, a.rotateKeys)
 	f.Use("/v1/deliveries", a.guardAdmin)
 	f.Use("/v1/stats", a.guardAdmin)
+	f.Get("/metrics", a.guardAdmin, adaptor.HTTPHandler(promhttp.HandlerFor(a.metrics.Registry(), promhttp.HandlerOpts{})))
 	api.Register(f)
 	a.workerAPI.Register(f)
 	f.Post("/", a.guardA2A, h.Serve)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/auth"
+	"github.com/a2arelay/relay/internal/delivery"
+	"github.com/a2arelay/relay/internal/metrics"
 	"github.com/a2arelay/relay/internal/queue"
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/tenant"
@@ -169,4 +171,16 @@ func (a *App) guardAdmin(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusUnauthorized).JSON(fiber.Map{"error": "the management API needs Authorization: Bearer <admin token>"})
 	}
 	return c.Next()
+}
+
+// heldGate is backpressure that reports how long it held new tasks.
+type heldGate struct {
+	p *delivery.Pressure
+	m *metrics.Metrics
+}
+
+func (g heldGate) Admit(ctx context.Context) (time.Duration, error) {
+	held, err := g.p.Admit(ctx)
+	g.m.Held(held)
+	return held, err
 }

@@ -36,6 +36,10 @@ type Config struct {
 	// notification; a validated host stays so for WebhookValidationTTL.
 	WebhookValidation    bool          `yaml:"webhook_validation"`
 	WebhookValidationTTL time.Duration `yaml:"webhook_validation_ttl"`
+	// OperatorWebhookURL gets alerts about disabled configs and dead
+	// letters (with OperatorWebhookToken as a bearer token).
+	OperatorWebhookURL   string `yaml:"operator_webhook_url"`
+	OperatorWebhookToken string `yaml:"operator_webhook_token"`
 
 	// Retry policy of webhook deliveries.
 	RetryInitial     time.Duration `yaml:"retry_initial"`

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,7 +97,13 @@ type Workers struct {
 	consumer  string
 	pressure  *Pressure
 	validator *Validator
+	observer  Observer
+	operator  *Operator
 }
+
+// AlertTo makes the workers tell an operator about disabled configs and
+// dead letters. Call it before Run; Run runs the Operator too.
+func (w *Workers) AlertTo(o *Operator) { w.operator = o }
 
 // New returns a worker pool. transport carries the POSTs (the SSRF guard's);
 // redirects are never followed.
@@ -150,6 +158,9 @@ func (w *Workers) Run(ctx context.Context) error {
 		readers.Go(func() { w.readLoop(ctx, p, tokens) })
 	}
 	readers.Go(func() { w.every(ctx, w.cfg.MoveEvery, w.moveDue) })
+	if w.operator != nil {
+		readers.Go(func() { w.operator.Run(ctx) })
+	}
 	readers.Go(func() { w.every(ctx, time.Second, w.trim) })
 	readers.Go(func() { w.every(ctx, w.cfg.ReclaimIdle/2, func(ctx context.Context) { w.reclaim(ctx, tokens) }) })
 	for range w.cfg.Workers {
@@ -267,24 +278,60 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 	}
 	now := w.now()
 	f := queue.Finish{Now: now, First: cmp.Or(t.First, now)}
+	var rec Attempt
 	switch {
 	case h.Entry == "" || h.Event == nil:
 		f.Outcome = queue.Skip
 	case h.Config == nil:
 		f.Outcome = queue.Drop
 	default:
-		if err := w.attempt(ctx, t, h, &f); err != nil {
+		if err := w.attempt(ctx, t, h, &f, &rec); err != nil {
 			w.log.ErrorContext(ctx, "cannot deliver stored notification", "notification_id", h.NotificationID, "err", err)
 			f.Outcome, f.Reason = queue.Dead, err.Error()
 		}
 	}
-	if _, err := w.q.FinishToken(ctx, t, h, f); err != nil {
+	applied, err := w.q.FinishToken(ctx, t, h, f)
+	if err != nil {
 		w.log.WarnContext(ctx, "finishing a delivery", "notification_id", h.NotificationID, "err", err)
+		return
+	}
+	if applied && w.operator != nil && (f.Outcome == queue.Dead || f.Outcome == queue.Gone) {
+		ev := "delivery.dead"
+		if f.Outcome == queue.Gone {
+			ev = "config.disabled"
+		}
+		w.operator.Notify(Alert{Event: ev, Time: w.now().UTC(), TaskID: t.TaskID, ConfigID: t.ConfigID,
+			NotificationID: h.NotificationID, URL: rec.URL, Reason: f.Reason, Attempt: t.Attempt})
+	}
+	if applied && w.observer != nil {
+		took := time.Duration(rec.LatencyMs * float64(time.Millisecond))
+		w.observer.Attempt(string(f.Outcome), rec.ErrorClass, f.Reason, took, w.now().Sub(streamTime(h.EventID)))
 	}
 }
 
+// streamTime is the time in a Redis stream id ("ms-seq"); zero when it has none.
+func streamTime(id string) time.Time {
+	ms, _, _ := strings.Cut(id, "-")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil || n <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(n)
+}
+
+// Observer receives every finished attempt (metrics.Metrics implements it):
+// outcome, error class, dead-letter reason, the POST's duration, and the
+// time since the event's commit.
+type Observer interface {
+	Attempt(outcome, class, reason string, took, sinceCommit time.Duration)
+}
+
+// ObserveWith makes the workers report finished attempts to o. Call it
+// before Run.
+func (w *Workers) ObserveWith(o Observer) { w.observer = o }
+
 // attempt delivers the head once and fills f.
-func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *queue.Finish) error {
+func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *queue.Finish, rec *Attempt) error {
 	var cfg a2a.PushConfig
 	var ev a2a.Event
 	var snap a2a.Task
@@ -323,6 +370,7 @@ func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *q
 		a.NextAttempt = &f.Due
 	}
 	f.Attempt, err = json.Marshal(a)
+	*rec = a
 	if f.Outcome != queue.Delivered {
 		w.log.InfoContext(ctx, "delivery attempt failed", "notification_id", h.NotificationID, "task_id", t.TaskID,
 			"attempt", t.Attempt, "status", a.Status, "error_class", a.ErrorClass, "outcome", a.Outcome)

@@ -36,6 +36,16 @@ type Committer struct {
 	retention time.Duration
 	hub       *Hub
 	views     *viewCache
+	observe   func(events int)
+}
+
+// Observe makes the Committer report the number of events of every commit.
+func (c *Committer) Observe(f func(events int)) { c.observe = f }
+
+func (c *Committer) committed(n int) {
+	if c.observe != nil {
+		c.observe(n)
+	}
 }
 
 // NewCommitter returns a Committer. now may be nil (time.Now); retention is
@@ -87,6 +97,7 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	}
 	view := a2a.TaskView{Task: t, Dialect: d, EventID: last(ids), Owner: owner}
 	c.views.put(t.ID, cachedView{view: view, version: 1})
+	c.committed(1)
 	c.hub.Notify(t.ID)
 	return view, nil
 }
@@ -149,6 +160,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	} else {
 		c.views.put(taskID, cachedView{view: view, version: cached.version + 1})
 	}
+	c.committed(len(evs))
 	c.hub.Notify(taskID)
 	return view, nil
 }

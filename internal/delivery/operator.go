@@ -1,0 +1,94 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Alert is what an operator webhook receives when a delivery needs a human:
+// a config disabled by 410 Gone, or a notification sent to dead letters.
+type Alert struct {
+	// Event is "config.disabled" or "delivery.dead".
+	Event          string    `json:"event"`
+	Time           time.Time `json:"time"`
+	TaskID         string    `json:"taskId"`
+	ConfigID       string    `json:"configId"`
+	NotificationID string    `json:"notificationId"`
+	URL            string    `json:"url,omitempty"`
+	Reason         string    `json:"reason,omitempty"`
+	Attempt        int       `json:"attempt"`
+}
+
+// Operator posts Alerts to an operator's URL, in the background: a slow or
+// failing operator endpoint never slows delivery. Alerts beyond a bounded
+// backlog are dropped with a log line.
+type Operator struct {
+	url, token string
+	client     *http.Client
+	log        *slog.Logger
+	queue      chan Alert
+	done       chan struct{}
+}
+
+// NewOperator returns an Operator posting to url (with Authorization:
+// Bearer token when token is set). Run sends.
+func NewOperator(url, token string, log *slog.Logger) *Operator {
+	return &Operator{url: url, token: token, log: log, client: &http.Client{Timeout: 10 * time.Second},
+		queue: make(chan Alert, 1024), done: make(chan struct{})}
+}
+
+// Notify queues an alert; it never blocks.
+func (o *Operator) Notify(a Alert) {
+	select {
+	case o.queue <- a:
+	default:
+		o.log.Warn("operator alert dropped: backlog full", "event", a.Event, "notification_id", a.NotificationID)
+	}
+}
+
+// Run sends queued alerts until ctx ends, each tried 3 times.
+func (o *Operator) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case a := <-o.queue:
+			var err error
+			for try := range 3 {
+				if err = o.send(ctx, a); err == nil {
+					break
+				}
+				sleep(ctx, time.Duration(try+1)*time.Second)
+			}
+			if err != nil && ctx.Err() == nil {
+				o.log.Warn("operator alert not delivered", "event", a.Event, "notification_id", a.NotificationID, "err", err)
+			}
+		}
+	}
+}
+
+func (o *Operator) send(ctx context.Context, a Alert) error {
+	body, _ := json.Marshal(a)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if o.token != "" {
+		req.Header.Set("Authorization", "Bearer "+o.token)
+	}
+	resp, err := o.client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return fmt.Errorf("operator webhook answered %d", resp.StatusCode)
+	}
+	return nil
+}

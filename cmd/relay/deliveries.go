@@ -1,0 +1,306 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// deliveriesUsage heads relay deliveries --help.
+const deliveriesUsage = `Usage:
+  relay deliveries list [--task ID] [--config ID] [--status S] [--since 1h] [--limit N] [--all]
+  relay deliveries show <delivery id>
+  relay deliveries redeliver <delivery id>...
+  relay deliveries redrive [--task ID]
+
+The management API of a running relay: --url (RELAY_URL, default http://localhost:8080) and
+--token (RELAY_ADMIN_TOKEN) reach it; --json prints the API's JSON for scripts.
+Statuses: pending, failed, dead, disabled, dropped, and delivered (with --task).
+
+`
+
+// mgmt is a client of the management API.
+type mgmt struct {
+	base, token string
+	http        *http.Client
+	out, err    io.Writer
+	json        bool
+}
+
+// delivery is a record as the API lists it.
+type delivery struct {
+	ID          string            `json:"id"`
+	TaskID      string            `json:"taskId"`
+	ConfigID    string            `json:"configId"`
+	Status      string            `json:"status"`
+	Attempts    int               `json:"attempts"`
+	Created     time.Time         `json:"created"`
+	Updated     time.Time         `json:"updated"`
+	NextAttempt *time.Time        `json:"nextAttempt"`
+	AttemptLog  []json.RawMessage `json:"attemptLog"`
+}
+
+type attemptRow struct {
+	Time       time.Time `json:"time"`
+	Attempt    int       `json:"attempt"`
+	URL        string    `json:"url"`
+	Status     int       `json:"status"`
+	ErrorClass string    `json:"errorClass"`
+	Error      string    `json:"error"`
+	LatencyMs  float64   `json:"latencyMs"`
+	Response   string    `json:"response"`
+	Outcome    string    `json:"outcome"`
+}
+
+func deliveriesCmd(args []string, env func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) == 0 {
+			fmt.Fprint(stderr, deliveriesUsage)
+			return 2
+		}
+		fmt.Fprint(stdout, deliveriesUsage)
+		return 0
+	}
+	sub, rest := args[0], args[1:]
+	fs := flag.NewFlagSet("deliveries "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	m := &mgmt{http: &http.Client{Timeout: 30 * time.Second}, out: stdout, err: stderr}
+	fs.StringVar(&m.base, "url", cmp.Or(env("RELAY_URL"), "http://localhost:8080"), "relay's base URL")
+	fs.StringVar(&m.token, "token", env("RELAY_ADMIN_TOKEN"), "admin token (RELAY_ADMIN_TOKEN)")
+	fs.BoolVar(&m.json, "json", false, "print JSON")
+	task := fs.String("task", "", "a task id")
+	config := fs.String("config", "", "a push config id (with --task)")
+	status := fs.String("status", "", "pending, failed, dead, disabled, dropped, delivered")
+	since := fs.Duration("since", 0, "only deliveries updated within this duration (e.g. 1h)")
+	limit := fs.Int("limit", 50, "deliveries per page (1 to 500)")
+	all := fs.Bool("all", false, "follow every page")
+	// Flags may come before or after the ids.
+	var ids []string
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		ids, rest = append(ids, fs.Arg(0)), fs.Args()[1:]
+	}
+	if (sub == "list" || sub == "redrive") && len(ids) > 0 {
+		fmt.Fprintf(stderr, "relay deliveries %s: unexpected argument %q (use --task)\n", sub, ids[0])
+		return 2
+	}
+	m.base = strings.TrimSuffix(m.base, "/")
+	ctx := context.Background()
+	var err error
+	switch sub {
+	case "list":
+		err = m.list(ctx, *task, *config, *status, *since, *limit, *all)
+	case "show":
+		if len(ids) != 1 {
+			fmt.Fprintln(stderr, "usage: relay deliveries show <delivery id>")
+			return 2
+		}
+		err = m.show(ctx, ids[0])
+	case "redeliver":
+		if len(ids) == 0 {
+			fmt.Fprintln(stderr, "usage: relay deliveries redeliver <delivery id>...")
+			return 2
+		}
+		err = m.redeliver(ctx, ids)
+	case "redrive":
+		err = m.redrive(ctx, *task)
+	default:
+		fmt.Fprintf(stderr, "relay deliveries: unknown command %q\n\n%s", sub, deliveriesUsage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "relay deliveries %s: %v\n", sub, err)
+		return 1
+	}
+	return 0
+}
+
+// call sends one request and decodes a JSON answer into out; an error
+// answer becomes an error with the API's message.
+func (m *mgmt) call(ctx context.Context, method, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, m.base+path, nil)
+	if err != nil {
+		return err
+	}
+	if m.token != "" {
+		req.Header.Set("Authorization", "Bearer "+m.token)
+	}
+	resp, err := m.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct{ Error string }
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return fmt.Errorf("%s (HTTP %d)", e.Error, resp.StatusCode)
+		}
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	if out == nil {
+		return nil
+	}
+	if raw, ok := out.(*json.RawMessage); ok {
+		*raw = body
+		return nil
+	}
+	return json.Unmarshal(body, out)
+}
+
+func (m *mgmt) list(ctx context.Context, task, config, status string, since time.Duration, limit int, all bool) error {
+	q := url.Values{}
+	for k, v := range map[string]string{"task": task, "config": config, "status": status} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	q.Set("limit", strconv.Itoa(limit))
+	var rows []delivery
+	cutoff := time.Time{}
+	if since > 0 {
+		cutoff = time.Now().Add(-since)
+	}
+	for page := 1; ; page++ {
+		var res struct {
+			Deliveries []delivery `json:"deliveries"`
+			NextCursor string     `json:"nextCursor"`
+		}
+		if err := m.call(ctx, http.MethodGet, "/v1/deliveries?"+q.Encode(), &res); err != nil {
+			return err
+		}
+		old := false
+		for _, d := range res.Deliveries {
+			if !cutoff.IsZero() && d.Updated.Before(cutoff) {
+				old = true
+				continue
+			}
+			rows = append(rows, d)
+		}
+		if !all || res.NextCursor == "" || old {
+			break
+		}
+		if !m.json {
+			fmt.Fprintf(m.err, "\r%d deliveries (page %d)…", len(rows), page)
+		}
+		q.Set("cursor", res.NextCursor)
+	}
+	if all && !m.json {
+		fmt.Fprintln(m.err)
+	}
+	if m.json {
+		return json.NewEncoder(m.out).Encode(map[string]any{"deliveries": rows})
+	}
+	w := tabwriter.NewWriter(m.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "DELIVERY\tTASK\tCONFIG\tSTATUS\tATTEMPTS\tUPDATED\tNEXT")
+	for _, d := range rows {
+		next := "-"
+		if d.NextAttempt != nil {
+			next = d.NextAttempt.Local().Format(time.TimeOnly)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, d.TaskID, d.ConfigID, d.Status, d.Attempts,
+			d.Updated.Local().Format(time.DateTime), next)
+	}
+	return w.Flush()
+}
+
+func (m *mgmt) show(ctx context.Context, id string) error {
+	if m.json {
+		var raw json.RawMessage
+		if err := m.call(ctx, http.MethodGet, "/v1/deliveries/"+url.PathEscape(id), &raw); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintln(m.out, string(raw))
+		return err
+	}
+	var d delivery
+	if err := m.call(ctx, http.MethodGet, "/v1/deliveries/"+url.PathEscape(id), &d); err != nil {
+		return err
+	}
+	fmt.Fprintf(m.out, "delivery %s\ntask     %s\nconfig   %s\nstatus   %s (%d attempts)\ncreated  %s\n",
+		d.ID, d.TaskID, d.ConfigID, d.Status, d.Attempts, d.Created.Local().Format(time.DateTime))
+	if d.NextAttempt != nil {
+		fmt.Fprintf(m.out, "next     %s (in %s)\n", d.NextAttempt.Local().Format(time.DateTime), time.Until(*d.NextAttempt).Round(time.Second))
+	}
+	fmt.Fprintln(m.out)
+	w := tabwriter.NewWriter(m.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "#\tTIME\tSTATUS\tCLASS\tLATENCY\tOUTCOME\tERROR / RESPONSE")
+	for _, raw := range d.AttemptLog {
+		var a attemptRow
+		if err := json.Unmarshal(raw, &a); err != nil {
+			continue
+		}
+		status := "-"
+		if a.Status != 0 {
+			status = strconv.Itoa(a.Status)
+		}
+		detail := cmp.Or(a.Error, a.Response)
+		if len(detail) > 60 {
+			detail = detail[:57] + "..."
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%.1fms\t%s\t%s\n", a.Attempt, a.Time.Local().Format(time.TimeOnly), status,
+			cmp.Or(a.ErrorClass, "-"), a.LatencyMs, a.Outcome, strings.ReplaceAll(detail, "\n", " "))
+	}
+	return w.Flush()
+}
+
+func (m *mgmt) redeliver(ctx context.Context, ids []string) error {
+	var failed []string
+	for i, id := range ids {
+		err := m.call(ctx, http.MethodPost, "/v1/deliveries/"+url.PathEscape(id)+"/redeliver", nil)
+		switch {
+		case m.json:
+			res := map[string]any{"id": id, "ok": err == nil}
+			if err != nil {
+				res["error"] = err.Error()
+			}
+			_ = json.NewEncoder(m.out).Encode(res)
+		case err != nil:
+			fmt.Fprintf(m.out, "[%d/%d] %s: %v\n", i+1, len(ids), id, err)
+		default:
+			fmt.Fprintf(m.out, "[%d/%d] %s: queued again\n", i+1, len(ids), id)
+		}
+		if err != nil {
+			failed = append(failed, id)
+		}
+	}
+	if len(failed) > 0 {
+		return errors.New(strconv.Itoa(len(failed)) + " of " + strconv.Itoa(len(ids)) + " not redelivered")
+	}
+	return nil
+}
+
+func (m *mgmt) redrive(ctx context.Context, task string) error {
+	path := "/v1/deliveries/redrive"
+	if task != "" {
+		path += "?task=" + url.QueryEscape(task)
+	}
+	var res map[string]any
+	if err := m.call(ctx, http.MethodPost, path, &res); err != nil {
+		return err
+	}
+	if m.json {
+		return json.NewEncoder(m.out).Encode(res)
+	}
+	fmt.Fprintf(m.out, "redrove %v dead letters\n", res["redriven"])
+	return nil
+}
+

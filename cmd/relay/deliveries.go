@@ -303,4 +303,3 @@ func (m *mgmt) redrive(ctx context.Context, task string) error {
 	fmt.Fprintf(m.out, "redrove %v dead letters\n", res["redriven"])
 	return nil
 }
-

@@ -86,6 +86,14 @@ func (s *Service) collect(ctx context.Context, entries []queue.IndexEntry, p a2a
 		if err != nil {
 			return nil, err
 		}
+		if !tenant.Sees(ctx, v.Owner) {
+			// The caller's task expired and another client reused its id
+			// (v0.1 ids are the client's): not the caller's any more.
+			if err := s.store.Unindex(ctx, tenant.Owner(ctx), v.Task.ID); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if matches(v.Task, p) {
 			res.Tasks = append(res.Tasks, v.Task)
 			if len(res.Tasks) == size {

@@ -37,6 +37,7 @@ type TaskStore interface {
 	ScanIndex(ctx context.Context, owner string, cursor *queue.IndexEntry, limit int) ([]queue.IndexEntry, error)
 	LoadMany(ctx context.Context, owner string, taskIDs []string) (map[string]queue.Record, error)
 	IndexSize(ctx context.Context, owner string) (int64, error)
+	Unindex(ctx context.Context, owner, taskID string) error
 	SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error
 	PushConfig(ctx context.Context, taskID, id string) ([]byte, error)
 	PushConfigs(ctx context.Context, taskID string) (map[string]string, error)

@@ -39,6 +39,39 @@ type Claims struct {
 	grant *redis.Script
 	renew *redis.Script
 	ready sync.Map // queue -> struct{}: the consumer group exists
+	// scan is where the next search for expired leases resumes, per queue:
+	// XAUTOCLAIM looks at a bounded stretch of the pending list per call.
+	scan sync.Map // queue -> string
+}
+
+// reclaimScan bounds the XAUTOCLAIM calls of one search for an expired
+// lease (each looks at up to 10 pending entries); the search resumes where
+// it stopped on the next one.
+const reclaimScan = 20
+
+// expired looks for an entry whose lease expired (idle past ttl), walking
+// the pending list from where the last search stopped.
+func (c *Claims) expired(ctx context.Context, queue, consumer string, ttl time.Duration) ([]redis.XMessage, error) {
+	start := "0-0"
+	if v, ok := c.scan.Load(queue); ok {
+		start = v.(string)
+	}
+	for range reclaimScan {
+		msgs, next, err := c.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: c.stream(queue), Group: group,
+			Consumer: consumer, MinIdle: ttl, Start: start, Count: 1}).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("queue: reclaim work: %w", err)
+		}
+		c.scan.Store(queue, next)
+		if len(msgs) > 0 {
+			return msgs, nil
+		}
+		if next == "0-0" || next == "" {
+			return nil, nil // the whole pending list was searched
+		}
+		start = next
+	}
+	return nil, nil
 }
 
 // NewClaims returns the work queues under prefix. block serves the blocking
@@ -108,10 +141,9 @@ func (c *Claims) Claim(ctx context.Context, queue, consumer string, ttl, wait ti
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		msgs, _, err := c.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: c.stream(queue), Group: group,
-			Consumer: consumer, MinIdle: ttl, Start: "0-0", Count: 1}).Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, fmt.Errorf("queue: reclaim work: %w", err)
+		msgs, err := c.expired(ctx, queue, consumer, ttl)
+		if err != nil {
+			return nil, err
 		}
 		if len(msgs) == 0 {
 			// Block in slices of a second at most, so that a lease expiring

@@ -90,10 +90,22 @@ func (s *Store) ReadTokens(ctx context.Context, p int, consumer string, count in
 // Reclaim takes over tokens of partition p that another consumer has held
 // for longer than minIdle (its worker died between read and ack).
 func (s *Store) Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]Token, error) {
-	msgs, _, err := s.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: s.k.deliveries(p), Group: group,
-		Consumer: consumer, MinIdle: minIdle, Start: "0-0", Count: int64(count)}).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("queue: reclaim: %w", err)
+	// XAUTOCLAIM looks at up to 10*count pending entries per call: follow
+	// its cursor through the whole pending list (bounded), so that tokens
+	// behind many live ones (slow webhooks) are found too.
+	var msgs []redis.XMessage
+	start := "0-0"
+	for range 100 {
+		got, next, err := s.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: s.k.deliveries(p), Group: group,
+			Consumer: consumer, MinIdle: minIdle, Start: start, Count: int64(count - len(msgs))}).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("queue: reclaim: %w", err)
+		}
+		msgs = append(msgs, got...)
+		if len(msgs) >= count || next == "0-0" || next == "" {
+			break
+		}
+		start = next
 	}
 	ts := tokensOf(p, msgs)
 	for i := range ts {

@@ -117,6 +117,15 @@ func (s *Store) LoadMany(ctx context.Context, owner string, taskIDs []string) (m
 	return out, nil
 }
 
+// Unindex drops a task from owner's index (its id now names another
+// owner's task).
+func (s *Store) Unindex(ctx context.Context, owner, taskID string) error {
+	if err := s.rdb.ZRem(ctx, s.k.index(s.k.partition(taskID), owner), taskID).Err(); err != nil {
+		return fmt.Errorf("queue: unindex task: %w", err)
+	}
+	return nil
+}
+
 // compareEntries orders entries newest first.
 func compareEntries(a, b IndexEntry) int {
 	switch {

@@ -68,6 +68,20 @@ func (s *Service) storePush(ctx context.Context, c a2a.PushConfig) error {
 	return nil
 }
 
+// resealPush stores c again with its secrets sealed by the current key,
+// unless it was deleted meanwhile.
+func (s *Service) resealPush(ctx context.Context, c a2a.PushConfig) error {
+	sealed, err := a2a.SealPush(s.cfg.Secrets, c)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(sealed)
+	if err != nil {
+		return err
+	}
+	return s.store.ReplacePushConfig(ctx, c.TaskID, c.ID, b)
+}
+
 // openPush decodes a stored config and opens its secrets; one sealed with
 // an older key (or stored before encryption was on) is sealed again with
 // the current key and stored back: key rotation re-encrypts lazily.
@@ -81,7 +95,7 @@ func (s *Service) openPush(ctx context.Context, raw []byte) (a2a.PushConfig, err
 		return c, wrapStore("open push config", err)
 	}
 	if stale && s.cfg.Secrets != nil {
-		if err := s.storePush(ctx, c2); err != nil {
+		if err := s.resealPush(ctx, c2); err != nil {
 			s.log.WarnContext(ctx, "re-encrypting a push config", "task_id", c.TaskID, "config_id", c.ID, "err", err)
 		}
 	}

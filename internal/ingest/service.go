@@ -39,6 +39,7 @@ type TaskStore interface {
 	IndexSize(ctx context.Context, owner string) (int64, error)
 	Unindex(ctx context.Context, owner, taskID string) error
 	SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error
+	ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error
 	PushConfig(ctx context.Context, taskID, id string) ([]byte, error)
 	PushConfigs(ctx context.Context, taskID string) (map[string]string, error)
 	DeletePushConfig(ctx context.Context, taskID, id string) error

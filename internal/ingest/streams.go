@@ -39,7 +39,9 @@ func NewStreams(store *queue.Store, rdb redis.UniversalClient, max, perOwner int
 func (s *Streams) Acquire(ctx context.Context) (release func(), err error) {
 	owner := tenant.Owner(ctx)
 	s.mu.Lock()
-	if s.perOwner > 0 && s.open[owner] >= s.perOwner {
+	// Without authentication every client is the same (empty) owner: only
+	// the instance limit applies.
+	if owner != "" && s.perOwner > 0 && s.open[owner] >= s.perOwner {
 		s.mu.Unlock()
 		return nil, a2a.Errorf(a2a.CodeInternal, "too many open streams for this client (%d, the maximum per client on this instance); close one or retry later", s.perOwner)
 	}

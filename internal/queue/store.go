@@ -203,12 +203,22 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 	return args
 }
 
+// ReplacePushConfig rewrites a push config that exists (re-encrypted
+// secrets); a config deleted meanwhile stays deleted.
+func (s *Store) ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error {
+	tk := s.k.task(taskID)
+	if err := s.pushSet.Run(ctx, s.rdb, []string{tk.hash, tk.push}, id, config, 1<<30, 1).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
+		return fmt.Errorf("queue: replace push config: %w", err)
+	}
+	return nil
+}
+
 // SetPushConfig stores config id of a task, replacing one with the same id.
 // It returns ErrNotFound when the task does not exist and ErrFull when it
 // already has max configs.
 func (s *Store) SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error {
 	tk := s.k.task(taskID)
-	err := s.pushSet.Run(ctx, s.rdb, []string{tk.hash, tk.push}, id, config, max).Err()
+	err := s.pushSet.Run(ctx, s.rdb, []string{tk.hash, tk.push}, id, config, max, 0).Err()
 	switch {
 	case err == nil:
 		return nil

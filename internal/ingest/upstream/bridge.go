@@ -215,7 +215,7 @@ func (b *Bridge) Cancel(taskID string) {
 		if err != nil {
 			b.log.WarnContext(ctx, "reading an upstream link to cancel", "task_id", taskID, "err", err)
 		}
-		if ok {
+		if ok && l.Queue == b.cfg.Queue { // another upstream's task is not ours to cancel
 			b.cancelUpstream(ctx, taskID, l.UpstreamTaskID)
 		}
 	}()

@@ -121,7 +121,7 @@ func (t *turn) postStatus(st a2a.TaskStatus, md json.RawMessage, events []a2a.Ev
 		return err
 	}
 	l := t.link
-	l.Waiting = waitMark(st)
+	l.Waiting, l.Queue, l.Life = waitMark(st), t.b.cfg.Queue, t.life
 	if err := t.b.links.Put(t.ctx, t.taskID, l); err != nil {
 		t.log.WarnContext(t.ctx, "storing the link to the upstream task", "err", err)
 		return nil
@@ -192,7 +192,7 @@ func (t *turn) learn(id, contextID string) bool {
 		return false
 	}
 	l := Link{UpstreamTaskID: id, ContextID: cmp.Or(contextID, t.link.ContextID), LastMessageID: t.msg.MessageID,
-		Waiting: t.link.Waiting}
+		Waiting: t.link.Waiting, Queue: t.b.cfg.Queue, Life: t.life}
 	if t.linked && l == t.link {
 		return true
 	}

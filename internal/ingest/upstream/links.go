@@ -25,6 +25,12 @@ type Link struct {
 	// took the answer in: that is not news, and must not stop our task
 	// again.
 	Waiting string `json:"waiting,omitempty"`
+	// Queue is the bridge's queue (one per upstream agent) and Life the
+	// id of our task's first message: a link of another upstream, or of
+	// an earlier task that had the same id (v0.1 ids are the client's;
+	// links outlive tasks), is not this task's.
+	Queue string `json:"queue,omitempty"`
+	Life  string `json:"life,omitempty"`
 }
 
 // Links stores the link of each relay task, shared by relay instances.

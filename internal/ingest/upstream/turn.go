@@ -44,6 +44,7 @@ type turn struct {
 	rc      a2a.RemoteCard
 	m       a2a.Methods
 
+	life   string // our task's first message id (Link.Life)
 	link   Link
 	linked bool   // link is what Links holds
 	up     string // the agent's task id, once the agent named it
@@ -55,8 +56,12 @@ type turn struct {
 
 func newTurn(b *Bridge, ctx context.Context, stop context.CancelCauseFunc, c *ingest.Claimed) *turn {
 	task := c.View.Task
+	life := ""
+	if len(task.History) > 0 {
+		life = task.History[0].MessageID
+	}
 	return &turn{b: b, ctx: ctx, stop: stop, log: b.log.With("task_id", task.ID, "attempt", c.Work.Attempt),
-		taskID: task.ID, ctxID: task.ContextID, leaseID: c.Work.LeaseID, msg: c.Message, fwd: newForwarded(task)}
+		taskID: task.ID, ctxID: task.ContextID, leaseID: c.Work.LeaseID, msg: c.Message, fwd: newForwarded(task), life: life}
 }
 
 // upstreamID is the agent's task id as far as the turn knows it.
@@ -91,6 +96,10 @@ func (t *turn) run() error {
 	// again when its lease runs out.
 	if t.link, t.linked, err = t.b.links.Get(t.ctx, t.taskID); err != nil {
 		return err
+	}
+	if t.linked && (t.link.Queue != t.b.cfg.Queue || t.link.Life != t.life) {
+		t.log.InfoContext(t.ctx, "ignoring the upstream link of an earlier task with this id, or of another upstream agent")
+		t.link, t.linked = Link{}, false
 	}
 	switch {
 	case !t.linked:

@@ -6,10 +6,15 @@
 -- ARGV[1] config id
 -- ARGV[2] config
 -- ARGV[3] maximum number of configs per task
+-- ARGV[4] "1": only replace a config that exists (a rewrite must not bring
+--   back a config deleted meanwhile); returns 0 when there is none
 -- Returns 1 when stored, or an error starting "NOTFOUND " / "FULL ". (Each
 -- message needs a space: Redis 7 prefixes a one-word error reply with "ERR ".)
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('NOTFOUND task does not exist')
+end
+if ARGV[4] == '1' and redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then
+  return 0
 end
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[3]) then
   return redis.error_reply('FULL push config limit reached')

@@ -84,4 +84,3 @@ func TestReview2PerClientStreamLimitCapsEveryoneWithoutAuth(t *testing.T) {
 		releases = append(releases, r)
 	}
 }
-

@@ -39,6 +39,7 @@ type Queue interface {
 	TrimAcked(ctx context.Context, p int) error
 	PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error)
 	ExpireRecords(ctx context.Context, p int, now time.Time) error
+	Lead(ctx context.Context, role, holder string, ttl time.Duration) (bool, error)
 }
 
 // Signer signs notification JWTs (auth.Keys implements it).
@@ -226,6 +227,14 @@ func (w *Workers) moveDue(ctx context.Context) {
 // a minute, the consumers departed processes left in their groups and the
 // index entries and dead letters past the retention.
 func (w *Workers) trim(ctx context.Context) {
+	// One instance is enough: the leader of "housekeeping" (a Redis lease
+	// renewed every pass; another instance takes over when it lapses).
+	if lead, err := w.q.Lead(ctx, "housekeeping", w.consumer, 5*time.Second); err != nil || !lead {
+		if err != nil && ctx.Err() == nil {
+			w.log.WarnContext(ctx, "housekeeping lease", "err", err)
+		}
+		return
+	}
 	prune := w.now().Second() == 0 // about once a minute
 	for p := range w.q.Partitions() {
 		if err := w.q.TrimAcked(ctx, p); err != nil && ctx.Err() == nil {

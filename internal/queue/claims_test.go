@@ -125,3 +125,23 @@ func TestLimiterCountsPerKeyAndWindow(t *testing.T) {
 		t.Fatal("alice is still limited in the next second")
 	}
 }
+
+func TestLeadIsHeldByOneAndTakenOverWhenItLapses(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	s := NewStore(rdb, Config{Prefix: prefix + "lead", Partitions: 1})
+	ctx := context.Background()
+	if ok, err := s.Lead(ctx, "housekeeping", "a", 300*time.Millisecond); !ok || err != nil {
+		t.Fatalf("a takes the lead: %v %v", ok, err)
+	}
+	if ok, _ := s.Lead(ctx, "housekeeping", "b", 300*time.Millisecond); ok {
+		t.Fatal("b leads while a holds the lease")
+	}
+	if ok, _ := s.Lead(ctx, "housekeeping", "a", 300*time.Millisecond); !ok {
+		t.Fatal("a cannot renew its own lease")
+	}
+	time.Sleep(400 * time.Millisecond) // a died
+	if ok, _ := s.Lead(ctx, "housekeeping", "b", 300*time.Millisecond); !ok {
+		t.Fatal("b does not take over a lapsed lease")
+	}
+}

@@ -26,6 +26,7 @@ const commands = `Usage:
   relay [serve] [flags]   run the server (the default command)
   relay bench [flags]     run the load tool (relay bench --help)
   relay deliveries ...    read and act on the delivery log of a running relay (relay deliveries --help)
+  relay listen [flags]    a development webhook receiver that verifies and prints notifications
   relay hash-key <key>    print the RELAY_API_KEYS form of a client API key's hash
   relay version           print the version
 
@@ -49,6 +50,8 @@ func run(args []string, env func(string) string, stdout, stderr io.Writer) int {
 		return benchCmd(rest, stdout, stderr)
 	case "deliveries":
 		return deliveriesCmd(rest, env, stdout, stderr)
+	case "listen":
+		return listenCmd(rest, env, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "relay %s\n", version)
 		return 0

@@ -116,3 +116,56 @@ func TestDeadLettersRedriveAndRedeliver(t *testing.T) {
 		t.Fatalf("redeliver unknown: %d", status)
 	}
 }
+
+// A dead letter an operator redelivered (and that landed) is not sent again
+// by a later redrive, and is not counted.
+func TestRedriveSkipsRedeliveredDeadLetters(t *testing.T) {
+	t.Parallel()
+	s := newSink(t)
+	var healthy atomic.Bool
+	s.answer = func(string, int) (int, map[string]string, time.Duration) {
+		if healthy.Load() {
+			return 200, nil, 0
+		}
+		return 500, nil, 0
+	}
+	r := deliveringRelay(t, func(c *config.Config) {
+		c.RetryInitial, c.RetryMaxInterval, c.RetryMaxAttempts = 50*time.Millisecond, 100*time.Millisecond, 1
+	})
+	r.call("SendMessage", map[string]any{"message": v10Message("once", map[string]any{"metadata": demo(map[string]any{"outcome": "rejected"})}),
+		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"url": s.url("/once")}}}, nil)
+	var dead []struct {
+		ID, TaskID, ConfigID, Status string
+		Attempts                     int
+	}
+	for range 200 {
+		if dead = listDeliveries(t, r, "status=dead"); len(dead) == 2 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(dead) != 2 {
+		t.Fatalf("dead letters %+v", dead)
+	}
+	healthy.Store(true)
+	if status, _ := postJSON(t, r.url+"/v1/deliveries/"+dead[0].ID+"/redeliver"); status != http.StatusAccepted {
+		t.Fatalf("redeliver: %d", status)
+	}
+	var rec struct{ Status string }
+	waitDelivered(t, r, dead[0].ID, &rec)
+	status, body := postJSON(t, r.url+"/v1/deliveries/redrive")
+	if status != http.StatusAccepted || !strings.Contains(body, `"redriven":1`) {
+		t.Fatalf("redrive: %d %s (want only the one still dead)", status, body)
+	}
+	waitDelivered(t, r, dead[1].ID, &rec)
+	time.Sleep(200 * time.Millisecond)
+	n := 0
+	for _, h := range s.hitsOf("/once") {
+		if h.header.Get("A2A-Notification-Id") == dead[0].ID && h.status == 200 {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the redelivered notification landed %d times, want once", n)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/delivery"
+	"github.com/a2arelay/relay/internal/ui"
 )
 
 // newHTTP builds the fiber app and its routes.
@@ -44,6 +45,7 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 	f.Get("/metrics", a.guardAdmin, adaptor.HTTPHandler(promhttp.HandlerFor(a.metrics.Registry(), promhttp.HandlerOpts{})))
 	api.Register(f)
 	a.workerAPI.Register(f)
+	ui.Register(f) // the operator page at /ui (static files; the API it calls is guarded)
 	f.Post("/", a.guardA2A, h.Serve)
 	if u, err := url.Parse(a.cfg.PublicURL); err == nil && u.Path != "" && u.Path != "/" {
 		f.Post(u.Path, a.guardA2A, h.Serve)

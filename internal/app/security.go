@@ -156,7 +156,7 @@ func (a *App) guardA2A(c *fiber.Ctx) error {
 func (a *App) guardAdmin(c *fiber.Ctx) error {
 	if len(a.adminTokens) == 0 {
 		if a.authOn {
-			return c.Status(fiber.StatusUnauthorized).JSON(fiber.Map{"error": "the management API is closed: no admin tokens are configured (RELAY_ADMIN_TOKENS)"})
+			return c.Status(fiber.StatusForbidden).JSON(fiber.Map{"error": "the management API is closed: no admin tokens are configured (RELAY_ADMIN_TOKENS)"})
 		}
 		return c.Next()
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // DeliveryStatuses are the states of a delivery record.
@@ -197,13 +199,21 @@ func (s *Store) Redrive(ctx context.Context, taskID string, now time.Time) (int,
 			if t, _ := m.Values["t"].(string); taskID != "" && t != taskID {
 				continue
 			}
-			if err := s.Redeliver(ctx, id, now); err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrQueued) {
-				return n, err
+			// A dead letter an operator already redelivered is no longer
+			// dead: drop its entry, do not send it again.
+			status, err := s.rdb.HGet(ctx, s.k.tag(p)+"dl:"+id, "status").Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return n, fmt.Errorf("queue: read dead letter: %w", err)
+			}
+			if status == "dead" {
+				if err := s.Redeliver(ctx, id, now); err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrQueued) {
+					return n, err
+				}
+				n++
 			}
 			if err := s.rdb.XDel(ctx, dead, m.ID).Err(); err != nil {
 				return n, fmt.Errorf("queue: remove dead letter: %w", err)
 			}
-			n++
 		}
 	}
 	return n, nil

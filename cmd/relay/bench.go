@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/a2arelay/relay/internal/app"
@@ -30,9 +31,10 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&bc.Rate, "rate", 0, "offered notifications per second (0: as fast as the clients can send)")
 	fs.BoolVar(&bc.Closed, "closed", false, "closed loop: each client waits for its task's completed notification before sending the next")
 	mode := fs.String("mode", "push", "push: webhooks; stream: every client streams its task over SSE")
-	fs.StringVar(&bc.Target, "target", "", "A2A endpoint of a running relay (default: start one in-process)")
+	fs.StringVar(&bc.Target, "target", "", "A2A endpoint of a running relay, or several comma-separated (default: start relay in-process)")
 	redisURL := fs.String("redis-url", "", "Redis of the in-process relay (default: the embedded store)")
-	workers := fs.Int("workers", 64, "delivery workers of the in-process relay")
+	workers := fs.Int("workers", 64, "delivery workers of each in-process relay")
+	instances := fs.Int("instances", 1, "in-process relay instances over the same Redis (needs --redis-url for more than 1); tasks go to them in turn")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -57,16 +59,27 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if bc.Target == "" {
-		a, err := startInProcess(ctx, *redisURL, *workers)
-		if err != nil {
-			fmt.Fprintf(stderr, "relay bench: %v\n", err)
-			return 1
-		}
-		defer a.Shutdown(context.Background())
-		bc.Target = "http://" + a.Addr() + "/"
+	if *instances > 1 && *redisURL == "" {
+		fmt.Fprintln(stderr, "relay bench: --instances above 1 needs --redis-url (instances share one Redis)")
+		return 2
 	}
-	fmt.Fprintf(stdout, "relay bench: %d tasks x %d notifications, %d clients, target %s\n", bc.Tasks, bc.Steps+2, bc.Concurrency, bc.Target)
+	if bc.Target == "" {
+		prefix := fmt.Sprintf("bench%d", time.Now().UnixNano())
+		for range max(*instances, 1) {
+			a, err := startInProcess(ctx, *redisURL, prefix, *workers)
+			if err != nil {
+				fmt.Fprintf(stderr, "relay bench: %v\n", err)
+				return 1
+			}
+			defer a.Shutdown(context.Background())
+			bc.Targets = append(bc.Targets, "http://"+a.Addr()+"/")
+		}
+		bc.Target = bc.Targets[0]
+	} else {
+		bc.Targets = strings.Split(bc.Target, ",")
+		bc.Target = bc.Targets[0]
+	}
+	fmt.Fprintf(stdout, "relay bench: %d tasks x %d notifications, %d clients, targets %s\n", bc.Tasks, bc.Steps+2, bc.Concurrency, strings.Join(bc.Targets, ","))
 	res, err := bench.Run(ctx, bc)
 	if err != nil {
 		fmt.Fprintf(stderr, "relay bench: %v\n", err)
@@ -79,14 +92,14 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func startInProcess(ctx context.Context, redisURL string, workers int) (*app.App, error) {
+func startInProcess(ctx context.Context, redisURL, prefix string, workers int) (*app.App, error) {
 	cfg, err := config.Load(nil, os.Getenv) // RELAY_* settings apply to the in-process relay
 	if err != nil {
 		return nil, err
 	}
 	cfg.Addr, cfg.RedisURL, cfg.DeliveryWorkers = "127.0.0.1:0", redisURL, workers
 	cfg.Auth, cfg.Security.RateLimit = "none", 0 // a local load run: no client credentials, no limit
-	cfg.RedisPrefix = fmt.Sprintf("bench%d", time.Now().UnixNano())
+	cfg.RedisPrefix = prefix
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

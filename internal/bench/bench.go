@@ -22,8 +22,10 @@ import (
 
 // Config is one load run.
 type Config struct {
-	// Target is the relay's A2A endpoint.
-	Target string
+	// Target is the relay's A2A endpoint; with several relay instances,
+	// Targets lists their endpoints and tasks go to them in turn.
+	Target  string
+	Targets []string
 	// Tasks and Concurrency shape the load (defaults 2000 and 32).
 	Tasks, Concurrency int
 	// Steps is the number of working updates per task (default 4): each task
@@ -227,7 +229,11 @@ func call(ctx context.Context, client *http.Client, cfg Config, method string, i
 			"metadata": map[string]any{"demo": map[string]any{"steps": cfg.Steps, "delayMs": cfg.Delay.Milliseconds(), "artifactChunks": 0}}},
 		"configuration": configuration,
 	}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Target, bytes.NewReader(body))
+	target := cfg.Target
+	if len(cfg.Targets) > 0 {
+		target = cfg.Targets[int(i)%len(cfg.Targets)]
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func startRelay(t *testing.T) (url string, cfg config.Config) {
 		t.Fatal(err)
 	}
 	cfg.Addr, cfg.Auth, cfg.Security.RateLimit = "127.0.0.1:0", "none", 0
-	cfg.RedisURL, cfg.RedisPrefix = "redis://"+rdb.Options().Addr, strings.TrimSuffix(prefix, ":")
+	cfg.RedisURL, cfg.RedisPrefix = redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
 	cfg.PublicURL = "https://relay.example.test"
 	cfg.DemoStepDelay, cfg.BlockingTimeout = 5*time.Millisecond, 10*time.Second
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}

@@ -198,16 +198,8 @@ func (a *App) openStore(ctx context.Context) error {
 		a.rdb = redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: a.poolSize()})
 		a.streamRDB = redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: a.cfg.MaxStreams + maxClaims + 4})
 		a.log.WarnContext(ctx, "no RELAY_REDIS_URL set: using the embedded in-memory store; tasks, push configs and deliveries do NOT survive a restart")
-	} else {
-		opt, err := redis.ParseURL(a.cfg.RedisURL)
-		if err != nil {
-			return fmt.Errorf("app: RELAY_REDIS_URL: %w", err)
-		}
-		opt.PoolSize = a.poolSize()
-		a.rdb = redis.NewClient(opt)
-		sopt := *opt
-		sopt.PoolSize = a.cfg.MaxStreams + maxClaims + 4
-		a.streamRDB = redis.NewClient(&sopt)
+	} else if err := a.connect(); err != nil {
+		return err
 	}
 	a.metrics = metrics.New()
 	a.rdb.AddHook(a.metrics.Hook())
@@ -220,6 +212,34 @@ func (a *App) openStore(ctx context.Context) error {
 		return fmt.Errorf("app: redis at %s does not answer: %w", redactURL(a.cfg.RedisURL), err)
 	}
 	return a.store.CheckPartitions(pctx)
+}
+
+// connect builds the two client pools for RELAY_REDIS_URL: one Redis, or a
+// Redis Cluster (every script and multi-key command of relay stays in one
+// hash slot, so both work alike). The pool sizes apply per node.
+func (a *App) connect() error {
+	streamPool := a.cfg.MaxStreams + maxClaims + 4
+	if config.IsRedisClusterURL(a.cfg.RedisURL) {
+		opt, err := config.RedisClusterOptions(a.cfg.RedisURL)
+		if err != nil {
+			return fmt.Errorf("app: RELAY_REDIS_URL: %w", err)
+		}
+		sopt := *opt // copied before NewClusterClient fills in its defaults
+		opt.PoolSize, sopt.PoolSize = a.poolSize(), streamPool
+		a.rdb = redis.NewClusterClient(opt)
+		a.streamRDB = redis.NewClusterClient(&sopt)
+		return nil
+	}
+	opt, err := redis.ParseURL(a.cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("app: RELAY_REDIS_URL: %w", err)
+	}
+	opt.PoolSize = a.poolSize()
+	a.rdb = redis.NewClient(opt)
+	sopt := *opt
+	sopt.PoolSize = streamPool
+	a.streamRDB = redis.NewClient(&sopt)
+	return nil
 }
 
 // poolSize leaves room for one blocking read per partition, one command per

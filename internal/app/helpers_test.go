@@ -45,7 +45,7 @@ func startRelay(t *testing.T, mut func(*config.Config)) *relay {
 	t.Helper()
 	rdb, prefix := redistest.New(t)
 	cfg := testConfig(t)
-	cfg.RedisURL = "redis://" + rdb.Options().Addr
+	cfg.RedisURL = redistest.URL(rdb)
 	cfg.RedisPrefix = strings.TrimSuffix(prefix, ":")
 	if mut != nil {
 		mut(&cfg)

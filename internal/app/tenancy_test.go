@@ -221,7 +221,7 @@ func TestRealRedisWithoutCredentialsRefusesToStart(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	cfg := testConfig(t)
 	cfg.Auth = config.AuthAuto
-	cfg.RedisURL, cfg.RedisPrefix = "redis://"+rdb.Options().Addr, strings.TrimSuffix(prefix, ":")
+	cfg.RedisURL, cfg.RedisPrefix = redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
 	a, err := New(cfg, testLogger())
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ func TestRunLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Addr, cfg.RedisURL, cfg.RedisPrefix = "127.0.0.1:0", "redis://"+rdb.Options().Addr, strings.TrimSuffix(prefix, ":")
+	cfg.Addr, cfg.RedisURL, cfg.RedisPrefix = "127.0.0.1:0", redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 	cfg.Auth, cfg.Security.RateLimit = "none", 0
 	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -16,8 +16,10 @@ type Config struct {
 	// Empty means derived from Addr (http://localhost:<port>).
 	PublicURL string `yaml:"public_url"`
 
-	// RedisURL names the Redis to use (redis://, rediss://, unix://). Empty runs
-	// an embedded in-process store whose data does not survive a restart.
+	// RedisURL names the Redis to use (redis://, rediss://, unix://, or a
+	// Redis Cluster: redis+cluster://, rediss+cluster://, see
+	// RedisClusterOptions). Empty runs an embedded in-process store whose
+	// data does not survive a restart.
 	RedisURL string `yaml:"redis_url"`
 	// RedisPrefix is prepended to every key relay writes.
 	RedisPrefix string `yaml:"redis_prefix"`

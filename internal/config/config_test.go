@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,6 +248,14 @@ func TestBadValues(t *testing.T) {
 			"redis_url", `RELAY_REDIS_URL: unsupported scheme "http"`},
 		{"redis url hides password", "", map[string]string{"RELAY_REDIS_URL": "redis://u:secret@/0"}, nil,
 			"redis_url", `RELAY_REDIS_URL: invalid URL "redis://u:xxxxx@/0": no host`},
+		{"redis addr without cluster", "", map[string]string{"RELAY_REDIS_URL": "redis://h1:6379?addr=h2:6379"}, nil,
+			"redis_url", `RELAY_REDIS_URL: invalid URL "redis://h1:6379?addr=h2:6379": addr= names cluster nodes; for a cluster use redis+cluster://`},
+		{"cluster node without port", "", map[string]string{"RELAY_REDIS_URL": "redis+cluster://u:secret@h1:7000,h2"}, nil,
+			"redis_url", `RELAY_REDIS_URL: invalid cluster URL: node "h2": want host:port`},
+		{"cluster database", "", map[string]string{"RELAY_REDIS_URL": "redis+cluster://h1:7000/1"}, nil,
+			"redis_url", `RELAY_REDIS_URL: invalid cluster URL: database "1": a cluster has database 0 only`},
+		{"cluster option", "", map[string]string{"RELAY_REDIS_URL": "redis+cluster://h1:7000?db=2"}, nil,
+			"redis_url", `RELAY_REDIS_URL: invalid cluster URL: redis: unexpected option: db`},
 		{"redis prefix", "redis_prefix: \"a{b}\"\n", nil, nil, "redis_prefix", "relay.yaml:1: redis_prefix: invalid prefix"},
 		{"empty redis prefix", "", nil, []string{"--redis-prefix="}, "redis_prefix", "--redis-prefix: must not be empty"},
 		{"cidr", "", map[string]string{"RELAY_WEBHOOK_ALLOW_CIDRS": "127.0.0.0/8,nope"}, nil,
@@ -417,4 +426,49 @@ func FuzzLoadYAML(f *testing.F) {
 			t.Errorf("accepted an invalid config: %+v", c)
 		}
 	})
+}
+
+// TestRedisClusterURL checks the cluster URL forms: seeds, password,
+// options, TLS, and that errors never quote the password.
+func TestRedisClusterURL(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		url            string
+		addrs          []string
+		user, password string
+		tls            bool
+	}{
+		{url: "redis+cluster://127.0.0.1:7001", addrs: []string{"127.0.0.1:7001"}},
+		{url: "redis+cluster://:s%40cret@h1:7001,h2:7002,[::1]:7003/?dial_timeout=2s",
+			addrs: []string{"h1:7001", "h2:7002", "[::1]:7003"}, password: "s@cret"},
+		{url: "rediss+cluster://relay:pw@h1:7001,h2:7002/0", addrs: []string{"h1:7001", "h2:7002"},
+			user: "relay", password: "pw", tls: true},
+	} {
+		t.Run(tt.url, func(t *testing.T) {
+			if !IsRedisClusterURL(tt.url) {
+				t.Fatal("IsRedisClusterURL = false")
+			}
+			if _, err := checkRedisURL(tt.url); err != nil {
+				t.Fatalf("checkRedisURL: %v", err)
+			}
+			opt, err := RedisClusterOptions(tt.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(opt.Addrs, tt.addrs) || opt.Username != tt.user || opt.Password != tt.password ||
+				(opt.TLSConfig != nil) != tt.tls {
+				t.Errorf("got addrs %v user %q password %q tls %v", opt.Addrs, opt.Username, opt.Password, opt.TLSConfig != nil)
+			}
+		})
+	}
+	for _, bad := range []string{"redis+cluster://u:secret@", "redis+cluster://u:secret@h1:7001,,h2:7002",
+		"redis+cluster://u:secret@h1:99999", "redis+cluster://u:secret@h1:7001?read_timeout=x", "redis+cluster://u:secret%zz@h1:1"} {
+		_, err := checkRedisURL(bad)
+		if err == nil || strings.Contains(err.Error(), "secret") {
+			t.Errorf("checkRedisURL(%q) = %v, want an error without the password", bad, err)
+		}
+	}
+	if IsRedisClusterURL("redis://h1:6379") {
+		t.Error(`IsRedisClusterURL("redis://h1:6379") = true`)
+	}
 }

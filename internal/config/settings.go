@@ -75,7 +75,7 @@ func serverSettings() []Setting {
 			Help:  "Upper bound on a graceful shutdown.",
 			value: duration(func(c *Config) *time.Duration { return &c.ShutdownTimeout }, false)},
 		{Key: "redis_url", Env: "RELAY_REDIS_URL", Flag: "redis-url", Default: "", Group: groupStorage,
-			Help:  "Redis to use (redis://, rediss:// or unix://). Empty runs an embedded in-process store whose data does not survive a restart.",
+			Help:  "Redis to use (redis://, rediss:// or unix://; a Redis Cluster as redis+cluster://host:port,host:port or rediss+cluster://). Empty runs an embedded in-process store whose data does not survive a restart.",
 			value: text(func(c *Config) *string { return &c.RedisURL }, checkRedisURL)},
 		{Key: "redis_prefix", Env: "RELAY_REDIS_PREFIX", Flag: "redis-prefix", Default: "relay", Group: groupStorage,
 			Help:  "Prefix of every Redis key relay writes.",

@@ -183,10 +183,17 @@ func checkWorkerToken(v string) (string, error) {
 	return v, nil
 }
 
-// checkRedisURL accepts "" (embedded store) or a redis://, rediss:// or unix:// URL.
+// checkRedisURL accepts "" (embedded store), a redis://, rediss:// or
+// unix:// URL, or a Redis Cluster URL (redis+cluster://, rediss+cluster://).
 func checkRedisURL(v string) (string, error) {
 	if v == "" {
 		return "", nil
+	}
+	if IsRedisClusterURL(v) {
+		if _, err := RedisClusterOptions(v); err != nil {
+			return "", err
+		}
+		return v, nil
 	}
 	u, err := url.Parse(v)
 	if err != nil {
@@ -198,12 +205,16 @@ func checkRedisURL(v string) (string, error) {
 		if u.Host == "" {
 			return "", fmt.Errorf("invalid URL %q: no host", u.Redacted())
 		}
+		if u.Query().Has("addr") {
+			return "", fmt.Errorf("invalid URL %q: addr= names cluster nodes; for a cluster use %s://host:port,host:port",
+				u.Redacted(), clusterScheme)
+		}
 	case "unix":
 		if u.Path == "" {
 			return "", fmt.Errorf("invalid URL %q: no socket path", u.Redacted())
 		}
 	default:
-		return "", fmt.Errorf("unsupported scheme %q: want redis://, rediss:// or unix://", u.Scheme)
+		return "", fmt.Errorf("unsupported scheme %q: want redis://, rediss://, unix://, redis+cluster:// or rediss+cluster://", u.Scheme)
 	}
 	return v, nil
 }

@@ -19,7 +19,7 @@ import (
 func TestMain(m *testing.M) { redistest.Main(m) }
 
 // newStore returns a Store on the test's own key prefix of the shared Redis.
-func newStore(t *testing.T, partitions int) (*Store, *redis.Client, string) {
+func newStore(t *testing.T, partitions int) (*Store, redis.UniversalClient, string) {
 	t.Helper()
 	rdb, prefix := redistest.New(t)
 	prefix = strings.TrimSuffix(prefix, ":") // the store adds its own ":"

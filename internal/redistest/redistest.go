@@ -12,6 +12,13 @@
 // gives them a dedicated server (optionally with AOF on); Start does not
 // need Main.
 //
+// When the environment variable RELAY_TEST_REDIS_CLUSTER holds a
+// comma-separated list of seed addresses of a Redis Cluster, Main starts no
+// server: New then returns a cluster client to it (with a key prefix per
+// test as usual), and URL names it as relay's redis+cluster:// URL.
+// scripts/redis-cluster-test.sh runs the whole suite that way. Start still
+// starts a single dedicated server.
+//
 // When redis-server cannot be found or started, tests that ask for Redis are
 // skipped with the reason, unless the environment variable CI is true: then
 // they fail, so a CI machine without Redis cannot pass by skipping everything.
@@ -34,11 +41,17 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
-// sharedServer is the redis-server Main starts for the whole test binary.
+// ClusterEnv names the environment variable that points the tests at a
+// Redis Cluster: a comma-separated list of seed addresses (host:port).
+const ClusterEnv = "RELAY_TEST_REDIS_CLUSTER"
+
+// sharedServer is the redis-server Main starts for the whole test binary,
+// or the Redis Cluster ClusterEnv names.
 type sharedServer struct {
-	proc *process // nil when err is set
-	err  error    // why there is no server
-	seq  atomic.Uint64
+	proc    *process // nil when err is set or in cluster mode
+	cluster []string // the cluster's seed addresses (cluster mode)
+	err     error    // why there is no server
+	seq     atomic.Uint64
 }
 
 // shared is the package's only mutable state. It exists because TestMain
@@ -57,13 +70,17 @@ var (
 // the reason when it is called (skip, or fail when CI is true).
 func Main(m *testing.M) {
 	s := &sharedServer{}
-	dir, err := os.MkdirTemp("", "redistest-")
-	if err == nil {
+	var dir string
+	var err error
+	if seeds := os.Getenv(ClusterEnv); seeds != "" {
+		s.cluster = strings.Split(seeds, ",")
+		err = clusterReady(s.cluster)
+	} else if dir, err = os.MkdirTemp("", "redistest-"); err == nil {
 		s.proc, err = startFreePort(dir, baseArgs())
 	}
 	if err != nil {
 		s.err = err
-		fmt.Fprintf(os.Stderr, "redistest: no redis-server for these tests: %v\n", err)
+		fmt.Fprintf(os.Stderr, "redistest: no Redis for these tests: %v\n", err)
 	}
 
 	sharedMu.Lock()
@@ -84,12 +101,13 @@ func Main(m *testing.M) {
 	m.Run()
 }
 
-// New returns a client to the server Main started and a key prefix that no
-// other test in the binary uses. Prefix every key the test writes with it.
-// When the test ends, the prefix's keys are deleted and the client closed.
+// New returns a client to the server Main started (a *redis.Client, or a
+// *redis.ClusterClient in cluster mode) and a key prefix that no other test
+// in the binary uses. Prefix every key the test writes with it. When the
+// test ends, the prefix's keys are deleted and the client closed.
 //
 // New fails the test if Main was not called from TestMain.
-func New(t testing.TB) (*redis.Client, string) {
+func New(t testing.TB) (redis.UniversalClient, string) {
 	t.Helper()
 	sharedMu.Lock()
 	s := shared
@@ -102,15 +120,34 @@ func New(t testing.TB) (*redis.Client, string) {
 	}
 
 	prefix := fmt.Sprintf("t%d:%s:", s.seq.Add(1), sanitize(t.Name()))
-	addr := s.proc.addr
-	client := newClient(addr)
+	client := s.client()
 	t.Cleanup(func() {
 		_ = client.Close() // the test may have closed it already
-		if err := deletePrefix(addr, prefix); err != nil {
+		if err := s.deletePrefix(prefix); err != nil {
 			t.Errorf("redistest: delete keys %s*: %v", prefix, err)
 		}
 	})
 	return client, prefix
+}
+
+// URL returns the RELAY_REDIS_URL that names what a client from New talks
+// to: redis://host:port, or redis+cluster://host:port,... for a cluster.
+func URL(rdb redis.UniversalClient) string {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return "redis://" + c.Options().Addr
+	case *redis.ClusterClient:
+		return "redis+cluster://" + strings.Join(c.Options().Addrs, ",")
+	}
+	panic(fmt.Sprintf("redistest.URL: a %T is not a client from New", rdb))
+}
+
+// client returns a new client to the shared server or cluster.
+func (s *sharedServer) client() redis.UniversalClient {
+	if s.cluster != nil {
+		return newClusterClient(s.cluster)
+	}
+	return newClient(s.proc.addr)
 }
 
 // unavailable skips t because Redis cannot be used, or fails it when CI is true.
@@ -143,14 +180,54 @@ func newClient(addr string) *redis.Client {
 	})
 }
 
-// deletePrefix unlinks every key that starts with prefix, using a client of
-// its own so that it works even if the test closed its client.
-func deletePrefix(addr, prefix string) error {
+// newClusterClient returns a go-redis cluster client to the cluster of seeds.
+func newClusterClient(seeds []string) *redis.ClusterClient {
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: seeds,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	})
+}
+
+// clusterReady checks that the cluster of seeds answers and serves every
+// hash slot.
+func clusterReady(seeds []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := newClient(addr)
+	c := newClusterClient(seeds)
 	defer c.Close()
+	info, err := c.ClusterInfo(ctx).Result()
+	if err != nil {
+		return fmt.Errorf("%s=%s: %w", ClusterEnv, strings.Join(seeds, ","), err)
+	}
+	if !strings.Contains(info, "cluster_state:ok") {
+		return fmt.Errorf("%s=%s: cluster_state is not ok", ClusterEnv, strings.Join(seeds, ","))
+	}
+	return nil
+}
 
+// deletePrefix unlinks every key that starts with prefix, on every master
+// of a cluster, using a client of its own so that it works even if the test
+// closed its client.
+func (s *sharedServer) deletePrefix(prefix string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if s.cluster == nil {
+		c := newClient(s.proc.addr)
+		defer c.Close()
+		return deleteOn(ctx, c, prefix)
+	}
+	c := newClusterClient(s.cluster)
+	defer c.Close()
+	return c.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		return deleteOn(ctx, node, prefix)
+	})
+}
+
+// deleteOn unlinks the keys under prefix that one server holds. Each key is
+// unlinked on its own, since the keys of a cluster node span many slots.
+func deleteOn(ctx context.Context, c *redis.Client, prefix string) error {
 	var cursor uint64
 	for {
 		keys, next, err := c.Scan(ctx, cursor, prefix+"*", 1000).Result()
@@ -158,7 +235,11 @@ func deletePrefix(addr, prefix string) error {
 			return fmt.Errorf("scan: %w", err)
 		}
 		if len(keys) > 0 {
-			if err := c.Unlink(ctx, keys...).Err(); err != nil {
+			pipe := c.Pipeline()
+			for _, k := range keys {
+				pipe.Unlink(ctx, k)
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
 				return fmt.Errorf("unlink: %w", err)
 			}
 		}

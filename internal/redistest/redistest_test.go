@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
@@ -75,7 +77,7 @@ func TestCleanupDeletesOnlyThePrefix(t *testing.T) {
 
 	var inner string
 	t.Run("many", func(t *testing.T) {
-		var c *redis.Client
+		var c redis.UniversalClient
 		c, inner = redistest.New(t)
 		pipe := c.Pipeline()
 		for i := range 2500 {
@@ -194,7 +196,7 @@ func TestUnavailable(t *testing.T) {
 		t.Run("CI="+tc.ci, func(t *testing.T) {
 			t.Parallel()
 			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestProbe$", "-test.v", "-test.count=1")
-			cmd.Env = append(envWithout("PATH", "CI", "REDISTEST_PROBE"),
+			cmd.Env = append(envWithout("PATH", "CI", "REDISTEST_PROBE", redistest.ClusterEnv),
 				"PATH="+t.TempDir(), "CI="+tc.ci, "REDISTEST_PROBE=1",
 				"GORACE=atexit_sleep_ms=0") // a -race binary otherwise waits 1 s at exit
 			out, err := cmd.CombinedOutput()
@@ -243,13 +245,32 @@ next:
 	return env
 }
 
-func countKeys(t *testing.T, c *redis.Client, prefix string) int {
+// countKeys counts the keys under prefix, on every master of a cluster.
+func countKeys(t *testing.T, c redis.UniversalClient, prefix string) int {
 	t.Helper()
-	keys, err := c.Keys(context.Background(), prefix+"*").Result()
+	count := func(ctx context.Context, c *redis.Client) (int, error) {
+		keys, err := c.Keys(ctx, prefix+"*").Result()
+		return len(keys), err
+	}
+	ctx := context.Background()
+	n, err := 0, error(nil)
+	switch c := c.(type) {
+	case *redis.ClusterClient:
+		var mu sync.Mutex
+		err = c.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			k, err := count(ctx, node)
+			mu.Lock()
+			n += k
+			mu.Unlock()
+			return err
+		})
+	case *redis.Client:
+		n, err = count(ctx, c)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(keys)
+	return n
 }
 
 func mustSet(t *testing.T, c *redis.Client, key, val string) {
@@ -264,5 +285,37 @@ func mustGet(t *testing.T, c *redis.Client, key, want string) {
 	got, err := c.Get(t.Context(), key).Result()
 	if err != nil || got != want {
 		t.Fatalf("GET %s = %q, %v; want %q", key, got, err, want)
+	}
+}
+
+// TestURL checks that URL names what New's client talks to, in the form
+// relay's RELAY_REDIS_URL takes.
+func TestURL(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	u := redistest.URL(rdb)
+	if _, err := config.Load(nil, func(k string) string { return map[string]string{"RELAY_REDIS_URL": u}[k] }); err != nil {
+		t.Fatalf("URL %q: %v", u, err)
+	}
+	var c redis.UniversalClient
+	if config.IsRedisClusterURL(u) {
+		opt, err := config.RedisClusterOptions(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = redis.NewClusterClient(opt)
+	} else {
+		opt, err := redis.ParseURL(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = redis.NewClient(opt)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Set(t.Context(), prefix+"k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rdb.Get(t.Context(), prefix+"k").Result(); err != nil || got != "v" {
+		t.Fatalf("GET through New's client = %q, %v; want v", got, err)
 	}
 }

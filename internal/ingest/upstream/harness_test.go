@@ -34,7 +34,7 @@ func testLog() *slog.Logger {
 // stack is one relay instance: the commit path, the A2A service, and the
 // pull backend whose queue "up" the bridge works.
 type stack struct {
-	rdb   *redis.Client
+	rdb   redis.UniversalClient
 	store *queue.Store
 	svc   *ingest.Service
 	pull  *ingest.Pull
@@ -58,7 +58,7 @@ func (r *routeAgent) Cancel(id string) {
 	}
 }
 
-func newStack(rdb *redis.Client, prefix string, lease time.Duration) *stack {
+func newStack(rdb redis.UniversalClient, prefix string, lease time.Duration) *stack {
 	p := strings.TrimSuffix(prefix, ":")
 	log := testLog()
 	store := queue.NewStore(rdb, queue.Config{Prefix: p, Partitions: 2})

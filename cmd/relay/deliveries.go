@@ -216,7 +216,7 @@ func (m *mgmt) list(ctx context.Context, task, config, status string, since time
 		if d.NextAttempt != nil {
 			next = d.NextAttempt.Local().Format(time.TimeOnly)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, d.TaskID, d.ConfigID, d.Status, d.Attempts,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", printable(d.ID), printable(d.TaskID), printable(d.ConfigID), printable(d.Status), d.Attempts,
 			d.Updated.Local().Format(time.DateTime), next)
 	}
 	return w.Flush()
@@ -236,7 +236,7 @@ func (m *mgmt) show(ctx context.Context, id string) error {
 		return err
 	}
 	fmt.Fprintf(m.out, "delivery %s\ntask     %s\nconfig   %s\nstatus   %s (%d attempts)\ncreated  %s\n",
-		d.ID, d.TaskID, d.ConfigID, d.Status, d.Attempts, d.Created.Local().Format(time.DateTime))
+		printable(d.ID), printable(d.TaskID), printable(d.ConfigID), printable(d.Status), d.Attempts, d.Created.Local().Format(time.DateTime))
 	if d.NextAttempt != nil {
 		fmt.Fprintf(m.out, "next     %s (in %s)\n", d.NextAttempt.Local().Format(time.DateTime), time.Until(*d.NextAttempt).Round(time.Second))
 	}
@@ -252,14 +252,26 @@ func (m *mgmt) show(ctx context.Context, id string) error {
 		if a.Status != 0 {
 			status = strconv.Itoa(a.Status)
 		}
-		detail := cmp.Or(a.Error, a.Response)
+		detail := []rune(printable(cmp.Or(a.Error, a.Response)))
 		if len(detail) > 60 {
-			detail = detail[:57] + "..."
+			detail = append(detail[:57], []rune("...")...)
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%.1fms\t%s\t%s\n", a.Attempt, a.Time.Local().Format(time.TimeOnly), status,
-			cmp.Or(a.ErrorClass, "-"), a.LatencyMs, a.Outcome, strings.ReplaceAll(detail, "\n", " "))
+			printable(cmp.Or(a.ErrorClass, "-")), a.LatencyMs, printable(a.Outcome), string(detail))
 	}
 	return w.Flush()
+}
+
+// printable replaces control characters (C0, DEL, C1: escape sequences a
+// webhook's answer or a client-chosen id could smuggle to the terminal)
+// and tabs with a visible stand-in.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 func (m *mgmt) redeliver(ctx context.Context, ids []string) error {

@@ -140,8 +140,14 @@ func (l *listener) serve(ctx context.Context, ln net.Listener, path string) erro
 
 func (l *listener) handle(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
-	if r.Method == http.MethodGet && r.URL.Query().Get("validationToken") != "" {
-		_, _ = io.WriteString(w, r.URL.Query().Get("validationToken")) // webhook URL validation
+	if tok := r.URL.Query().Get("validationToken"); r.Method == http.MethodGet && tok != "" {
+		if !plainToken(tok) {
+			http.Error(w, "bad validationToken", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = io.WriteString(w, tok) // webhook URL validation
 		l.line("validation", "", "answered relay's validationToken check", "", "")
 		return
 	}
@@ -171,6 +177,9 @@ func (l *listener) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	l.mu.Lock()
+	if len(l.attempts) >= 100000 { // a long session: forget, rather than grow
+		clear(l.attempts)
+	}
 	l.attempts[n.ID]++
 	attempt := l.attempts[n.ID]
 	l.mu.Unlock()
@@ -213,6 +222,20 @@ func (l *listener) handle(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(status)
 }
 
+// plainToken accepts the tokens relay sends (hex) and nothing that could
+// be markup.
+func plainToken(s string) bool {
+	if len(s) > 256 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // statusOf is the status a notification carries (its own or its task's).
 func statusOf(n *webhook.Notification) *webhook.Status {
 	if n.Status != nil {
@@ -248,5 +271,5 @@ func (l *listener) line(tag, id, text, latency, state string) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.out, "%s %s%-8s%s %s  %s%s\n", time.Now().Format("15:04:05.000"), c, tag, reset, id, text, latency)
+	fmt.Fprintf(l.out, "%s %s%-8s%s %s  %s%s\n", time.Now().Format("15:04:05.000"), c, tag, reset, printable(id), printable(text), latency)
 }

@@ -81,8 +81,7 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 		rt.dialect, rt.shared = header, false
 	}
 	if rt.op == opStream || rt.op == opResubscribe {
-		h.report(req.Method, rt.dialect, 0)
-		return h.stream(c, id, rt, req.Params)
+		return h.stream(c, id, req.Method, rt, req.Params)
 	}
 	result, d, err := h.call(c.UserContext(), rt, req.Params)
 	if err != nil {

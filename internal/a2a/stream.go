@@ -88,13 +88,15 @@ func (s *subscription) flush(w *bufio.Writer) error {
 // stream answers a streaming method: it opens the subscription (errors so
 // far are ordinary JSON-RPC errors, or one SSE error event when the client
 // accepts only a stream) and hands the rest to the body writer.
-func (h *Handler) stream(c *fiber.Ctx, id json.RawMessage, rt route, params json.RawMessage) error {
+func (h *Handler) stream(c *fiber.Ctx, id json.RawMessage, method string, rt route, params json.RawMessage) error {
 	if h.streams == nil {
+		h.report(method, rt.dialect, CodeUnsupportedOperation)
 		return h.streamError(c, id, rt.dialect, Errorf(CodeUnsupportedOperation, "streaming is not enabled on this relay"))
 	}
 	release, err := h.streams.Acquire(c.UserContext())
 	if err != nil {
 		e, _ := AsError(err)
+		h.report(method, rt.dialect, e.Code)
 		return h.streamError(c, id, rt.dialect, e)
 	}
 	sub, err := h.safeOpen(c, rt, params)
@@ -104,8 +106,10 @@ func (h *Handler) stream(c *fiber.Ctx, id json.RawMessage, rt route, params json
 		if !known {
 			h.log.ErrorContext(c.UserContext(), "a2a stream failed to open", "err", err)
 		}
+		h.report(method, rt.dialect, e.Code)
 		return h.streamError(c, id, rt.dialect, e)
 	}
+	h.report(method, rt.dialect, 0)
 	sub.h, sub.id, sub.release, sub.conn = h, id, release, c.Context().Conn()
 	setSSEHeaders(c)
 	c.Context().SetBodyStreamWriter(sub.run)

@@ -51,23 +51,45 @@ func (o *Operator) Notify(a Alert) {
 	}
 }
 
-// Run sends queued alerts until ctx ends, each tried 3 times.
+// Run sends queued alerts until ctx ends, each tried 3 times; then it
+// sends what is still queued, once each, for a few seconds at most.
 func (o *Operator) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			o.drain()
 			return
 		case a := <-o.queue:
 			var err error
 			for try := range 3 {
-				if err = o.send(ctx, a); err == nil {
+				// The send itself is not cut by ctx (an alert taken from
+				// the queue is sent); only the pauses between tries are.
+				if err = o.send(context.WithoutCancel(ctx), a); err == nil || ctx.Err() != nil {
 					break
 				}
 				sleep(ctx, time.Duration(try+1)*time.Second)
 			}
 			if err != nil && ctx.Err() == nil {
-				o.log.Warn("operator alert not delivered", "event", a.Event, "notification_id", a.NotificationID, "err", err)
+				// errorText: the URL may hold a secret (chat webhook URLs do).
+				o.log.Warn("operator alert not delivered", "event", a.Event, "notification_id", a.NotificationID, "err", errorText(err))
 			}
+		}
+	}
+}
+
+// drain sends the alerts still queued at shutdown, within 5 seconds.
+func (o *Operator) drain() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		select {
+		case a := <-o.queue:
+			if err := o.send(ctx, a); err != nil {
+				o.log.Warn("operator alert not delivered at shutdown", "event", a.Event, "notification_id", a.NotificationID, "err", errorText(err),
+					"still_queued", len(o.queue))
+			}
+		default:
+			return
 		}
 	}
 }

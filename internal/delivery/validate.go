@@ -33,14 +33,30 @@ type Validator struct {
 	ttl    time.Duration
 	now    func() time.Time
 
-	mu   sync.Mutex
-	seen map[string]time.Time // host -> validated until (a local cache)
+	mu     sync.Mutex
+	seen   map[string]time.Time     // host -> validated until (a local cache)
+	failed map[string]failure       // host -> last failed check, asked again after failBackoff
+	flight map[string]chan struct{} // host -> a check in progress (one at a time per host)
 }
+
+// failure is a failed check remembered for a while, so that a host that
+// never agreed gets one GET per failBackoff, not one per attempt.
+type failure struct {
+	err   error
+	until time.Time
+}
+
+// failBackoff is how long a failed check answers for its host.
+const failBackoff = 5 * time.Second
+
+// maxHosts bounds the local caches (entries past their time are dropped first).
+const maxHosts = 10000
 
 // NewValidator returns a Validator that sends its GETs through transport
 // (the SSRF guard's), each bounded by timeout.
 func NewValidator(store Validations, transport http.RoundTripper, timeout, ttl time.Duration) *Validator {
 	return &Validator{store: store, ttl: ttl, now: time.Now, seen: map[string]time.Time{},
+		failed: map[string]failure{}, flight: map[string]chan struct{}{},
 		client: &http.Client{Transport: transport, Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}}}
@@ -70,12 +86,39 @@ func (v *Validator) Check(ctx context.Context, rawURL string) error {
 	if err != nil {
 		return &ValidationError{Host: rawURL, Reason: err.Error()}
 	}
-	v.mu.Lock()
-	until, ok := v.seen[host]
-	v.mu.Unlock()
-	if ok && v.now().Before(until) {
-		return nil
+	for {
+		v.mu.Lock()
+		if until, ok := v.seen[host]; ok && v.now().Before(until) {
+			v.mu.Unlock()
+			return nil
+		}
+		if f, ok := v.failed[host]; ok && v.now().Before(f.until) {
+			v.mu.Unlock()
+			return f.err
+		}
+		wait, busy := v.flight[host]
+		if !busy {
+			done := make(chan struct{})
+			v.flight[host] = done
+			v.mu.Unlock()
+			err := v.check(ctx, rawURL, host)
+			v.mu.Lock()
+			delete(v.flight, host)
+			close(done)
+			v.mu.Unlock()
+			return err
+		}
+		v.mu.Unlock()
+		select { // another attempt checks this host: wait for its answer
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+}
+
+// check asks Redis, then the host itself.
+func (v *Validator) check(ctx context.Context, rawURL, host string) error {
 	if ok, err := v.store.HostValidated(ctx, host); err != nil {
 		return err
 	} else if ok {
@@ -83,6 +126,13 @@ func (v *Validator) Check(ctx context.Context, rawURL string) error {
 		return nil
 	}
 	if err := v.challenge(ctx, rawURL, host); err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) {
+			v.mu.Lock()
+			v.prune()
+			v.failed[host] = failure{err: err, until: v.now().Add(failBackoff)}
+			v.mu.Unlock()
+		}
 		return err
 	}
 	if err := v.store.MarkHostValidated(ctx, host, v.ttl); err != nil {
@@ -92,8 +142,31 @@ func (v *Validator) Check(ctx context.Context, rawURL string) error {
 	return nil
 }
 
+// prune drops expired entries once the caches are large. v.mu is held.
+func (v *Validator) prune() {
+	if len(v.seen)+len(v.failed) < maxHosts {
+		return
+	}
+	now := v.now()
+	for h, until := range v.seen {
+		if now.After(until) {
+			delete(v.seen, h)
+		}
+	}
+	for h, f := range v.failed {
+		if now.After(f.until) {
+			delete(v.failed, h)
+		}
+	}
+	if len(v.seen) >= maxHosts { // still full of live entries: start over
+		clear(v.seen)
+	}
+}
+
 func (v *Validator) remember(host string) {
 	v.mu.Lock()
+	v.prune()
+	delete(v.failed, host)
 	// The local cache is short: a validation dropped from Redis (expired)
 	// is asked again soon everywhere.
 	v.seen[host] = v.now().Add(min(v.ttl, 5*time.Minute))

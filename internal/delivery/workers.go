@@ -159,9 +159,7 @@ func (w *Workers) Run(ctx context.Context) error {
 		readers.Go(func() { w.readLoop(ctx, p, tokens) })
 	}
 	readers.Go(func() { w.every(ctx, w.cfg.MoveEvery, w.moveDue) })
-	if w.operator != nil {
-		readers.Go(func() { w.operator.Run(ctx) })
-	}
+
 	readers.Go(func() { w.every(ctx, time.Second, w.trim) })
 	readers.Go(func() { w.every(ctx, w.cfg.ReclaimIdle/2, func(ctx context.Context) { w.reclaim(ctx, tokens) }) })
 	for range w.cfg.Workers {
@@ -171,9 +169,18 @@ func (w *Workers) Run(ctx context.Context) error {
 			}
 		})
 	}
+	// The operator outlives the workers: alerts of their last attempts
+	// are still sent.
+	opCtx, stopOp := context.WithCancel(context.WithoutCancel(ctx))
+	var op sync.WaitGroup
+	if w.operator != nil {
+		op.Go(func() { w.operator.Run(opCtx) })
+	}
 	readers.Wait()
 	close(tokens)
 	workers.Wait()
+	stopOp()
+	op.Wait()
 	return nil
 }
 
@@ -367,12 +374,16 @@ func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *q
 		return fmt.Errorf("encode notification: %w", err)
 	}
 	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt}
+	// The validation GET and the POST share one timeout: an attempt never
+	// outlasts the lane lease, which assumes one request's worth of time.
+	actx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	var r result
-	if verr := w.validate(ctx, cfg.URL, &a); verr != nil {
+	if verr := w.validate(actx, cfg.URL, &a); verr != nil {
 		r = result{err: verr}
 	} else {
-		r = w.post(ctx, cfg, n, h.NotificationID, &a)
+		r = w.post(actx, cfg, n, h.NotificationID, &a)
 	}
+	cancel()
 	f.Outcome, f.Due, f.Reason = w.cfg.Policy.decide(r, t.Attempt, f.First, w.now())
 	a.Outcome = string(f.Outcome)
 	if f.Outcome == queue.Retry {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -116,10 +117,10 @@ func (m *Metrics) Held(d time.Duration) {
 
 func deadReason(r string) string {
 	switch {
-	case len(r) >= 12 && r[:12] == "retry budget":
-		return "attempts"
-	case len(r) >= 4 && r[:4] == "time":
+	case strings.HasPrefix(r, "retry budget") && strings.HasSuffix(r, " elapsed"):
 		return "elapsed"
+	case strings.HasPrefix(r, "retry budget"):
+		return "attempts"
 	}
 	return "undeliverable"
 }

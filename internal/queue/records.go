@@ -206,10 +206,12 @@ func (s *Store) Redrive(ctx context.Context, taskID string, now time.Time) (int,
 				return n, fmt.Errorf("queue: read dead letter: %w", err)
 			}
 			if status == "dead" {
-				if err := s.Redeliver(ctx, id, now); err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrQueued) {
+				switch err := s.Redeliver(ctx, id, now); {
+				case err == nil:
+					n++
+				case !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrQueued):
 					return n, err
 				}
-				n++
 			}
 			if err := s.rdb.XDel(ctx, dead, m.ID).Err(); err != nil {
 				return n, fmt.Errorf("queue: remove dead letter: %w", err)

@@ -1,0 +1,404 @@
+package chaos
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/redistest"
+)
+
+// settings of a chaos run, from the environment.
+type settings struct {
+	// tasks (RELAY_CHAOS_TASKS, default 1500) are offered at rate per
+	// second (RELAY_CHAOS_RATE, default 60), so the load lasts tasks/rate.
+	tasks int
+	rate  float64
+	// followers (RELAY_CHAOS_FOLLOWERS, default 6) follow tasks over SSE.
+	followers int
+	// drain (RELAY_CHAOS_DRAIN, default 60s) bounds the wait for the last
+	// notifications after the load.
+	drain time.Duration
+	// race (RELAY_CHAOS_RACE, default: as the test binary) builds the
+	// relay binary with the race detector.
+	race bool
+	// seed (RELAY_CHAOS_SEED) seeds the sink's failures.
+	seed uint64
+	// dir (RELAY_CHAOS_DIR) keeps the relay logs there instead of a
+	// temporary directory.
+	dir string
+	// freeze (RELAY_CHAOS_FREEZE, default 0: off) adds a fault to each
+	// cycle: SIGSTOP a relay instance for this long, then SIGCONT.
+	freeze time.Duration
+}
+
+func loadSettings(t *testing.T) settings {
+	s := settings{tasks: 1500, rate: 60, followers: 6, drain: 60 * time.Second, race: raceEnabled, seed: uint64(time.Now().UnixNano())}
+	num := func(name string, into *int) {
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				t.Fatalf("%s=%q: want a whole number", name, v)
+			}
+			*into = n
+		}
+	}
+	num("RELAY_CHAOS_TASKS", &s.tasks)
+	num("RELAY_CHAOS_FOLLOWERS", &s.followers)
+	if v := os.Getenv("RELAY_CHAOS_RATE"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			t.Fatalf("RELAY_CHAOS_RATE=%q: want tasks per second", v)
+		}
+		s.rate = f
+	}
+	if v := os.Getenv("RELAY_CHAOS_DRAIN"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("RELAY_CHAOS_DRAIN=%q: %v", v, err)
+		}
+		s.drain = d
+	}
+	if v := os.Getenv("RELAY_CHAOS_RACE"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			t.Fatalf("RELAY_CHAOS_RACE=%q: %v", v, err)
+		}
+		s.race = b
+	}
+	if v := os.Getenv("RELAY_CHAOS_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("RELAY_CHAOS_SEED=%q: %v", v, err)
+		}
+		s.seed = n
+	}
+	if v := os.Getenv("RELAY_CHAOS_FREEZE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("RELAY_CHAOS_FREEZE=%q: %v", v, err)
+		}
+		s.freeze = d
+	}
+	s.dir = os.Getenv("RELAY_CHAOS_DIR")
+	return s
+}
+
+// Load shape: each load task is the task event, loadSteps working updates
+// and completed (6 notifications), about loadDelayMs apart; each SSE task
+// has sseSteps updates, so it spans more of the faults.
+const (
+	loadSteps, loadDelayMs = 4, 200
+	sseSteps, sseDelayMs   = 20, 150
+	instances              = 3
+	// relayDown is how long a killed relay instance stays down.
+	relayDown = 3 * time.Second
+	// redisDown is how long Redis stays down after kill -9.
+	redisDown = time.Second
+)
+
+// TestChaos runs three relay processes over one Redis with AOF
+// (appendfsync always: every write Redis acknowledged is on disk, so even
+// kill -9 of Redis loses none; the suite relies on that for the Redis
+// crash), sends RELAY_CHAOS_TASKS tasks round-robin to them (retrying a
+// failed send on the next instance), follows some tasks over SSE, and makes
+// the webhook sink fail 15% of POSTs at random (500), answer 503 with
+// Retry-After: 1 to a tenth of the tasks for their first 2 seconds, take
+// 300 ms to accept 3% of POSTs and 2.5 s (beyond relay's 2 s delivery
+// timeout, so relay sends them again) to accept 0.2%. During the
+// load it kills -9 a relay instance and restarts it 3 s later, restarts
+// Redis gracefully (SIGTERM, AOF reload), then kills -9 Redis and restarts
+// it from its AOF a second later; a longer load repeats that cycle about
+// every 25 s. It then waits for delivery to drain and checks relay's
+// guarantees against what Redis committed (see the package comment).
+//
+// Relay instances run with fast retries (100ms to 1s, 1000 attempts) and
+// a 2 s delivery timeout, so notifications left unacknowledged by a killed
+// instance are reclaimed after 7 s.
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos suite: skipped with -short")
+	}
+	st := loadSettings(t)
+	began := time.Now()
+	srv := redistest.Start(t, redistest.WithAOF()) // skips without redis-server (fails with CI=true)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+
+	dir := st.dir
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	bin, err := Build(ctx, dir, st.race)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := time.Since(began)
+
+	sink, err := NewSink(SinkConfig{FailRate: 0.15, Unavailable: unavailable, UnavailableFor: 2 * time.Second, RetryAfter: 1,
+		SlowRate: 0.03, SlowDelay: 300 * time.Millisecond, HangRate: 0.002, HangDelay: 2500 * time.Millisecond, Seed: st.seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sink.Close)
+
+	relays := make([]*Relay, instances)
+	for i := range relays {
+		addr, err := FreeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		relays[i] = &Relay{Name: fmt.Sprintf("relay-%d", i), Bin: bin, Addr: addr, LogPath: filepath.Join(dir, fmt.Sprintf("relay-%d.log", i)),
+			Env: []string{"RELAY_REDIS_URL=redis://" + srv.Addr(), "RELAY_AUTH=none", "RELAY_RATE_LIMIT=0",
+				"RELAY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8", "RELAY_RETRY_INITIAL=100ms", "RELAY_RETRY_MAX_INTERVAL=1s",
+				"RELAY_RETRY_MAX_ATTEMPTS=1000", "RELAY_RETRY_MAX_ELAPSED=10m", "RELAY_DELIVERY_TIMEOUT=2s",
+				"RELAY_DEMO_STEP_DELAY=20ms", "RELAY_SHUTDOWN_TIMEOUT=5s", "RELAY_STREAM_KEEPALIVE=2s", "RELAY_LOG_LEVEL=info"}}
+	}
+	t.Cleanup(func() {
+		for _, r := range relays {
+			r.Kill()
+		}
+		if t.Failed() {
+			for _, r := range relays {
+				t.Logf("last lines of %s (%s):\n%s", r.Name, r.LogPath, r.Tail(40))
+			}
+		}
+	})
+	for _, r := range relays {
+		if err := r.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	targets := make([]string, len(relays))
+	bases := make([]string, len(relays))
+	for i, r := range relays {
+		targets[i], bases[i] = r.URL(), r.Base()
+	}
+	t.Logf("chaos: %d tasks at %.0f/s over %d relays (race %v, built in %s), %d SSE followers, sink seed %d, logs in %s",
+		st.tasks, st.rate, instances, st.race, built.Round(100*time.Millisecond), st.followers, st.seed, dir)
+
+	// SSE followers, until the load ends.
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	defer stopFollowing()
+	loadEnded := make(chan struct{})
+	followers := make([]*Follower, st.followers)
+	var following sync.WaitGroup
+	for i := range followers {
+		followers[i] = &Follower{Index: i, Targets: targets, Hook: sink.URL(), Steps: sseSteps, DelayMs: sseDelayMs, CutRate: 0.05}
+		following.Go(func() { followers[i].Run(followCtx, loadEnded) })
+	}
+
+	// The load, in the background.
+	loadStart := time.Now()
+	var load LoadResult
+	var loadErr error
+	loaded := make(chan struct{})
+	go func() {
+		defer close(loaded)
+		load, loadErr = RunLoad(ctx, LoadConfig{Targets: targets, Hook: sink.URL(), Tasks: st.tasks, Rate: st.rate,
+			Concurrency: 32, Steps: loadSteps, DelayMs: loadDelayMs, GiveUp: time.Minute})
+	}()
+
+	// The faults, from this goroutine (the redistest server wants it).
+	report := &Report{}
+	fault := func(format string, args ...any) {
+		msg := fmt.Sprintf("%6.2fs ", time.Since(loadStart).Seconds()) + fmt.Sprintf(format, args...)
+		report.Faults = append(report.Faults, msg)
+		t.Log("chaos: " + msg)
+	}
+	for _, f := range schedule(float64(st.tasks)/st.rate, st.freeze) {
+		select {
+		case <-time.After(time.Until(loadStart.Add(f.at))):
+		case <-ctx.Done():
+		}
+		switch f.what {
+		case killRelay:
+			relays[f.relay].Kill()
+			fault("kill -9 %s", relays[f.relay].Name)
+		case startRelay:
+			t0 := time.Now()
+			if err := relays[f.relay].Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			fault("restarted %s (up in %s)", relays[f.relay].Name, time.Since(t0).Round(time.Millisecond))
+		case restartRedis:
+			t0 := time.Now()
+			srv.Restart() // SIGTERM, then start again from the AOF
+			fault("restarted Redis gracefully (SIGTERM, AOF reload): down %s", time.Since(t0).Round(time.Millisecond))
+		case killRedis:
+			srv.Kill()
+			fault("kill -9 Redis")
+		case freezeRelay:
+			relays[f.relay].Freeze()
+			fault("SIGSTOP %s", relays[f.relay].Name)
+		case thawRelay:
+			relays[f.relay].Thaw()
+			fault("SIGCONT %s", relays[f.relay].Name)
+		case startRedis:
+			t0 := time.Now()
+			srv.Restart()
+			fault("restarted Redis from its AOF (loaded in %s)", time.Since(t0).Round(time.Millisecond))
+		}
+	}
+	<-loaded
+	close(loadEnded)
+	if loadErr != nil {
+		t.Fatalf("load: %v", loadErr)
+	}
+	t.Logf("chaos: load sent %d tasks in %s (%d failed sends retried)", len(load.Sent), load.Elapsed.Round(time.Millisecond), load.FailedSends)
+
+	drain(t, ctx, rdb, sink, followers, st.drain)
+	stopFollowing()
+	following.Wait()
+	var followed []Followed
+	for _, f := range followers {
+		followed = append(followed, f.Tasks()...)
+	}
+	tr, err := ReadTruth(ctx, rdb)
+	if err != nil {
+		t.Fatalf("read Redis: %v", err)
+	}
+
+	report.FailedSends = load.FailedSends
+	CheckTasks(report, tr, load.Sent)
+	receipts := sink.Receipts()
+	CheckSink(report, tr, receipts)
+	CheckRetryAfter(report, receipts, time.Second)
+	CheckFollowers(report, tr, followed)
+	CheckDeliveryLog(ctx, report, tr, bases)
+	if _, dead, err := Outstanding(ctx, rdb, 16); err != nil || dead > 0 {
+		report.violate("dead letters: %d (%v)", dead, err)
+	}
+	for _, r := range relays {
+		r.Stop(10 * time.Second) // a graceful shutdown, which also flushes race reports
+		for _, c := range r.Crashes() {
+			report.violate("%s", c)
+		}
+		for _, l := range r.Grep("panic", "DATA RACE", "fatal error") {
+			report.violate("%s log: %s", r.Name, truncate(l, 300))
+		}
+	}
+	report.Elapsed = time.Since(began)
+	t.Logf("chaos report:\n%s", report)
+	if len(report.Violations) > 0 {
+		t.Errorf("chaos: %d violations:\n%s", len(report.Violations), strings.Join(report.Violations, "\n"))
+	}
+}
+
+// unavailable picks the tasks the sink answers 503 for a while: a tenth.
+func unavailable(taskID string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(taskID))
+	return h.Sum32()%10 == 0
+}
+
+type faultKind int
+
+const (
+	killRelay faultKind = iota
+	startRelay
+	restartRedis
+	killRedis
+	startRedis
+	freezeRelay
+	thawRelay
+)
+
+type plannedFault struct {
+	at    time.Duration
+	what  faultKind
+	relay int
+}
+
+// schedule plans the faults over a load of loadSeconds: one cycle (kill
+// and restart a relay instance, restart Redis, kill and restart Redis, and
+// with freeze > 0 pause another instance that long) per 25 s of load, at
+// least one, each cycle at least 14 s long.
+func schedule(loadSeconds float64, freeze time.Duration) []plannedFault {
+	rounds := max(1, int(loadSeconds/25))
+	window := max(loadSeconds/float64(rounds), 14)
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	var out []plannedFault
+	for r := range rounds {
+		base := float64(r) * window
+		victim := (instances - 1 + r) % instances
+		out = append(out,
+			plannedFault{at: sec(base + 0.15*window), what: killRelay, relay: victim},
+			plannedFault{at: sec(base+0.15*window) + relayDown, what: startRelay, relay: victim},
+			plannedFault{at: sec(base + 0.45*window), what: restartRedis},
+			plannedFault{at: sec(base + 0.75*window), what: killRedis},
+			plannedFault{at: sec(base+0.75*window) + redisDown, what: startRedis},
+		)
+		if freeze > 0 {
+			other := (victim + 1) % instances
+			out = append(out,
+				plannedFault{at: sec(base + 0.3*window), what: freezeRelay, relay: other},
+				plannedFault{at: sec(base+0.3*window) + freeze, what: thawRelay, relay: other})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b plannedFault) int { return cmp.Compare(a.at, b.at) })
+	return out
+}
+
+// drain waits until every notification owed for what Redis holds was
+// accepted by the sink, none is pending or awaiting a retry, every SSE
+// follower has caught up with its task, and no task has changed for 1.5 s;
+// or until timeout (the checks then say what is missing).
+func drain(t *testing.T, ctx context.Context, rdb redis.UniversalClient, sink *Sink, followers []*Follower, timeout time.Duration) {
+	t0 := time.Now()
+	deadline := t0.Add(timeout)
+	lastEvents, quietSince := -1, time.Now()
+	for {
+		tr, err := ReadTruth(ctx, rdb)
+		if err != nil {
+			t.Fatalf("drain: read Redis: %v", err)
+		}
+		var ids []string
+		for _, n := range tr.Notifications() {
+			ids = append(ids, n.ID)
+		}
+		missing := sink.Missing(ids)
+		open, _, err := Outstanding(ctx, rdb, 16)
+		if err != nil {
+			t.Fatalf("drain: read Redis: %v", err)
+		}
+		lagging := 0
+		for _, f := range followers {
+			for _, fl := range f.Tasks() {
+				task := tr.Tasks[fl.TaskID]
+				if !fl.Final && fl.NotFollowed == "" && (task == nil || fl.Last() != task.LastEventID()) {
+					lagging++
+				}
+			}
+		}
+		if n := tr.Events(); n != lastEvents {
+			lastEvents, quietSince = n, time.Now()
+		}
+		quiet := time.Since(quietSince)
+		if len(missing) == 0 && open == 0 && lagging == 0 && quiet >= 1500*time.Millisecond {
+			t.Logf("chaos: drained in %s", time.Since(t0).Round(time.Millisecond))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Logf("chaos: not drained after %s: %d notifications not delivered, %d pending or retrying, %d SSE followers behind, quiet for %s",
+				timeout, len(missing), open, lagging, quiet.Round(time.Millisecond))
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}

@@ -1,0 +1,21 @@
+// Package chaos is relay's chaos suite: it runs several relay processes
+// over one Redis, drives thousands of tasks through them while a webhook
+// sink fails on purpose, kills and restarts relay instances and Redis in
+// the middle of it, and then checks relay's delivery guarantees against
+// what Redis committed:
+//
+//   - every committed event reaches every push config of its task at least
+//     once (duplicates only under the same A2A-Notification-Id);
+//   - per (task, webhook) the notifications arrive in commit order: none is
+//     sent before the one before it was accepted;
+//   - an SSE subscriber that reconnects with Last-Event-ID sees every event
+//     of its task exactly once, in order;
+//   - the delivery log lists every notification as delivered, with its
+//     attempts;
+//   - a task whose id a client received survives every restart.
+//
+// The test is TestChaos (chaos_test.go); the helpers here start the relay
+// processes (Relay), receive the notifications (Sink), drive the load
+// (Load, Follower) and read what Redis committed (Truth). scripts/chaos.sh
+// runs a bigger load.
+package chaos

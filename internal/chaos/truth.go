@@ -1,0 +1,210 @@
+package chaos
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/queue"
+)
+
+// Truth is what Redis holds: every task relay committed, with its events
+// in commit order and its push configs. The relays run with the default
+// key prefix and partition count, which Truth reads with.
+type Truth struct {
+	Tasks map[string]*TaskTruth
+}
+
+// TaskTruth is one committed task.
+type TaskTruth struct {
+	ID        string
+	Partition int
+	State     a2a.TaskState
+	// Text is the text of the task's first message (it names the client
+	// request that created it).
+	Text    string
+	Events  []EventTruth
+	Configs []string
+}
+
+// EventTruth is one entry of a task's event stream.
+type EventTruth struct {
+	ID    string
+	Kind  a2a.EventKind
+	State a2a.TaskState
+	Seq   int
+}
+
+// Notification is one notification relay owes a push config: one event of
+// the task to one config.
+type Notification struct {
+	ID, Task, Config string
+	Event            EventTruth
+	// Pos is the event's place among the task's delivered events (0-based).
+	Pos int
+}
+
+// NotificationID is relay's id of the notification of event eventID of a
+// task to push config cfg (see internal/queue/lua/commit.lua).
+func NotificationID(partition int, task, eventID, cfg string) string {
+	sum := sha1.Sum([]byte(task + "|" + eventID + "|" + cfg))
+	return strconv.Itoa(partition) + "." + hex.EncodeToString(sum[:])[:32]
+}
+
+// Notifications lists what relay owes the task's push configs, per config
+// in commit order. Events committed before a config was registered are not
+// owed to it; in this suite every config comes with the task's creation.
+func (t *TaskTruth) Notifications() []Notification {
+	var out []Notification
+	for _, cfg := range t.Configs {
+		pos := 0
+		for _, e := range t.Events {
+			if e.Kind == a2a.EventMessage {
+				continue // the client's own messages are not delivered
+			}
+			out = append(out, Notification{ID: NotificationID(t.Partition, t.ID, e.ID, cfg), Task: t.ID, Config: cfg, Event: e, Pos: pos})
+			pos++
+		}
+	}
+	return out
+}
+
+// LastEventID is the id of the task's last event ("" for none).
+func (t *TaskTruth) LastEventID() string {
+	if len(t.Events) == 0 {
+		return ""
+	}
+	return t.Events[len(t.Events)-1].ID
+}
+
+// Notifications lists every notification relay owes, over every task.
+func (tr *Truth) Notifications() []Notification {
+	var out []Notification
+	for _, t := range tr.Tasks {
+		out = append(out, t.Notifications()...)
+	}
+	return out
+}
+
+// Events counts the events of every task.
+func (tr *Truth) Events() int {
+	n := 0
+	for _, t := range tr.Tasks {
+		n += len(t.Events)
+	}
+	return n
+}
+
+// ReadTruth reads every task of the shared (RELAY_AUTH=none) task index.
+func ReadTruth(ctx context.Context, rdb redis.UniversalClient) (*Truth, error) {
+	store := queue.NewStore(rdb, queue.Config{})
+	var ids []string
+	for p := range store.Partitions() {
+		got, err := rdb.ZRange(ctx, "relay:{"+strconv.Itoa(p)+"}:tasks", 0, -1).Result()
+		if err != nil {
+			return nil, fmt.Errorf("read task index: %w", err)
+		}
+		ids = append(ids, got...)
+	}
+	tr := &Truth{Tasks: make(map[string]*TaskTruth, len(ids))}
+	const batch = 256
+	for len(ids) > 0 {
+		chunk := ids[:min(batch, len(ids))]
+		ids = ids[len(chunk):]
+		pipe := rdb.Pipeline()
+		snaps := make([]*redis.StringCmd, len(chunk))
+		events := make([]*redis.XMessageSliceCmd, len(chunk))
+		configs := make([]*redis.StringSliceCmd, len(chunk))
+		for i, id := range chunk {
+			k := store.TaskKeys(id) // hash, events, push configs
+			snaps[i] = pipe.HGet(ctx, k[0], "snap")
+			events[i] = pipe.XRange(ctx, k[1], "-", "+")
+			configs[i] = pipe.HKeys(ctx, k[2])
+		}
+		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+			return nil, fmt.Errorf("read tasks: %w", err)
+		}
+		for i, id := range chunk {
+			t := &TaskTruth{ID: id, Partition: store.PartitionOf(id), Configs: configs[i].Val()}
+			var snap a2a.Task
+			if err := json.Unmarshal([]byte(snaps[i].Val()), &snap); err != nil {
+				return nil, fmt.Errorf("task %s: snapshot: %w", id, err)
+			}
+			t.State = snap.Status.State
+			if len(snap.History) > 0 && len(snap.History[0].Parts) > 0 {
+				t.Text = snap.History[0].Parts[0].Text
+			}
+			for _, m := range events[i].Val() {
+				var ev a2a.Event
+				raw, _ := m.Values["e"].(string)
+				if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+					return nil, fmt.Errorf("task %s: event %s: %w", id, m.ID, err)
+				}
+				e := EventTruth{ID: m.ID, Kind: ev.Kind}
+				if ev.Status != nil {
+					e.State = ev.Status.State
+				}
+				if ev.Kind == a2a.EventTask && ev.Task != nil {
+					e.State = ev.Task.Status.State
+				}
+				var meta demoMeta
+				_ = json.Unmarshal(ev.Metadata, &meta)
+				e.Seq = meta.Seq
+				t.Events = append(t.Events, e)
+			}
+			tr.Tasks[id] = t
+		}
+	}
+	return tr, nil
+}
+
+// Outstanding counts the notifications relay has not delivered yet (pending
+// or failed, awaiting a retry) and the ones in dead letters.
+func Outstanding(ctx context.Context, rdb redis.UniversalClient, partitions int) (open, dead int64, err error) {
+	pipe := rdb.Pipeline()
+	var opens, deads []*redis.IntCmd
+	for p := range partitions {
+		tag := "relay:{" + strconv.Itoa(p) + "}:"
+		opens = append(opens, pipe.ZCard(ctx, tag+"dl:status:pending"), pipe.ZCard(ctx, tag+"dl:status:failed"))
+		deads = append(deads, pipe.ZCard(ctx, tag+"dl:status:dead"))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, 0, err
+	}
+	for _, c := range opens {
+		open += c.Val()
+	}
+	for _, c := range deads {
+		dead += c.Val()
+	}
+	return open, dead, nil
+}
+
+// streamTime is the commit time in a Redis stream id ("ms-seq").
+func streamTime(id string) time.Time {
+	ms, _, _ := strings.Cut(id, "-")
+	n, _ := strconv.ParseInt(ms, 10, 64)
+	return time.UnixMilli(n)
+}
+
+// streamLess orders Redis stream ids.
+func streamLess(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	ai, _ := strconv.ParseUint(am, 10, 64)
+	bi, _ := strconv.ParseUint(bm, 10, 64)
+	if ai != bi {
+		return ai < bi
+	}
+	aj, _ := strconv.ParseUint(as, 10, 64)
+	bj, _ := strconv.ParseUint(bs, 10, 64)
+	return aj < bj
+}

@@ -281,6 +281,7 @@ func (w *Workers) reclaim(ctx context.Context, out chan<- queue.Token) {
 
 // Process works on one token: deliver the head of its lane and finish it.
 func (w *Workers) Process(ctx context.Context, t queue.Token) {
+	began := w.now() // the lane lease runs from here
 	h, status, err := w.q.Begin(ctx, t, w.consumer, w.cfg.ReclaimIdle)
 	if err != nil {
 		w.log.WarnContext(ctx, "starting a delivery", "task_id", t.TaskID, "err", err)
@@ -301,7 +302,15 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 	case h.Config == nil:
 		f.Outcome = queue.Drop
 	default:
-		if err := w.attempt(ctx, t, h, &f, &rec); err != nil {
+		err := w.attempt(ctx, t, h, &f, &rec, began)
+		if errors.Is(err, errLeaseShort) {
+			// Paused past the point where the attempt could end within the
+			// lease (a frozen process): another worker may own the lane by
+			// now. Leave the token pending; it is reclaimed.
+			w.log.WarnContext(ctx, "delivery skipped: too little of its lease left", "notification_id", h.NotificationID)
+			return
+		}
+		if err != nil {
 			w.log.ErrorContext(ctx, "cannot deliver stored notification", "notification_id", h.NotificationID, "err", err)
 			f.Outcome, f.Reason = queue.Dead, err.Error()
 		}
@@ -325,6 +334,9 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 	}
 }
 
+// errLeaseShort: the lane lease has less time left than an attempt takes.
+var errLeaseShort = errors.New("too little of the lane lease left for an attempt")
+
 // streamTime is the time in a Redis stream id ("ms-seq"); zero when it has none.
 func streamTime(id string) time.Time {
 	ms, _, _ := strings.Cut(id, "-")
@@ -347,7 +359,7 @@ type Observer interface {
 func (w *Workers) ObserveWith(o Observer) { w.observer = o }
 
 // attempt delivers the head once and fills f.
-func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *queue.Finish, rec *Attempt) error {
+func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *queue.Finish, rec *Attempt, began time.Time) error {
 	var cfg a2a.PushConfig
 	var ev a2a.Event
 	var snap a2a.Task
@@ -375,7 +387,11 @@ func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *q
 	}
 	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt}
 	// The validation GET and the POST share one timeout: an attempt never
-	// outlasts the lane lease, which assumes one request's worth of time.
+	// outlasts the lane lease, which assumes one request's worth of time;
+	// and an attempt that could no longer end within it is not started.
+	if w.now().Sub(began) > w.cfg.ReclaimIdle-min(w.cfg.Timeout, w.cfg.ReclaimIdle/2) {
+		return errLeaseShort
+	}
 	actx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	var r result
 	if verr := w.validate(actx, cfg.URL, &a); verr != nil {

@@ -207,3 +207,78 @@ func TestDuplicateTokenCopiesDeliverOnce(t *testing.T) {
 		t.Fatalf("the notification was POSTed %d times, want once", posts)
 	}
 }
+
+// pausingQueue freezes the worker's clock forward right after Begin, as a
+// process paused (VM freeze, SIGSTOP) between taking the lane and POSTing.
+type pausingQueue struct {
+	*queue.Store
+	advance func()
+}
+
+func (p *pausingQueue) Begin(ctx context.Context, t queue.Token, consumer string, lease time.Duration) (queue.Head, int, error) {
+	h, st, err := p.Store.Begin(ctx, t, consumer, lease)
+	p.advance()
+	return h, st, err
+}
+
+// A worker that wakes up with too little of its lane lease left does not
+// POST (another worker may deliver the lane by now); the token stays
+// pending and another worker delivers it, once.
+func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	prefix = strings.TrimSuffix(prefix, ":")
+	store := queue.NewStore(rdb, queue.Config{Prefix: prefix, Partitions: 2})
+	if err := store.EnsureGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var ids []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ids = append(ids, r.Header.Get("A2A-Notification-Id"))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
+	task := a2a.Task{ID: "paused", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
+	push := a2a.PushConfig{ID: "hook", TaskID: "paused", URL: srv.URL + "/hook", Dialect: a2a.V10}
+	if _, err := commit.Create(ctx, task, a2a.V10, []a2a.PushConfig{push}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := auth.NewKeys(ctx, rdb, auth.KeyConfig{Prefix: prefix}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, _ := ssrf.NewGuard([]string{"127.0.0.0/8"})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg := Config{Timeout: time.Second, ReclaimIdle: 100 * time.Millisecond}
+	clock := time.Now()
+	paused := &pausingQueue{Store: store}
+	w1 := New(paused, keys, guard.Transport(), Config{Timeout: 50 * time.Millisecond, ReclaimIdle: 100 * time.Millisecond}, log)
+	w1.now = func() time.Time { return clock }
+	paused.advance = func() { clock = clock.Add(80 * time.Millisecond) } // 80ms of a 100ms lease gone, 50ms needed
+	toks, err := store.ReadTokens(ctx, store.PartitionOf("paused"), w1.consumer, 10, time.Second)
+	if err != nil || len(toks) != 1 {
+		t.Fatalf("tokens %v, err %v", toks, err)
+	}
+	w1.Process(ctx, toks[0])
+	mu.Lock()
+	if len(ids) != 0 {
+		t.Fatalf("the paused worker POSTed %v", ids)
+	}
+	mu.Unlock()
+	time.Sleep(150 * time.Millisecond)
+	w2 := New(store, keys, guard.Transport(), cfg, log)
+	again, err := store.Reclaim(ctx, store.PartitionOf("paused"), w2.consumer, cfg.ReclaimIdle, 10)
+	if err != nil || len(again) != 1 {
+		t.Fatalf("reclaimed %v, err %v", again, err)
+	}
+	w2.Process(ctx, again[0])
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ids) != 1 {
+		t.Fatalf("notification POSTed %d times, want once", len(ids))
+	}
+}

@@ -57,7 +57,7 @@ type App struct {
 	// per-client rate limit (nil: none).
 	clients     *auth.Clients
 	authOn      bool
-	adminTokens [][32]byte
+	adminTokens auth.Tokens
 	limiter     *queue.Limiter
 	// ring seals push config secrets and signing keys at rest (nil: off).
 	ring *secrets.Ring

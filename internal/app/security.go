@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"strings"
@@ -46,9 +44,7 @@ func (a *App) setupSecurity(ctx context.Context) error {
 	if err := a.setupSecrets(ctx); err != nil {
 		return err
 	}
-	for _, t := range s.AdminTokens {
-		a.adminTokens = append(a.adminTokens, sha256.Sum256([]byte(t)))
-	}
+	a.adminTokens = auth.NewTokens(s.AdminTokens)
 	if s.RateLimit > 0 {
 		a.limiter = queue.NewLimiter(a.rdb, a.cfg.RedisPrefix, s.RateLimit)
 	}
@@ -154,19 +150,14 @@ func (a *App) guardA2A(c *fiber.Ctx) error {
 // when some are configured; nobody when client authentication is on and
 // none are; everybody when relay runs open (RELAY_AUTH=none, the quickstart).
 func (a *App) guardAdmin(c *fiber.Ctx) error {
-	if len(a.adminTokens) == 0 {
+	if a.adminTokens.Empty() {
 		if a.authOn {
 			return c.Status(fiber.StatusForbidden).JSON(fiber.Map{"error": "the management API is closed: no admin tokens are configured (RELAY_ADMIN_TOKENS)"})
 		}
 		return c.Next()
 	}
 	tok, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
-	sum := sha256.Sum256([]byte(tok))
-	found := 0
-	for _, t := range a.adminTokens {
-		found |= subtle.ConstantTimeCompare(sum[:], t[:])
-	}
-	if !ok || found != 1 {
+	if !ok || !a.adminTokens.Contains(tok) {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="relay admin"`)
 		return c.Status(fiber.StatusUnauthorized).JSON(fiber.Map{"error": "the management API needs Authorization: Bearer <admin token>"})
 	}

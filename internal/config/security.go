@@ -109,6 +109,8 @@ func checkOptionalURL(v string) (string, error) {
 	return v, nil
 }
 
+// checkToken requires static tokens (admin, worker) long enough not to be
+// guessed.
 func checkToken(v string) (string, error) {
 	if len(v) < 16 {
 		return "", errors.New("a token must be at least 16 characters")

@@ -184,7 +184,7 @@ func agentSettings() []Setting {
 			value: yamlOnly(func(c *Config) any { return &c.Agent.ExtendedCard })},
 		{Key: "worker_tokens", Env: "RELAY_WORKER_TOKENS", Flag: "worker-tokens", Default: "", Group: groupWorkers,
 			Help:  "Tokens workers authenticate with (Authorization: Bearer <token>; comma-separated in env and flags). Required when a backend is a worker queue. They are not client credentials.",
-			value: list(func(c *Config) *[]string { return &c.WorkerTokens }, checkWorkerToken)},
+			value: list(func(c *Config) *[]string { return &c.WorkerTokens }, checkToken)},
 		{Key: "worker_lease", Env: "RELAY_WORKER_LEASE", Flag: "worker-lease", Default: "30s", Group: groupWorkers,
 			Help:  "How long a worker's claim on a task lasts without a heartbeat; then another worker gets the task.",
 			value: duration(func(c *Config) *time.Duration { return &c.WorkerLease }, false)},

@@ -175,14 +175,6 @@ func checkAuth(v string) (string, error) {
 	return "", fmt.Errorf("invalid value %q: want auto, required or none", v)
 }
 
-// checkWorkerToken requires worker tokens long enough not to be guessed.
-func checkWorkerToken(v string) (string, error) {
-	if len(v) < 16 {
-		return "", errors.New("a worker token must be at least 16 characters")
-	}
-	return v, nil
-}
-
 // checkRedisURL accepts "" (embedded store), a redis://, rediss:// or
 // unix:// URL, or a Redis Cluster URL (redis+cluster://, rediss+cluster://).
 func checkRedisURL(v string) (string, error) {

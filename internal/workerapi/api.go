@@ -6,8 +6,6 @@ package workerapi
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/ingest"
 )
 
@@ -46,7 +45,7 @@ type Config struct {
 // API is the worker API's HTTP side.
 type API struct {
 	pull    Pull
-	tokens  [][32]byte
+	tokens  auth.Tokens
 	waiting chan struct{}
 	maxWait time.Duration
 	log     *slog.Logger
@@ -55,15 +54,12 @@ type API struct {
 
 // New returns the worker API.
 func New(pull Pull, cfg Config, log *slog.Logger) *API {
-	a := &API{pull: pull, waiting: make(chan struct{}, max(cfg.MaxWaiting, 1)), maxWait: cfg.MaxWait, log: log, done: make(chan struct{})}
+	a := &API{pull: pull, tokens: auth.NewTokens(cfg.Tokens), waiting: make(chan struct{}, max(cfg.MaxWaiting, 1)), maxWait: cfg.MaxWait, log: log, done: make(chan struct{})}
 	if cfg.MaxWaiting == 0 {
 		a.waiting = make(chan struct{}, 256)
 	}
 	if a.maxWait <= 0 {
 		a.maxWait = time.Minute
-	}
-	for _, t := range cfg.Tokens {
-		a.tokens = append(a.tokens, sha256.Sum256([]byte(t)))
 	}
 	return a
 }
@@ -98,13 +94,8 @@ func (a *API) auth(c *fiber.Ctx) error {
 	if !ok || tok == "" {
 		return fail(c, fiber.StatusUnauthorized, "unauthorized", "worker API: send Authorization: Bearer <worker token>")
 	}
-	sum := sha256.Sum256([]byte(tok))
-	found := 0
-	for _, t := range a.tokens {
-		found |= subtle.ConstantTimeCompare(sum[:], t[:])
-	}
-	if found != 1 {
-		if len(a.tokens) == 0 {
+	if !a.tokens.Contains(tok) {
+		if a.tokens.Empty() {
 			return fail(c, fiber.StatusUnauthorized, "unauthorized", "worker API: no worker tokens are configured (RELAY_WORKER_TOKENS)")
 		}
 		return fail(c, fiber.StatusUnauthorized, "unauthorized", "worker API: unknown worker token")

@@ -90,9 +90,12 @@ func (m *Metrics) Attempt(outcome, class, reason string, took, sinceCommit time.
 	if m == nil {
 		return
 	}
-	label := map[string]string{"retry": "retried", "drop": "dropped", "skip": "dropped"}[outcome]
-	if label == "" {
-		label = outcome
+	label := outcome
+	switch outcome {
+	case "retry":
+		label = "retried"
+	case "drop", "skip":
+		label = "dropped"
 	}
 	m.notifications.WithLabelValues(label).Inc()
 	if took > 0 {

@@ -186,8 +186,10 @@ func waited(id string, t any) time.Duration {
 	if len(parts) != 2 {
 		return 0
 	}
-	sec, _ := strconv.ParseInt(fmt.Sprint(parts[0]), 10, 64)
-	usec, _ := strconv.ParseInt(fmt.Sprint(parts[1]), 10, 64)
+	s0, _ := parts[0].(string) // TIME answers two bulk strings
+	s1, _ := parts[1].(string)
+	sec, _ := strconv.ParseInt(s0, 10, 64)
+	usec, _ := strconv.ParseInt(s1, 10, 64)
 	ms, _, _ := strings.Cut(id, "-")
 	idMs, err := strconv.ParseInt(ms, 10, 64)
 	if err != nil || sec == 0 {

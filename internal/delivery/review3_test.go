@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/auth"
-	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/queue"
 	"github.com/a2arelay/relay/internal/redistest"
 	"github.com/a2arelay/relay/internal/ssrf"
@@ -33,15 +30,9 @@ import (
 // webhook taking 170ms for the GET and 170ms for the POST.
 func TestReview3ValidationPlusPostOutlivesTheLease(t *testing.T) {
 	ctx := context.Background()
-	rdb, prefix := redistest.New(t)
-	prefix = strings.TrimSuffix(prefix, ":")
-	store := queue.NewStore(rdb, queue.Config{Prefix: prefix, Partitions: 1})
-	if err := store.EnsureGroups(ctx); err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	posts, inFlight, maxInFlight := 0, 0, 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	fx := newFixture(t, 1, "slow", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tok := r.URL.Query().Get("validationToken"); r.Method == http.MethodGet && tok != "" {
 			time.Sleep(170 * time.Millisecond)
 			_, _ = io.WriteString(w, tok)
@@ -58,19 +49,7 @@ func TestReview3ValidationPlusPostOutlivesTheLease(t *testing.T) {
 		mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	}))
-	defer srv.Close()
-	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
-	task := a2a.Task{ID: "slow", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
-	push := a2a.PushConfig{ID: "hook", TaskID: "slow", URL: srv.URL + "/hook", Dialect: a2a.V10}
-	if _, err := commit.Create(ctx, task, a2a.V10, []a2a.PushConfig{push}); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := auth.NewKeys(ctx, rdb, auth.KeyConfig{Prefix: prefix}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	guard, _ := ssrf.NewGuard([]string{"127.0.0.0/8"})
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
 	cfg := Config{Timeout: 200 * time.Millisecond, ReclaimIdle: 300 * time.Millisecond} // the defaults' 10s : 15s
 	w1 := New(store, keys, guard.Transport(), cfg, log)
 	w1.ValidateWith(NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour))

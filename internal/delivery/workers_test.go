@@ -43,36 +43,9 @@ func (c *crashingQueue) FinishToken(ctx context.Context, t queue.Token, h queue.
 func TestKilledWorkerLeadsToRedeliveryWithSameID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb, prefix := redistest.New(t)
-	prefix = strings.TrimSuffix(prefix, ":")
-	store := queue.NewStore(rdb, queue.Config{Prefix: prefix, Partitions: 2})
-	if err := store.EnsureGroups(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var ids []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		ids = append(ids, r.Header.Get("A2A-Notification-Id"))
-		mu.Unlock()
-	}))
-	defer srv.Close()
-
-	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
-	task := a2a.Task{ID: "killed", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
-	push := a2a.PushConfig{ID: "hook", TaskID: "killed", URL: srv.URL + "/hook", Dialect: a2a.V10}
-	if _, err := commit.Create(ctx, task, a2a.V10, []a2a.PushConfig{push}); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := auth.NewKeys(ctx, rdb, auth.KeyConfig{Prefix: prefix}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	guard, err := ssrf.NewGuard([]string{"127.0.0.0/8"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	hook := &idRecorder{}
+	fx := newFixture(t, 2, "killed", hook)
+	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
 	cfg := Config{ReclaimIdle: 50 * time.Millisecond}
 	crashing := &crashingQueue{Store: store}
 	w1 := New(crashing, keys, guard.Transport(), cfg, log)
@@ -89,8 +62,7 @@ func TestKilledWorkerLeadsToRedeliveryWithSameID(t *testing.T) {
 		t.Fatalf("reclaimed %v, err %v", again, err)
 	}
 	w2.Process(ctx, again[0])
-	mu.Lock()
-	defer mu.Unlock()
+	ids := hook.got()
 	if len(ids) != 2 || ids[0] == "" || ids[0] != ids[1] {
 		t.Fatalf("notification ids %v: want the same id twice", ids)
 	}
@@ -227,32 +199,9 @@ func (p *pausingQueue) Begin(ctx context.Context, t queue.Token, consumer string
 func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb, prefix := redistest.New(t)
-	prefix = strings.TrimSuffix(prefix, ":")
-	store := queue.NewStore(rdb, queue.Config{Prefix: prefix, Partitions: 2})
-	if err := store.EnsureGroups(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var ids []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		ids = append(ids, r.Header.Get("A2A-Notification-Id"))
-		mu.Unlock()
-	}))
-	defer srv.Close()
-	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
-	task := a2a.Task{ID: "paused", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
-	push := a2a.PushConfig{ID: "hook", TaskID: "paused", URL: srv.URL + "/hook", Dialect: a2a.V10}
-	if _, err := commit.Create(ctx, task, a2a.V10, []a2a.PushConfig{push}); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := auth.NewKeys(ctx, rdb, auth.KeyConfig{Prefix: prefix}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	guard, _ := ssrf.NewGuard([]string{"127.0.0.0/8"})
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	hook := &idRecorder{}
+	fx := newFixture(t, 2, "paused", hook)
+	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
 	cfg := Config{Timeout: time.Second, ReclaimIdle: 100 * time.Millisecond}
 	clock := time.Now()
 	paused := &pausingQueue{Store: store}
@@ -264,11 +213,9 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 		t.Fatalf("tokens %v, err %v", toks, err)
 	}
 	w1.Process(ctx, toks[0])
-	mu.Lock()
-	if len(ids) != 0 {
+	if ids := hook.got(); len(ids) != 0 {
 		t.Fatalf("the paused worker POSTed %v", ids)
 	}
-	mu.Unlock()
 	time.Sleep(150 * time.Millisecond)
 	w2 := New(store, keys, guard.Transport(), cfg, log)
 	again, err := store.Reclaim(ctx, store.PartitionOf("paused"), w2.consumer, cfg.ReclaimIdle, 10)
@@ -276,9 +223,62 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 		t.Fatalf("reclaimed %v, err %v", again, err)
 	}
 	w2.Process(ctx, again[0])
-	mu.Lock()
-	defer mu.Unlock()
-	if len(ids) != 1 {
+	if ids := hook.got(); len(ids) != 1 {
 		t.Fatalf("notification POSTed %d times, want once", len(ids))
 	}
+}
+
+// fixture is a store with one task whose v1.0 push config points at hook,
+// and what workers need to deliver it: signing keys and a loopback guard.
+type fixture struct {
+	store *queue.Store
+	keys  *auth.Keys
+	guard *ssrf.Guard
+	log   *slog.Logger
+}
+
+func newFixture(t *testing.T, partitions int, taskID string, hook http.Handler) fixture {
+	t.Helper()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	prefix = strings.TrimSuffix(prefix, ":")
+	store := queue.NewStore(rdb, queue.Config{Prefix: prefix, Partitions: partitions})
+	if err := store.EnsureGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(hook)
+	t.Cleanup(srv.Close)
+	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
+	task := a2a.Task{ID: taskID, ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
+	push := a2a.PushConfig{ID: "hook", TaskID: taskID, URL: srv.URL + "/hook", Dialect: a2a.V10}
+	if _, err := commit.Create(ctx, task, a2a.V10, []a2a.PushConfig{push}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := auth.NewKeys(ctx, rdb, auth.KeyConfig{Prefix: prefix}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, err := ssrf.NewGuard([]string{"127.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fixture{store: store, keys: keys, guard: guard, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+// idRecorder is a webhook that records the notification ids it receives.
+type idRecorder struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (r *idRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	r.ids = append(r.ids, req.Header.Get("A2A-Notification-Id"))
+	r.mu.Unlock()
+}
+
+func (r *idRecorder) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.ids...)
 }

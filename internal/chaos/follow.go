@@ -250,26 +250,8 @@ func (f *Follower) stream(ctx context.Context, fl *Followed, conn int, target, m
 // parseFrame reads one v1.0 stream event.
 func parseFrame(id, data string) (Frame, bool, error) {
 	var r struct {
-		Result *struct {
-			Task *struct {
-				ID     string `json:"id"`
-				Status struct {
-					State string `json:"state"`
-				} `json:"status"`
-			} `json:"task"`
-			StatusUpdate *struct {
-				TaskID string `json:"taskId"`
-				Status struct {
-					State string `json:"state"`
-				} `json:"status"`
-				Metadata demoMeta `json:"metadata"`
-			} `json:"statusUpdate"`
-			ArtifactUpdate *struct {
-				TaskID   string   `json:"taskId"`
-				Metadata demoMeta `json:"metadata"`
-			} `json:"artifactUpdate"`
-		} `json:"result"`
-		Error *rpcError `json:"error"`
+		Result *v10Notification `json:"result"` // a stream event has a notification's shape
+		Error  *rpcError        `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(data), &r); err != nil {
 		return Frame{}, false, fmt.Errorf("stream event is not JSON: %s", truncate(data, 200))

@@ -33,7 +33,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	mode := fs.String("mode", "push", "push: webhooks; stream: every client streams its task over SSE")
 	fs.StringVar(&bc.Target, "target", "", "A2A endpoint of a running relay, or several comma-separated (default: start relay in-process)")
 	redisURL := fs.String("redis-url", "", "Redis of the in-process relay (default: the embedded store)")
-	workers := fs.Int("workers", 64, "delivery workers of each in-process relay")
+	workers := fs.Int("workers", 256, "delivery workers of each in-process relay")
 	instances := fs.Int("instances", 1, "in-process relay instances over the same Redis (needs --redis-url for more than 1); tasks go to them in turn")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args); err != nil {

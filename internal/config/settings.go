@@ -131,7 +131,7 @@ func deliverySettings() []Setting {
 		{Key: "delivery_timeout", Env: "RELAY_DELIVERY_TIMEOUT", Flag: "delivery-timeout", Default: "10s", Group: groupDelivery,
 			Help:  "Upper bound on one webhook POST.",
 			value: duration(func(c *Config) *time.Duration { return &c.DeliveryTimeout }, false)},
-		{Key: "delivery_workers", Env: "RELAY_DELIVERY_WORKERS", Flag: "delivery-workers", Default: "64", Group: groupDelivery,
+		{Key: "delivery_workers", Env: "RELAY_DELIVERY_WORKERS", Flag: "delivery-workers", Default: "256", Group: groupDelivery,
 			Help:  "Concurrent webhook POSTs per instance (1 to 4096).",
 			value: number(func(c *Config) *int { return &c.DeliveryWorkers }, 1, 4096)},
 		{Key: "backpressure_lag", Env: "RELAY_BACKPRESSURE_LAG", Flag: "backpressure-lag", Default: "20ms", Group: groupDelivery,

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -34,7 +35,7 @@ type Queue interface {
 	ReadTokens(ctx context.Context, p int, consumer string, count int, block time.Duration) ([]queue.Token, error)
 	Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]queue.Token, error)
 	Begin(ctx context.Context, t queue.Token, consumer string, lease time.Duration) (queue.Head, int, error)
-	FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (bool, error)
+	FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (queue.Finished, error)
 	MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, error)
 	TrimAcked(ctx context.Context, p int) error
 	PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error)
@@ -49,7 +50,7 @@ type Signer interface {
 
 // Config configures the workers. Zero values take the documented defaults.
 type Config struct {
-	// Workers is the number of concurrent deliveries (default 64).
+	// Workers is the number of concurrent deliveries (default 256).
 	Workers int
 	// Timeout bounds one POST (default 10s).
 	Timeout time.Duration
@@ -70,16 +71,22 @@ type Config struct {
 	ExcerptBytes int
 	// Secrets opens push config tokens and credentials sealed at rest.
 	Secrets *secrets.Ring
+	// LaneRun caps how many heads of one lane a worker delivers in a row
+	// before it hands the lane's token back to the stream (default 16): a
+	// busy lane goes on without a trip through the stream per notification,
+	// and still cannot keep a worker to itself.
+	LaneRun int
 }
 
 func (c Config) withDefaults() Config {
-	c.Workers = cmp.Or(c.Workers, 64)
+	c.Workers = cmp.Or(c.Workers, 256)
 	c.Timeout = cmp.Or(c.Timeout, 10*time.Second)
 	c.TokenTTL = cmp.Or(c.TokenTTL, 5*time.Minute)
 	c.UserAgent = cmp.Or(c.UserAgent, "relay/dev")
 	c.ReclaimIdle = cmp.Or(c.ReclaimIdle, c.Timeout+5*time.Second)
 	c.MoveEvery = cmp.Or(c.MoveEvery, 100*time.Millisecond)
 	c.ExcerptBytes = cmp.Or(c.ExcerptBytes, 1024)
+	c.LaneRun = cmp.Or(c.LaneRun, 16)
 	c.Policy.Initial = cmp.Or(c.Policy.Initial, time.Second)
 	c.Policy.MaxInterval = cmp.Or(c.Policy.MaxInterval, 5*time.Minute)
 	c.Policy.MaxAttempts = cmp.Or(c.Policy.MaxAttempts, 12)
@@ -100,6 +107,12 @@ type Workers struct {
 	validator *Validator
 	observer  Observer
 	operator  *Operator
+	// stopping is closed when Run's context ends: lane runs end early then.
+	stopping <-chan struct{}
+	// waiting counts tokens read and not yet taken by a worker: while any
+	// wait, workers do not go on with lane runs, so busy lanes cannot keep
+	// newly active ones waiting.
+	waiting atomic.Int64
 }
 
 // AlertTo makes the workers tell an operator about disabled configs and
@@ -154,6 +167,7 @@ func (w *Workers) Run(ctx context.Context) error {
 		return err
 	}
 	tokens := make(chan queue.Token)
+	w.stopping = ctx.Done()
 	var readers, workers sync.WaitGroup
 	for p := range w.q.Partitions() {
 		readers.Go(func() { w.readLoop(ctx, p, tokens) })
@@ -199,12 +213,22 @@ func (w *Workers) readLoop(ctx context.Context, p int, out chan<- queue.Token) {
 			continue
 		}
 		for _, t := range ts {
-			select {
-			case out <- t:
-			case <-ctx.Done():
+			if !w.handOut(ctx, out, t) {
 				return
 			}
 		}
+	}
+}
+
+// handOut gives t to a worker; false when ctx ended first.
+func (w *Workers) handOut(ctx context.Context, out chan<- queue.Token, t queue.Token) bool {
+	w.waiting.Add(1)
+	defer w.waiting.Add(-1)
+	select {
+	case out <- t:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -270,16 +294,16 @@ func (w *Workers) reclaim(ctx context.Context, out chan<- queue.Token) {
 			continue
 		}
 		for _, t := range ts {
-			select {
-			case out <- t:
-			case <-ctx.Done():
+			if !w.handOut(ctx, out, t) {
 				return
 			}
 		}
 	}
 }
 
-// Process works on one token: deliver the head of its lane and finish it.
+// Process works on one token: deliver the head of its lane and finish it;
+// while the lane has more, the run is under LaneRun and no token waits for
+// a worker, go on with the next head under the same token and lease.
 func (w *Workers) Process(ctx context.Context, t queue.Token) {
 	began := w.now() // the lane lease runs from here
 	h, status, err := w.q.Begin(ctx, t, w.consumer, w.cfg.ReclaimIdle)
@@ -293,8 +317,24 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 	if !t.Reclaimed {
 		w.pressure.Observe(h.Waited)
 	}
+	for n := 1; ; n++ {
+		done, renewed, ok := w.deliverHead(ctx, t, h, began, n < w.cfg.LaneRun && w.waiting.Load() == 0 && !w.isStopping())
+		if !ok || !done.Run {
+			return
+		}
+		// The next head is a new notification: its first attempt.
+		t.Attempt, t.First, t.Reclaimed = 1, time.Time{}, false
+		h, began = done.Next, renewed
+	}
+}
+
+// deliverHead makes one attempt at head h of t's lane and finishes it,
+// asking to go on with the next head when run. It returns what FinishToken
+// did, a time no later than the lease's renewal, and false when the token
+// was left pending (to be reclaimed).
+func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, began time.Time, run bool) (queue.Finished, time.Time, bool) {
 	now := w.now()
-	f := queue.Finish{Now: now, First: cmp.Or(t.First, now)}
+	f := queue.Finish{Now: now, First: cmp.Or(t.First, now), Run: run, Lease: w.cfg.ReclaimIdle, Consumer: w.consumer}
 	var rec Attempt
 	switch {
 	case h.Entry == "" || h.Event == nil:
@@ -308,19 +348,20 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 			// lease (a frozen process): another worker may own the lane by
 			// now. Leave the token pending; it is reclaimed.
 			w.log.WarnContext(ctx, "delivery skipped: too little of its lease left", "notification_id", h.NotificationID)
-			return
+			return queue.Finished{}, time.Time{}, false
 		}
 		if err != nil {
 			w.log.ErrorContext(ctx, "cannot deliver stored notification", "notification_id", h.NotificationID, "err", err)
 			f.Outcome, f.Reason = queue.Dead, err.Error()
 		}
 	}
-	applied, err := w.q.FinishToken(ctx, t, h, f)
+	renewed := w.now() // the script renews the lease after this
+	done, err := w.q.FinishToken(ctx, t, h, f)
 	if err != nil {
 		w.log.WarnContext(ctx, "finishing a delivery", "notification_id", h.NotificationID, "err", err)
-		return
+		return queue.Finished{}, time.Time{}, false
 	}
-	if applied && w.operator != nil && (f.Outcome == queue.Dead || f.Outcome == queue.Gone) {
+	if done.Applied && w.operator != nil && (f.Outcome == queue.Dead || f.Outcome == queue.Gone) {
 		ev := "delivery.dead"
 		if f.Outcome == queue.Gone {
 			ev = "config.disabled"
@@ -328,9 +369,20 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 		w.operator.Notify(Alert{Event: ev, Time: w.now().UTC(), TaskID: t.TaskID, ConfigID: t.ConfigID,
 			NotificationID: h.NotificationID, URL: rec.URL, Reason: f.Reason, Attempt: t.Attempt})
 	}
-	if applied && w.observer != nil {
+	if done.Applied && w.observer != nil {
 		took := time.Duration(rec.LatencyMs * float64(time.Millisecond))
 		w.observer.Attempt(string(f.Outcome), rec.ErrorClass, f.Reason, took, w.now().Sub(streamTime(h.EventID)))
+	}
+	return done, renewed, done.Applied
+}
+
+// isStopping tells whether Run's context has ended.
+func (w *Workers) isStopping() bool {
+	select {
+	case <-w.stopping:
+		return true
+	default:
+		return false
 	}
 }
 

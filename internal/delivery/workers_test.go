@@ -30,12 +30,12 @@ type crashingQueue struct {
 	crashed bool
 }
 
-func (c *crashingQueue) FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (bool, error) {
+func (c *crashingQueue) FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (queue.Finished, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.crashed {
 		c.crashed = true
-		return false, errors.New("killed before ack")
+		return queue.Finished{}, errors.New("killed before ack")
 	}
 	return c.Store.FinishToken(ctx, t, h, f)
 }
@@ -231,10 +231,11 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 // fixture is a store with one task whose v1.0 push config points at hook,
 // and what workers need to deliver it: signing keys and a loopback guard.
 type fixture struct {
-	store *queue.Store
-	keys  *auth.Keys
-	guard *ssrf.Guard
-	log   *slog.Logger
+	store  *queue.Store
+	keys   *auth.Keys
+	guard  *ssrf.Guard
+	log    *slog.Logger
+	commit *ingest.Committer
 }
 
 func newFixture(t *testing.T, partitions int, taskID string, hook http.Handler) fixture {
@@ -262,7 +263,7 @@ func newFixture(t *testing.T, partitions int, taskID string, hook http.Handler) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{store: store, keys: keys, guard: guard, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return fixture{store: store, keys: keys, guard: guard, log: slog.New(slog.NewTextHandler(io.Discard, nil)), commit: commit}
 }
 
 // idRecorder is a webhook that records the notification ids it receives.

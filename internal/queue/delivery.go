@@ -54,8 +54,11 @@ type Head struct {
 	// it; nil when the event is no longer stored.
 	Event, Snapshot []byte
 	// Waited is how long the token waited in the stream before Begin, on
-	// Redis's clock.
+	// Redis's clock (zero for the later heads of a lane run).
 	Waited time.Duration
+	// Lease is the value of the lane lease its holder set: only the holder
+	// renews or releases it.
+	Lease string
 }
 
 // EnsureGroups creates the consumer group of every partition's delivery stream.
@@ -149,8 +152,9 @@ const (
 // lease, and returns the lane's head with its config, in one round trip.
 // Only when status is Go may the caller deliver and then FinishToken.
 func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.Duration) (Head, int, error) {
+	value := consumer + "#" + strconv.FormatUint(s.leases.Add(1), 36)
 	keys := []string{s.k.deliveries(t.Partition), s.k.lease(t.TaskID, t.ConfigID), s.k.lane(t.TaskID, t.ConfigID), s.k.task(t.TaskID).push}
-	res, err := s.evalBatched(ctx, s.begin, keys, t.ID, consumer, lease.Milliseconds(), t.ConfigID).Slice()
+	res, err := s.evalBatched(ctx, s.begin, keys, t.ID, consumer, lease.Milliseconds(), t.ConfigID, value).Slice()
 	if err != nil {
 		return Head{}, Stale, fmt.Errorf("queue: begin delivery: %w", err)
 	}
@@ -158,6 +162,17 @@ func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.
 	if status != Go {
 		return Head{}, int(status), nil
 	}
+	h := headOf(res)
+	h.Lease = value
+	if len(res) > 3 {
+		h.Waited = waited(t.ID, res[3])
+	}
+	return h, Go, nil
+}
+
+// headOf reads a script's {status, lane entry or false, config or false}
+// reply.
+func headOf(res []any) Head {
 	var h Head
 	if len(res) > 2 {
 		if c, ok := res[2].(string); ok {
@@ -173,10 +188,7 @@ func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.
 			h.Event, h.Snapshot = []byte(ev), []byte(snap)
 		}
 	}
-	if len(res) > 3 {
-		h.Waited = waited(t.ID, res[3])
-	}
-	return h, Go, nil
+	return h
 }
 
 // waited is the time between a stream entry id's timestamp and a Redis
@@ -222,23 +234,51 @@ type Finish struct {
 	First  time.Time
 	Reason string
 	Now    time.Time
+	// Run asks to go on with the lane's next head under the same token
+	// (see Finished.Run), renewing the lease for Lease, for Consumer.
+	Run      bool
+	Lease    time.Duration
+	Consumer string
 }
 
-// FinishToken records an attempt and moves the lane on, atomically. It
-// returns false when the token had already been finished (a reclaimed
-// duplicate), in which case nothing changed.
-func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (bool, error) {
+// Finished is what FinishToken did.
+type Finished struct {
+	// Applied is false when the token had already been finished (a
+	// reclaimed duplicate): nothing changed.
+	Applied bool
+	// Run is true when the caller holds the token and the lane's lease
+	// still, renewed, and is to deliver Next, the lane's next head, and
+	// then finish the same token again. It is only ever true when
+	// Finish.Run asked for it, the outcome moved the lane on (delivered or
+	// skip), and the lane has another head.
+	Run  bool
+	Next Head
+}
+
+// FinishToken records an attempt and moves the lane on, atomically; with
+// f.Run it may hand the caller the lane's next head (a lane run).
+func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Finished, error) {
 	tk := s.k.task(t.TaskID)
 	pfx := s.k.tag(t.Partition)
 	keys := []string{s.k.deliveries(t.Partition), s.k.lane(t.TaskID, t.ConfigID), pfx + "retries", pfx + "dead",
 		pfx + "dl:" + h.NotificationID, pfx + "dla:" + h.NotificationID, tk.push, s.k.lease(t.TaskID, t.ConfigID)}
-	n, err := s.evalBatched(ctx, s.finish, keys, t.ID, h.Entry, string(f.Outcome), t.TaskID, t.ConfigID,
-		t.Attempt+1, f.First.UnixMilli(), f.Now.UnixMilli(), f.Due.UnixMilli(), f.Attempt, s.attemptsKept,
-		pfx, h.NotificationID, f.Reason, s.keep.Milliseconds()).Int()
-	if err != nil {
-		return false, fmt.Errorf("queue: finish delivery: %w", err)
+	run := "0"
+	if f.Run {
+		run = "1"
 	}
-	return n == 1, nil
+	res, err := s.evalBatched(ctx, s.finish, keys, t.ID, h.Entry, string(f.Outcome), t.TaskID, t.ConfigID,
+		t.Attempt+1, f.First.UnixMilli(), f.Now.UnixMilli(), f.Due.UnixMilli(), f.Attempt, s.attemptsKept,
+		pfx, h.NotificationID, f.Reason, s.keep.Milliseconds(), run, f.Lease.Milliseconds(), f.Consumer, h.Lease).Slice()
+	if err != nil {
+		return Finished{}, fmt.Errorf("queue: finish delivery: %w", err)
+	}
+	status, _ := res[0].(int64)
+	done := Finished{Applied: status != 0}
+	if status == 3 {
+		done.Run, done.Next = true, headOf(res)
+		done.Next.Lease = h.Lease
+	}
+	return done, nil
 }
 
 // MoveDue moves up to limit due retries of partition p back onto its

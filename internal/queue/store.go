@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -57,6 +58,7 @@ type Store struct {
 	pushSet *redis.Script
 
 	batch        *batcher
+	leases       atomic.Uint64 // numbers the lane leases this process takes
 	keep         time.Duration
 	attemptsKept int
 	begin        *redis.Script

@@ -7,13 +7,15 @@
 -- KEYS[1] the partition's delivery stream   KEYS[2] the lane's lease
 -- KEYS[3] the lane                          KEYS[4] the task's push-config hash
 -- ARGV[1] token stream id   ARGV[2] consumer   ARGV[3] lease ms   ARGV[4] config id
+-- ARGV[5] the lease's value: unique to this Begin, so that only its holder
+--   releases or renews it
 -- Returns {0} when the token was already finished, {2} when another worker
 -- holds the lane, or {1, head or false, config or false, Redis TIME} (the
 -- time tells how long the token waited, on the clock that stamped its id).
 if #redis.call('XCLAIM', KEYS[1], 'workers', ARGV[2], 0, ARGV[1], 'JUSTID') == 0 then
   return {0}
 end
-if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[3]) then
+if not redis.call('SET', KEYS[2], ARGV[5], 'NX', 'PX', ARGV[3]) then
   return {2}
 end
 return {1, redis.call('LINDEX', KEYS[3], 0), redis.call('HGET', KEYS[4], ARGV[4]), redis.call('TIME')}

@@ -43,11 +43,14 @@ if cur ~= tonumber(ARGV[1]) then
   return redis.error_reply('CONFLICT ' .. cur)
 end
 local ver = cur + 1
-redis.call('HSET', KEYS[1], 'snap', ARGV[2], 'ver', ver)
+-- The task hash is written once, at the end: snapshot, version, the
+-- caller's fields and the commit id.
+local fields = {'snap', ARGV[2], 'ver', ver}
 local i = 8
 local nf = tonumber(ARGV[7])
 for _ = 1, nf do
-  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  fields[#fields + 1] = ARGV[i]
+  fields[#fields + 1] = ARGV[i + 1]
   i = i + 2
 end
 local nc = tonumber(ARGV[i])
@@ -99,7 +102,11 @@ while i <= #ARGV do
   i = i + 1
 end
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
-redis.call('HSET', KEYS[1], 'cid', commitID, 'cids', cjson.encode(ids))
+fields[#fields + 1] = 'cid'
+fields[#fields + 1] = commitID
+fields[#fields + 1] = 'cids'
+fields[#fields + 1] = cjson.encode(ids)
+redis.call('HSET', KEYS[1], unpack(fields))
 local ttl = tonumber(ARGV[6])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)

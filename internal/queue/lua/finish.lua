@@ -14,21 +14,40 @@
 -- ARGV[10] the attempt record (JSON, or "" for none)   ARGV[11] attempts kept per delivery
 -- ARGV[12] the partition key prefix   ARGV[13] notification id   ARGV[14] reason (dead, gone)
 -- ARGV[15] delivery record retention in ms
+-- ARGV[16] "1" when the caller would go on with the lane's next head
+-- ARGV[17] lease ms   ARGV[18] consumer   ARGV[19] the caller's lease value
+-- Going on (a lane run): after a delivered or skipped head, when the lane
+-- has another head and the caller still holds the lane's lease, the token
+-- is not acknowledged but stays the caller's (re-claimed, so its idle time
+-- restarts), the lease is renewed, and the next head is returned. This
+-- saves a token's trip through the stream, and a Begin, per notification
+-- of a busy lane. A worker that dies during a run leaves the token pending:
+-- it is reclaimed like any other and the run resumes at the lane's head.
 -- Acked token entries stay in the stream until the trimmer removes them.
--- Returns 1 when applied, 0 for a stale token.
-if redis.call('XACK', KEYS[1], 'workers', ARGV[1]) == 0 then
-  return 0
-end
-if redis.call('GET', KEYS[8]) == ARGV[1] then
-  redis.call('DEL', KEYS[8])
-end
+-- Returns {0} for a stale token (nothing changed), {1} when applied, or
+-- {3, next head, config or false} when applied and the run goes on.
 local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
+local run = ARGV[16] == '1' and (outcome == 'delivered' or outcome == 'skip')
+  and redis.call('GET', KEYS[8]) == ARGV[19]
+if run then
+  if #redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID') == 0 then
+    return {0}
+  end
+else
+  if redis.call('XACK', KEYS[1], 'workers', ARGV[1]) == 0 then
+    return {0}
+  end
+  if redis.call('GET', KEYS[8]) == ARGV[19] then
+    redis.call('DEL', KEYS[8])
+  end
+end
 -- Per-minute counts of outcomes, kept a day, for the operator's chart.
 local counted = {delivered = 'delivered', retry = 'failed', dead = 'dead', gone = 'gone'}
 if counted[outcome] then
   local stats = pfx .. 'stats:' .. (math.floor(tonumber(now) / 60000) * 60000)
-  redis.call('HINCRBY', stats, counted[outcome], 1)
-  redis.call('PEXPIRE', stats, 90000000)
+  if redis.call('HINCRBY', stats, counted[outcome], 1) == 1 then
+    redis.call('PEXPIRE', stats, 90000000) -- 1: maybe a new key (the expiry is set again then)
+  end
 end
 -- indexed lists the statuses kept in a zset of their own.
 local indexed = {pending = true, failed = true, dead = true, disabled = true, dropped = true}
@@ -46,9 +65,14 @@ local function setStatus(st)
   end
 end
 if ARGV[10] ~= '' then
-  redis.call('RPUSH', KEYS[6], ARGV[10])
-  redis.call('LTRIM', KEYS[6], -tonumber(ARGV[11]), -1)
-  redis.call('PEXPIRE', KEYS[6], ARGV[15])
+  local n = redis.call('RPUSH', KEYS[6], ARGV[10])
+  if n == 1 then
+    -- A new list: it expires the retention after the first attempt, so
+    -- after its record, which expires the retention after the commit.
+    redis.call('PEXPIRE', KEYS[6], ARGV[15])
+  elseif n > tonumber(ARGV[11]) then
+    redis.call('LTRIM', KEYS[6], -tonumber(ARGV[11]), -1)
+  end
   redis.call('HINCRBY', KEYS[5], 'attempts', 1)
 end
 local function activate()
@@ -60,13 +84,15 @@ if outcome == 'retry' then
   setStatus('failed')
   redis.call('HSET', KEYS[5], 'next', ARGV[9])
   redis.call('ZADD', KEYS[3], ARGV[9], cjson.encode({t = ARGV[4], c = ARGV[5], a = tonumber(ARGV[6]), f = tonumber(ARGV[7])}))
-  return 1
+  return {1}
 end
-local head = redis.call('LINDEX', KEYS[2], 0)
-if head and string.sub(head, 1, #ARGV[2] + 1) == ARGV[2] .. '\n' then
-  redis.call('LPOP', KEYS[2])
+local head = redis.call('LPOP', KEYS[2])
+if head and (ARGV[2] == '' or string.sub(head, 1, #ARGV[2] + 1) ~= ARGV[2] .. '\n') then
+  redis.call('LPUSH', KEYS[2], head) -- not the head this attempt was for: put it back
 end
-redis.call('HDEL', KEYS[5], 'next')
+if tonumber(ARGV[6]) > 2 then
+  redis.call('HDEL', KEYS[5], 'next') -- set by a failed attempt only
+end
 if outcome == 'delivered' then
   setStatus('delivered')
 elseif outcome == 'dead' then
@@ -93,7 +119,17 @@ else -- gone or drop: nothing more goes to this config
     end
   end
   redis.call('DEL', KEYS[2])
-  return 1
+  return {1}
+end
+if run then
+  local nxt = redis.call('LINDEX', KEYS[2], 0)
+  if nxt then
+    redis.call('PEXPIRE', KEYS[8], ARGV[17])
+    return {3, nxt, redis.call('HGET', KEYS[7], ARGV[5])}
+  end
+  redis.call('XACK', KEYS[1], 'workers', ARGV[1])
+  redis.call('DEL', KEYS[8])
+  return {1}
 end
 activate()
-return 1
+return {1}

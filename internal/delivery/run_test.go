@@ -1,0 +1,107 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2arelay/relay/internal/a2a"
+)
+
+// stateRecorder is a webhook that records the task state of each v1.0
+// notification, in arrival order.
+type stateRecorder struct {
+	mu     sync.Mutex
+	states []string
+}
+
+func (r *stateRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var n struct {
+		Task         *struct{ Status struct{ State string } } `json:"task"`
+		StatusUpdate *struct{ Status struct{ State string } } `json:"statusUpdate"`
+	}
+	_ = json.NewDecoder(req.Body).Decode(&n)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case n.Task != nil:
+		r.states = append(r.states, n.Task.Status.State)
+	case n.StatusUpdate != nil:
+		r.states = append(r.states, n.StatusUpdate.Status.State)
+	default:
+		r.states = append(r.states, "?")
+	}
+}
+
+func (r *stateRecorder) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.states...)
+}
+
+// One token delivers a busy lane's heads in a row, in order, up to
+// LaneRun; then the token goes back to the stream and the rest follows.
+func TestProcessDeliversALaneRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hook := &stateRecorder{}
+	fx := newFixture(t, 1, "run", hook)
+	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "run", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
+	done := a2a.Event{Kind: a2a.EventStatus, TaskID: "run", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateCompleted}}
+	if _, err := fx.commit.Append(ctx, "run", working, working, working, done); err != nil {
+		t.Fatal(err)
+	}
+	w := New(fx.store, fx.keys, fx.guard.Transport(), Config{LaneRun: 3}, fx.log)
+	toks, err := fx.store.ReadTokens(ctx, 0, w.consumer, 10, time.Second)
+	if err != nil || len(toks) != 1 {
+		t.Fatalf("tokens %v, err %v: want one per lane", toks, err)
+	}
+	w.Process(ctx, toks[0])
+	want := []string{"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_WORKING"}
+	if got := hook.got(); !slices.Equal(got, want) {
+		t.Fatalf("one Process delivered %v, want the first %d heads %v", got, len(want), want)
+	}
+	// The run stopped at LaneRun: the lane's token is back in the stream.
+	toks, err = fx.store.ReadTokens(ctx, 0, w.consumer, 10, time.Second)
+	if err != nil || len(toks) != 1 {
+		t.Fatalf("tokens after a capped run %v, err %v", toks, err)
+	}
+	w.Process(ctx, toks[0])
+	want = append(want, "TASK_STATE_WORKING", "TASK_STATE_COMPLETED")
+	if got := hook.got(); !slices.Equal(got, want) {
+		t.Fatalf("delivered %v, want %v", got, want)
+	}
+	if toks, _ := fx.store.ReadTokens(ctx, 0, w.consumer, 10, 10*time.Millisecond); len(toks) != 0 {
+		t.Fatalf("tokens left after the lane emptied: %v", toks)
+	}
+}
+
+// While tokens of other lanes wait for a worker, a worker does not go on
+// with its lane: it hands the token back after one head.
+func TestProcessYieldsToWaitingTokens(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hook := &stateRecorder{}
+	fx := newFixture(t, 1, "yield", hook)
+	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "yield", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
+	if _, err := fx.commit.Append(ctx, "yield", working); err != nil {
+		t.Fatal(err)
+	}
+	w := New(fx.store, fx.keys, fx.guard.Transport(), Config{}, fx.log)
+	toks, err := fx.store.ReadTokens(ctx, 0, w.consumer, 10, time.Second)
+	if err != nil || len(toks) != 1 {
+		t.Fatalf("tokens %v, err %v", toks, err)
+	}
+	w.waiting.Store(1) // a token of another lane waits for a worker
+	w.Process(ctx, toks[0])
+	if got := hook.got(); len(got) != 1 {
+		t.Fatalf("delivered %v, want one head while another lane waits", got)
+	}
+	if toks, _ := fx.store.ReadTokens(ctx, 0, w.consumer, 10, time.Second); len(toks) != 1 {
+		t.Fatalf("the lane's token is not back in the stream: %v", toks)
+	}
+}

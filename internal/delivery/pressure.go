@@ -38,8 +38,10 @@ func NewPressure(target, maxHold time.Duration, now func() time.Time) *Pressure 
 }
 
 // weight is the weight of a new observation in the moving average: about
-// the last few dozen tokens count.
-const weight = 0.05
+// the last ten tokens count, so that the average follows a burst within a
+// few milliseconds at load (a slower one overshoots: it holds too long
+// after the burst and lets too much in after the hold).
+const weight = 0.2
 
 // Observe records the queue wait of one token a worker is starting.
 func (p *Pressure) Observe(wait time.Duration) {

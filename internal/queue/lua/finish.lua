@@ -27,13 +27,12 @@
 -- Returns {0} for a stale token (nothing changed), {1} when applied, or
 -- {3, next head, config or false} when applied and the run goes on.
 local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
+-- A run needs a second head in the lane and the caller's lease: a lease
+-- value is unique to one Begin, so while the caller holds it no other
+-- worker has begun (or finished) this token, and the token is still pending.
 local run = ARGV[16] == '1' and (outcome == 'delivered' or outcome == 'skip')
-  and redis.call('GET', KEYS[8]) == ARGV[19]
-if run then
-  if #redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID') == 0 then
-    return {0}
-  end
-else
+  and redis.call('LINDEX', KEYS[2], 1) and redis.call('GET', KEYS[8]) == ARGV[19]
+if not run then
   if redis.call('XACK', KEYS[1], 'workers', ARGV[1]) == 0 then
     return {0}
   end
@@ -124,6 +123,9 @@ end
 if run then
   local nxt = redis.call('LINDEX', KEYS[2], 0)
   if nxt then
+    -- The token stays the caller's, and its idle time restarts, so that it
+    -- is not reclaimed while the run goes on.
+    redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID')
     redis.call('PEXPIRE', KEYS[8], ARGV[17])
     return {3, nxt, redis.call('HGET', KEYS[7], ARGV[5])}
   end

@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -36,6 +37,9 @@ type signingKey struct {
 	private crypto.Signer
 	public  crypto.PublicKey
 	jwk     jwk
+	// header is the JWS header every token of this key has, encoded
+	// (base64url of {"alg","kid","typ":"JWT"}): made once, not per token.
+	header string
 }
 
 // jwk is one RFC 7517 JSON Web Key (public part only).
@@ -122,7 +126,12 @@ func newSigningKey(key crypto.Signer, alg string) (*signingKey, error) {
 		return nil, err
 	}
 	j.Kid, j.Alg, j.Use = kid, alg, "sig"
-	return &signingKey{kid: kid, alg: alg, method: method, private: key, public: pub, jwk: j}, nil
+	header, err := json.Marshal(map[string]string{"alg": alg, "kid": kid, "typ": "JWT"})
+	if err != nil {
+		return nil, err
+	}
+	return &signingKey{kid: kid, alg: alg, method: method, private: key, public: pub, jwk: j,
+		header: base64.RawURLEncoding.EncodeToString(header)}, nil
 }
 
 // kidOf derives a key id from a public key: the first 16 characters of the

@@ -317,13 +317,18 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 	if !t.Reclaimed {
 		w.pressure.Observe(h.Waited)
 	}
+	if t.NotificationID != "" && t.NotificationID != h.NotificationID {
+		// A retry token that went on with a lane run and was reclaimed: its
+		// attempt count is another notification's.
+		t.Attempt, t.First = 1, time.Time{}
+	}
 	for n := 1; ; n++ {
 		done, renewed, ok := w.deliverHead(ctx, t, h, began, n < w.cfg.LaneRun && w.waiting.Load() == 0 && !w.isStopping())
 		if !ok || !done.Run {
 			return
 		}
 		// The next head is a new notification: its first attempt.
-		t.Attempt, t.First, t.Reclaimed = 1, time.Time{}, false
+		t.Attempt, t.First, t.Reclaimed, t.NotificationID = 1, time.Time{}, false, ""
 		h, began = done.Next, renewed
 	}
 }
@@ -331,7 +336,7 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 // deliverHead makes one attempt at head h of t's lane and finishes it,
 // asking to go on with the next head when run. It returns what FinishToken
 // did, a time no later than the lease's renewal, and false when the token
-// was left pending (to be reclaimed).
+// was left pending (to be reclaimed) or was stale.
 func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, began time.Time, run bool) (queue.Finished, time.Time, bool) {
 	now := w.now()
 	f := queue.Finish{Now: now, First: cmp.Or(t.First, now), Run: run, Lease: w.cfg.ReclaimIdle, Consumer: w.consumer}
@@ -373,7 +378,7 @@ func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, 
 		took := time.Duration(rec.LatencyMs * float64(time.Millisecond))
 		w.observer.Attempt(string(f.Outcome), rec.ErrorClass, f.Reason, took, w.now().Sub(streamTime(h.EventID)))
 	}
-	return done, renewed, done.Applied
+	return done, renewed, done.Applied || done.Run
 }
 
 // isStopping tells whether Run's context has ended.

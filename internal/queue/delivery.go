@@ -40,6 +40,10 @@ type Token struct {
 	First time.Time
 	// Reclaimed marks a token taken over from a worker that went quiet.
 	Reclaimed bool
+	// NotificationID, on a retry token, names the notification Attempt and
+	// First are for: when the lane's head is another one (the token went
+	// on with a lane run since), the head's attempt is its first.
+	NotificationID string
 }
 
 // Head is the notification at the head of a lane.
@@ -125,6 +129,7 @@ func tokensOf(p int, msgs []redis.XMessage) []Token {
 		t.ConfigID, _ = m.Values["c"].(string)
 		a, _ := m.Values["a"].(string)
 		t.Attempt, _ = strconv.Atoi(a)
+		t.NotificationID, _ = m.Values["n"].(string)
 		f, _ := m.Values["f"].(string)
 		if ms, _ := strconv.ParseInt(f, 10, 64); ms > 0 {
 			t.First = time.UnixMilli(ms)
@@ -250,7 +255,8 @@ type Finished struct {
 	// still, renewed, and is to deliver Next, the lane's next head, and
 	// then finish the same token again. It is only ever true when
 	// Finish.Run asked for it, the outcome moved the lane on (delivered or
-	// skip), and the lane has another head.
+	// skip), and the lane has another head. Run without Applied: this very
+	// finish had been applied already (sent twice after a lost reply).
 	Run  bool
 	Next Head
 }
@@ -273,8 +279,8 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 		return Finished{}, fmt.Errorf("queue: finish delivery: %w", err)
 	}
 	status, _ := res[0].(int64)
-	done := Finished{Applied: status != 0}
-	if status == 3 {
+	done := Finished{Applied: status == 1 || status == 3}
+	if status == 3 || status == 4 {
 		done.Run, done.Next = true, headOf(res)
 		done.Next.Lease = h.Lease
 	}

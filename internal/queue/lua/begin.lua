@@ -15,7 +15,7 @@
 if #redis.call('XCLAIM', KEYS[1], 'workers', ARGV[2], 0, ARGV[1], 'JUSTID') == 0 then
   return {0}
 end
-if not redis.call('SET', KEYS[2], ARGV[5], 'NX', 'PX', ARGV[3]) then
-  return {2}
+if not redis.call('SET', KEYS[2], ARGV[5], 'NX', 'PX', ARGV[3]) and redis.call('GET', KEYS[2]) ~= ARGV[5] then
+  return {2} -- (a lease of this very Begin, sent twice after a lost reply, is the caller's)
 end
 return {1, redis.call('LINDEX', KEYS[3], 0), redis.call('HGET', KEYS[4], ARGV[4]), redis.call('TIME')}

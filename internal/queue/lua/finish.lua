@@ -24,9 +24,26 @@
 -- of a busy lane. A worker that dies during a run leaves the token pending:
 -- it is reclaimed like any other and the run resumes at the lane's head.
 -- Acked token entries stay in the stream until the trimmer removes them.
--- Returns {0} for a stale token (nothing changed), {1} when applied, or
--- {3, next head, config or false} when applied and the run goes on.
+-- Returns {0} for a stale token (nothing changed), {1} when applied,
+-- {3, next head, config or false} when applied and the run goes on, or
+-- {4, next head, config or false} when this run step was applied already.
 local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
+-- A run step sent twice (go-redis sends a pipeline again after a lost
+-- reply): the caller still holds the lease, which only its own run steps
+-- renew, but the lane's head is no longer the one this attempt was for:
+-- the first execution popped it. Record nothing again, and answer as the
+-- first execution did: {4, the lane's head, config}, go on with it.
+if ARGV[16] == '1' and ARGV[2] ~= '' and redis.call('GET', KEYS[8]) == ARGV[19] then
+  local head = redis.call('LINDEX', KEYS[2], 0)
+  if not head then
+    return {0}
+  end
+  if string.sub(head, 1, #ARGV[2] + 1) ~= ARGV[2] .. '\n' then
+    redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID')
+    redis.call('PEXPIRE', KEYS[8], ARGV[17])
+    return {4, head, redis.call('HGET', KEYS[7], ARGV[5])}
+  end
+end
 -- A run needs a second head in the lane and the caller's lease: a lease
 -- value is unique to one Begin, so while the caller holds it no other
 -- worker has begun (or finished) this token, and the token is still pending.
@@ -82,7 +99,9 @@ end
 if outcome == 'retry' then
   setStatus('failed')
   redis.call('HSET', KEYS[5], 'next', ARGV[9])
-  redis.call('ZADD', KEYS[3], ARGV[9], cjson.encode({t = ARGV[4], c = ARGV[5], a = tonumber(ARGV[6]), f = tonumber(ARGV[7])}))
+  -- n names the notification the retry is for: a token that delivered
+  -- other heads in a run since (and was then reclaimed) is not its retry.
+  redis.call('ZADD', KEYS[3], ARGV[9], cjson.encode({t = ARGV[4], c = ARGV[5], a = tonumber(ARGV[6]), f = tonumber(ARGV[7]), n = nid}))
   return {1}
 end
 local head = redis.call('LPOP', KEYS[2])

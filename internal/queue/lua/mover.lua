@@ -6,7 +6,7 @@
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 for _, m in ipairs(due) do
   local t = cjson.decode(m)
-  redis.call('XADD', KEYS[2], '*', 't', t.t, 'c', t.c, 'a', t.a, 'f', t.f)
+  redis.call('XADD', KEYS[2], '*', 't', t.t, 'c', t.c, 'a', t.a, 'f', t.f, 'n', t.n or '')
   redis.call('ZREM', KEYS[1], m)
 end
 return #due

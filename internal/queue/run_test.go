@@ -146,25 +146,40 @@ func TestLaneRunStopsAtARetry(t *testing.T) {
 	}
 }
 
-// A run needs the lane's lease: when it expired and another worker took it
-// (a paused process), the token is finished without a run and the lease
-// stays the other worker's.
-func TestLaneRunNeedsTheLease(t *testing.T) {
+// A finish whose lease ran out and went to another worker (a process
+// paused between its POST and its finish; the token was taken over) logs
+// its attempt and changes nothing else: it neither ends the other worker's
+// run (acking the token) nor moves the lane or gives it a second token.
+func TestFinishLeavesAnotherWorkersLane(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, _ := laneFixture(t, 3)
+	s, ids := laneFixture(t, 3)
 	tok := readOne(t, s, "w1")
 	h, _, _ := s.Begin(ctx, tok, "w1", time.Minute)
 	lease := s.k.lease("run", "c1")
-	s.rdb.Set(ctx, lease, "someone-else", time.Minute)
-	done, err := s.FinishToken(ctx, tok, h, delivered(time.Now(), time.Minute, true))
-	if err != nil || !done.Applied || done.Run {
-		t.Fatalf("FinishToken without the lease = %+v, %v; want applied, no run", done, err)
+	s.rdb.Set(ctx, lease, "w2#1", time.Minute) // w2 took the token over and holds the lane
+	for _, run := range []bool{true, false} {
+		done, err := s.FinishToken(ctx, tok, h, delivered(time.Now(), time.Minute, run))
+		if err != nil || done.Applied || done.Run {
+			t.Fatalf("FinishToken(run=%v) without the lease = %+v, %v; want not applied", run, done, err)
+		}
 	}
-	if v, _ := s.rdb.Get(ctx, lease).Result(); v != "someone-else" {
+	if v, _ := s.rdb.Get(ctx, lease).Result(); v != "w2#1" {
 		t.Fatalf("lease = %q: another worker's lease was released", v)
 	}
-	readOne(t, s, "w2") // the lane, with heads left, got its token back
+	if n := s.pendingTokens(t); n != 1 {
+		t.Fatalf("pending tokens %d: the other worker's token was acked", n)
+	}
+	if more, _ := s.ReadTokens(ctx, 0, "w3", 10, 10*time.Millisecond); len(more) != 0 {
+		t.Fatalf("the lane got a second token: %v", more)
+	}
+	if head, _ := s.rdb.LIndex(ctx, s.k.lane("run", "c1"), 0).Result(); !strings.HasPrefix(head, ids[0]+" ") {
+		t.Fatalf("lane head %q: moved by a finish without the lease", head)
+	}
+	rec, err := s.Delivery(ctx, s.notificationID(t, ids[0]))
+	if err != nil || rec.Attempts != 2 || rec.Status != "pending" {
+		t.Fatalf("record %+v, %v: want both attempts logged, the status left to the lane's holder", rec, err)
+	}
 }
 
 // A worker that dies during a run leaves the token pending: it is

@@ -28,12 +28,37 @@
 -- {3, next head, config or false} when applied and the run goes on, or
 -- {4, next head, config or false} when this run step was applied already.
 local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
+local function logAttempt()
+  if ARGV[10] == '' then
+    return
+  end
+  local n = redis.call('RPUSH', KEYS[6], ARGV[10])
+  if n == 1 then
+    -- A new list: it expires the retention after the first attempt, so
+    -- after its record, which expires the retention after the commit.
+    redis.call('PEXPIRE', KEYS[6], ARGV[15])
+  elseif n > tonumber(ARGV[11]) then
+    redis.call('LTRIM', KEYS[6], -tonumber(ARGV[11]), -1)
+  end
+  redis.call('HINCRBY', KEYS[5], 'attempts', 1)
+end
+local holder = redis.call('GET', KEYS[8])
+-- Another worker holds the lane: this caller's lease ran out while it was
+-- paused between its POST and this finish, and the token was taken over.
+-- The lane, its token and its record are that worker's now: log the
+-- attempt that happened, change nothing else (acking the token or moving
+-- the lane here would end the other worker's run or give the lane a
+-- second token).
+if holder and holder ~= ARGV[19] then
+  logAttempt()
+  return {0}
+end
 -- A run step sent twice (go-redis sends a pipeline again after a lost
 -- reply): the caller still holds the lease, which only its own run steps
 -- renew, but the lane's head is no longer the one this attempt was for:
 -- the first execution popped it. Record nothing again, and answer as the
 -- first execution did: {4, the lane's head, config}, go on with it.
-if ARGV[16] == '1' and ARGV[2] ~= '' and redis.call('GET', KEYS[8]) == ARGV[19] then
+if ARGV[16] == '1' and ARGV[2] ~= '' and holder == ARGV[19] then
   local head = redis.call('LINDEX', KEYS[2], 0)
   if not head then
     return {0}
@@ -48,13 +73,13 @@ end
 -- value is unique to one Begin, so while the caller holds it no other
 -- worker has begun (or finished) this token, and the token is still pending.
 local run = ARGV[16] == '1' and (outcome == 'delivered' or outcome == 'skip')
-  and redis.call('LINDEX', KEYS[2], 1) and redis.call('GET', KEYS[8]) == ARGV[19]
+  and redis.call('LINDEX', KEYS[2], 1) and holder == ARGV[19]
 if not run then
   if redis.call('XACK', KEYS[1], 'workers', ARGV[1]) == 0 then
     return {0}
   end
-  if redis.call('GET', KEYS[8]) == ARGV[19] then
-    redis.call('DEL', KEYS[8])
+  if holder then
+    redis.call('DEL', KEYS[8]) -- the caller's (another's returned above)
   end
 end
 -- Per-minute counts of outcomes, kept a day, for the operator's chart.
@@ -80,17 +105,7 @@ local function setStatus(st)
     redis.call('ZADD', pfx .. 'dl:status:' .. st, now, nid)
   end
 end
-if ARGV[10] ~= '' then
-  local n = redis.call('RPUSH', KEYS[6], ARGV[10])
-  if n == 1 then
-    -- A new list: it expires the retention after the first attempt, so
-    -- after its record, which expires the retention after the commit.
-    redis.call('PEXPIRE', KEYS[6], ARGV[15])
-  elseif n > tonumber(ARGV[11]) then
-    redis.call('LTRIM', KEYS[6], -tonumber(ARGV[11]), -1)
-  end
-  redis.call('HINCRBY', KEYS[5], 'attempts', 1)
-end
+logAttempt()
 local function activate()
   if redis.call('LLEN', KEYS[2]) > 0 then
     redis.call('XADD', KEYS[1], '*', 't', ARGV[4], 'c', ARGV[5], 'a', 1, 'f', 0)

@@ -1,6 +1,7 @@
 -- finish.lua: records one delivery attempt and moves the lane on, atomically.
--- The token's XACK decides: a token that was already acked (a reclaimed
--- duplicate) changes nothing.
+-- The lane lease and the token's XACK decide: while another Begin holds the
+-- lease, only the attempt is logged; a token that was already acked (a
+-- reclaimed duplicate) changes nothing.
 --
 -- KEYS[1] the partition's delivery stream     KEYS[2] the lane
 -- KEYS[3] the partition's retry zset           KEYS[4] the partition's dead-letter stream

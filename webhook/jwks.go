@@ -7,19 +7,18 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	webkey "github.com/a2arelay/relay/internal/jwk"
 )
 
 // Timing and limits of the JWKS cache.
@@ -39,10 +38,9 @@ const (
 	fetchTimeout = 10 * time.Second
 	// maxJWKSBytes caps the JWKS response body.
 	maxJWKSBytes = 1 << 20
-	// minRSABits is the smallest RSA key accepted (relay generates 2048-bit keys).
+	// minRSABits is the smallest RSA key accepted (relay generates 2048-bit
+	// keys; internal/jwk bounds the largest).
 	minRSABits = 2048
-	// maxRSABits is the largest RSA key accepted.
-	maxRSABits = 8192
 )
 
 // errRefetchLimited: a fetch was wanted less than MinRefetch after the last one.
@@ -188,20 +186,6 @@ func maxAge(cc string) time.Duration {
 	return defaultKeysMaxAge
 }
 
-// jwk is the part of an RFC 7517 JSON Web Key the verifier reads.
-type jwk struct {
-	Kty    string   `json:"kty"`
-	Crv    string   `json:"crv"`
-	X      string   `json:"x"`
-	Y      string   `json:"y"`
-	N      string   `json:"n"`
-	E      string   `json:"e"`
-	Kid    string   `json:"kid"`
-	Alg    string   `json:"alg"`
-	Use    string   `json:"use"`
-	KeyOps []string `json:"key_ops"`
-}
-
 // parseJWKS decodes a JWK Set and keeps the keys relay can sign with: EC
 // P-256 (ES256), OKP Ed25519 (EdDSA) and RSA of 2048 to 8192 bits (RS256),
 // each with a kid, for signatures, with an "alg" (when present) that fits
@@ -217,7 +201,7 @@ func parseJWKS(body []byte) (map[string]pubKey, error) {
 	byKid := map[string]pubKey{}
 	dup := map[string]bool{}
 	for _, raw := range doc.Keys {
-		var j jwk
+		var j webkey.Key
 		if json.Unmarshal(raw, &j) != nil || j.Kid == "" {
 			continue
 		}
@@ -237,70 +221,30 @@ func parseJWKS(body []byte) (map[string]pubKey, error) {
 	return byKid, nil
 }
 
-func decodeJWK(j jwk) (pubKey, error) {
-	if j.Use != "" && j.Use != "sig" {
-		return pubKey{}, errors.New("not a signature key")
+// decodeJWK returns a key relay signs with, and its algorithm: EC P-256
+// (ES256), Ed25519 (EdDSA) or RSA of 2048 to 8192 bits (RS256).
+func decodeJWK(j webkey.Key) (pubKey, error) {
+	pub, err := webkey.Public(j)
+	if err != nil {
+		return pubKey{}, err
 	}
-	if j.KeyOps != nil && !slices.Contains(j.KeyOps, "verify") {
-		return pubKey{}, errors.New(`key_ops without "verify"`)
-	}
-	var (
-		k   pubKey
-		err error
-	)
-	switch j.Kty {
-	case "EC":
+	k := pubKey{pub: pub}
+	switch p := pub.(type) {
+	case *ecdsa.PublicKey:
+		if p.Curve != elliptic.P256() {
+			return pubKey{}, errors.New("EC curve other than P-256")
+		}
 		k.alg = "ES256"
-		k.pub, err = decodeEC(j)
-	case "OKP":
+	case ed25519.PublicKey:
 		k.alg = "EdDSA"
-		k.pub, err = decodeOKP(j)
-	case "RSA":
+	case *rsa.PublicKey:
+		if p.N.BitLen() < minRSABits {
+			return pubKey{}, fmt.Errorf("RSA key under %d bits", minRSABits)
+		}
 		k.alg = "RS256"
-		k.pub, err = decodeRSA(j)
-	default:
-		err = errors.New("unsupported kty")
 	}
-	if err == nil && j.Alg != "" && j.Alg != k.alg {
-		err = errors.New("alg does not fit the key")
+	if j.Alg != "" && j.Alg != k.alg {
+		return pubKey{}, errors.New("alg does not fit the key")
 	}
-	return k, err
-}
-
-// b64 decodes a base64url JWK member, tolerating padding.
-func b64(s string) ([]byte, error) {
-	return base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
-}
-
-func decodeEC(j jwk) (crypto.PublicKey, error) {
-	if j.Crv != "P-256" {
-		return nil, errors.New("EC curve other than P-256")
-	}
-	x, errX := b64(j.X)
-	y, errY := b64(j.Y)
-	if errX != nil || errY != nil || len(x) != 32 || len(y) != 32 {
-		return nil, errors.New("EC P-256: x and y must be 32 bytes")
-	}
-	return ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
-}
-
-func decodeOKP(j jwk) (crypto.PublicKey, error) {
-	x, err := b64(j.X)
-	if j.Crv != "Ed25519" || err != nil || len(x) != ed25519.PublicKeySize {
-		return nil, errors.New("OKP: want an Ed25519 key of 32 bytes")
-	}
-	return ed25519.PublicKey(x), nil
-}
-
-func decodeRSA(j jwk) (crypto.PublicKey, error) {
-	n, errN := b64(j.N)
-	e, errE := b64(j.E)
-	if errN != nil || errE != nil || len(e) == 0 || len(e) > 4 || len(n) > maxRSABits/8+1 {
-		return nil, errors.New("RSA: bad n or e")
-	}
-	pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
-	if pub.N.BitLen() < minRSABits || pub.N.BitLen() > maxRSABits || pub.E < 3 || pub.E%2 == 0 {
-		return nil, errors.New("RSA: key size or exponent out of bounds")
-	}
-	return pub, nil
+	return k, nil
 }

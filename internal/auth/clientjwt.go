@@ -20,6 +20,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	webkey "github.com/a2arelay/relay/internal/jwk"
 )
 
 // Limits of client JWTs and their keys.
@@ -30,7 +32,7 @@ const (
 	maxSubjectLen = 256
 	// Sizes of RSA keys accepted to verify client JWTs.
 	minClientRSABits = 2048
-	maxClientRSABits = 8192
+	maxClientRSABits = webkey.MaxRSABits
 )
 
 // clientJWTAlgs are the algorithms a client JWT may use, whatever its key:

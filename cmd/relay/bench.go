@@ -33,7 +33,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	mode := fs.String("mode", "push", "push: webhooks; stream: every client streams its task over SSE")
 	fs.StringVar(&bc.Target, "target", "", "A2A endpoint of a running relay, or several comma-separated (default: start relay in-process)")
 	redisURL := fs.String("redis-url", "", "Redis of the in-process relay (default: the embedded store)")
-	workers := fs.Int("workers", 256, "delivery workers of each in-process relay")
+	workers := fs.Int("workers", 0, "delivery workers of each in-process relay (0: RELAY_DELIVERY_WORKERS, default 256)")
 	instances := fs.Int("instances", 1, "in-process relay instances over the same Redis (needs --redis-url for more than 1); tasks go to them in turn")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args); err != nil {
@@ -97,7 +97,10 @@ func startInProcess(ctx context.Context, redisURL, prefix string, workers int) (
 	if err != nil {
 		return nil, err
 	}
-	cfg.Addr, cfg.RedisURL, cfg.DeliveryWorkers = "127.0.0.1:0", redisURL, workers
+	cfg.Addr, cfg.RedisURL = "127.0.0.1:0", redisURL
+	if workers > 0 {
+		cfg.DeliveryWorkers = workers
+	}
 	cfg.Auth, cfg.Security.RateLimit = "none", 0 // a local load run: no client credentials, no limit
 	cfg.RedisPrefix = prefix
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}

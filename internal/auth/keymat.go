@@ -59,7 +59,7 @@ type jwk struct {
 func methodFor(alg string) (jwt.SigningMethod, error) {
 	switch alg {
 	case ES256:
-		return jwt.SigningMethodES256, nil
+		return signingES256, nil
 	case EdDSA:
 		return jwt.SigningMethodEdDSA, nil
 	case RS256:

@@ -105,3 +105,41 @@ func TestProcessYieldsToWaitingTokens(t *testing.T) {
 		t.Fatalf("the lane's token is not back in the stream: %v", toks)
 	}
 }
+
+// A copy of a token that waited in memory for half the reclaim idle time
+// or more (by the worker's clock, from the read) may have been reclaimed
+// and finished meanwhile: Begin re-claims it, finds it done, and nothing is
+// POSTed, though the lane has a new head by then.
+func TestTokenReadLongAgoIsReclaimedAtBegin(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hook := &idRecorder{}
+	fx := newFixture(t, 1, "late", hook)
+	clock := time.Now()
+	w1 := New(fx.store, fx.keys, fx.guard.Transport(), Config{ReclaimIdle: time.Minute}, fx.log)
+	w1.now = func() time.Time { return clock }
+	toks, err := fx.store.ReadTokens(ctx, 0, w1.consumer, 10, time.Second)
+	if err != nil || len(toks) != 1 {
+		t.Fatalf("tokens %v, err %v", toks, err)
+	}
+	late := toks[0]
+	late.Read = clock
+
+	// Another worker takes the token over and delivers the head; the task
+	// then gets a new event, so the lane has a new head and token.
+	w2 := New(fx.store, fx.keys, fx.guard.Transport(), Config{ReclaimIdle: time.Minute}, fx.log)
+	w2.Process(ctx, toks[0])
+	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "late", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
+	if _, err := fx.commit.Append(ctx, "late", working); err != nil {
+		t.Fatal(err)
+	}
+	if ids := hook.got(); len(ids) != 1 {
+		t.Fatalf("POSTs %v, want the first notification once", ids)
+	}
+
+	clock = clock.Add(31 * time.Second) // the first copy starts, half a ReclaimIdle after its read
+	w1.Process(ctx, late)
+	if ids := hook.got(); len(ids) != 1 {
+		t.Fatalf("the late copy of a finished token POSTed: %v", ids)
+	}
+}

@@ -204,6 +204,7 @@ func (w *Workers) readLoop(ctx context.Context, p int, out chan<- queue.Token) {
 		// Tokens read wait in memory until a worker is free; one that waits
 		// longer than ReclaimIdle may be handed out again, and Begin makes
 		// sure only one of the copies delivers.
+		read := w.now() // no later than Redis handing the tokens out
 		ts, err := w.q.ReadTokens(ctx, p, w.consumer, 16, time.Second)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -213,6 +214,7 @@ func (w *Workers) readLoop(ctx context.Context, p int, out chan<- queue.Token) {
 			continue
 		}
 		for _, t := range ts {
+			t.Read = read
 			if !w.handOut(ctx, out, t) {
 				return
 			}
@@ -306,6 +308,14 @@ func (w *Workers) reclaim(ctx context.Context, out chan<- queue.Token) {
 // a worker, go on with the next head under the same token and lease.
 func (w *Workers) Process(ctx context.Context, t queue.Token) {
 	began := w.now() // the lane lease runs from here
+	// A token read by this consumer well within ReclaimIdle cannot have
+	// been reclaimed by another: Begin need not re-claim it. Its idle time
+	// runs from the read, the last claim.
+	t.Fresh = !t.Reclaimed && !t.Read.IsZero() && began.Sub(t.Read) < w.cfg.ReclaimIdle/2
+	claimed := began
+	if t.Fresh {
+		claimed = t.Read
+	}
 	h, status, err := w.q.Begin(ctx, t, w.consumer, w.cfg.ReclaimIdle)
 	if err != nil {
 		w.log.WarnContext(ctx, "starting a delivery", "task_id", t.TaskID, "err", err)
@@ -323,9 +333,16 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 		t.Attempt, t.First = 1, time.Time{}
 	}
 	for n := 1; ; n++ {
-		done, renewed, ok := w.deliverHead(ctx, t, h, began, n < w.cfg.LaneRun && w.waiting.Load() == 0 && !w.isStopping())
+		run := n < w.cfg.LaneRun && w.waiting.Load() == 0 && !w.isStopping()
+		// A run step restarts the token's idle time once its last claim
+		// is a quarter of ReclaimIdle ago, long before anyone may reclaim it.
+		claim := run && w.now().Sub(claimed) >= w.cfg.ReclaimIdle/4
+		done, renewed, ok := w.deliverHead(ctx, t, h, began, run, claim)
 		if !ok || !done.Run {
 			return
+		}
+		if claim {
+			claimed = renewed
 		}
 		// The next head is a new notification: its first attempt.
 		t.Attempt, t.First, t.Reclaimed, t.NotificationID = 1, time.Time{}, false, ""
@@ -334,12 +351,13 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 }
 
 // deliverHead makes one attempt at head h of t's lane and finishes it,
-// asking to go on with the next head when run. It returns what FinishToken
-// did, a time no later than the lease's renewal, and false when the token
-// was left pending (to be reclaimed) or was stale.
-func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, began time.Time, run bool) (queue.Finished, time.Time, bool) {
+// asking to go on with the next head when run (and to restart the token's
+// idle time when claim). It returns what FinishToken did, a time no later
+// than the lease's renewal, and false when the token was left pending (to
+// be reclaimed) or was stale.
+func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, began time.Time, run, claim bool) (queue.Finished, time.Time, bool) {
 	now := w.now()
-	f := queue.Finish{Now: now, First: cmp.Or(t.First, now), Run: run, Lease: w.cfg.ReclaimIdle, Consumer: w.consumer}
+	f := queue.Finish{Now: now, First: cmp.Or(t.First, now), Run: run, Claim: claim, Lease: w.cfg.ReclaimIdle, Consumer: w.consumer}
 	var rec Attempt
 	switch {
 	case h.Entry == "" || h.Event == nil:

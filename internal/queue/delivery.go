@@ -40,6 +40,14 @@ type Token struct {
 	First time.Time
 	// Reclaimed marks a token taken over from a worker that went quiet.
 	Reclaimed bool
+	// Read is when the consumer started the read that returned the token,
+	// on the consumer's clock (the queue does not set it).
+	Read time.Time
+	// Fresh marks a token its consumer read from the stream itself and
+	// begins well within the reclaim idle time of that read: no other
+	// consumer can have claimed or finished it since, so Begin does not
+	// re-claim it. The caller decides, on its own clock.
+	Fresh bool
 	// NotificationID, on a retry token, names the notification Attempt and
 	// First are for: when the lane's head is another one (the token went
 	// on with a lane run since), the head's attempt is its first.
@@ -159,7 +167,11 @@ const (
 func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.Duration) (Head, int, error) {
 	value := consumer + "#" + strconv.FormatUint(s.leases.Add(1), 36)
 	keys := []string{s.k.deliveries(t.Partition), s.k.lease(t.TaskID, t.ConfigID), s.k.lane(t.TaskID, t.ConfigID), s.k.task(t.TaskID).push}
-	res, err := s.evalBatched(ctx, s.begin, keys, t.ID, consumer, lease.Milliseconds(), t.ConfigID, value).Slice()
+	fresh := "0"
+	if t.Fresh && !t.Reclaimed {
+		fresh = "1"
+	}
+	res, err := s.evalBatched(ctx, s.begin, keys, t.ID, consumer, lease.Milliseconds(), t.ConfigID, value, fresh).Slice()
 	if err != nil {
 		return Head{}, Stale, fmt.Errorf("queue: begin delivery: %w", err)
 	}
@@ -244,6 +256,11 @@ type Finish struct {
 	Run      bool
 	Lease    time.Duration
 	Consumer string
+	// Claim, on a run step, restarts the token's idle time (an XCLAIM), so
+	// that it is not reclaimed while the run goes on. The caller asks for
+	// it once the token's last claim (its read, Begin or an earlier claim)
+	// is a good part of the reclaim idle time ago.
+	Claim bool
 }
 
 // Finished is what FinishToken did.
@@ -272,9 +289,13 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 	if f.Run {
 		run = "1"
 	}
+	claim := "0"
+	if f.Claim {
+		claim = "1"
+	}
 	res, err := s.evalBatched(ctx, s.finish, keys, t.ID, h.Entry, string(f.Outcome), t.TaskID, t.ConfigID,
 		t.Attempt+1, f.First.UnixMilli(), f.Now.UnixMilli(), f.Due.UnixMilli(), f.Attempt, s.attemptsKept,
-		pfx, h.NotificationID, f.Reason, s.keep.Milliseconds(), run, f.Lease.Milliseconds(), f.Consumer, h.Lease).Slice()
+		pfx, h.NotificationID, f.Reason, s.keep.Milliseconds(), run, f.Lease.Milliseconds(), f.Consumer, h.Lease, claim).Slice()
 	if err != nil {
 		return Finished{}, fmt.Errorf("queue: finish delivery: %w", err)
 	}

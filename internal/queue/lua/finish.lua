@@ -17,6 +17,7 @@
 -- ARGV[15] delivery record retention in ms
 -- ARGV[16] "1" when the caller would go on with the lane's next head
 -- ARGV[17] lease ms   ARGV[18] consumer   ARGV[19] the caller's lease value
+-- ARGV[20] "1" when a run step is to restart the token's idle time
 -- Going on (a lane run): after a delivered or skipped head, when the lane
 -- has another head and the caller still holds the lane's lease, the token
 -- is not acknowledged but stays the caller's (re-claimed, so its idle time
@@ -158,9 +159,12 @@ end
 if run then
   local nxt = redis.call('LINDEX', KEYS[2], 0)
   if nxt then
-    -- The token stays the caller's, and its idle time restarts, so that it
-    -- is not reclaimed while the run goes on.
-    redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID')
+    -- The token stays the caller's. Its idle time restarts when the caller
+    -- asks (its last claim is a good part of the reclaim idle time ago),
+    -- so that it is not reclaimed while the run goes on.
+    if ARGV[20] == '1' then
+      redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID')
+    end
     redis.call('PEXPIRE', KEYS[8], ARGV[17])
     return {3, nxt, redis.call('HGET', KEYS[7], ARGV[5])}
   end

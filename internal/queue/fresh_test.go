@@ -1,0 +1,84 @@
+package queue
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// idle is the pending token's idle time, as Redis counts it.
+func (s *Store) idle(t *testing.T, id string) time.Duration {
+	t.Helper()
+	ps, err := s.rdb.XPendingExt(context.Background(), &redis.XPendingExtArgs{Stream: s.k.deliveries(0), Group: group, Start: id, End: id, Count: 1}).Result()
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("XPENDING %s = %v, %v", id, ps, err)
+	}
+	return ps[0].Idle
+}
+
+// A fresh token (its consumer read it just now) is begun without a
+// re-claim: its idle time runs on from the read. Any other token is
+// re-claimed, so that Begin finds out whether it is still pending; a
+// reclaimed token always is, even when marked fresh.
+func TestBeginReclaimsOnlyTokensNotFresh(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := laneFixture(t, 1)
+	tok := readOne(t, s, "w1")
+	time.Sleep(60 * time.Millisecond)
+	tok.Fresh = true
+	if _, st, err := s.Begin(ctx, tok, "w1", time.Minute); err != nil || st != Go {
+		t.Fatalf("Begin(fresh) = %v, %v", st, err)
+	}
+	if idle := s.idle(t, tok.ID); idle < 60*time.Millisecond {
+		t.Fatalf("a fresh token's idle time is %s after Begin: it was re-claimed", idle)
+	}
+	s.rdb.Del(ctx, s.k.lease("run", "c1"))
+	tok.Fresh = false
+	if _, st, err := s.Begin(ctx, tok, "w1", time.Minute); err != nil || st != Go {
+		t.Fatalf("Begin = %v, %v", st, err)
+	}
+	if idle := s.idle(t, tok.ID); idle >= 60*time.Millisecond {
+		t.Fatalf("a token not fresh keeps its idle time %s after Begin: it was not re-claimed", idle)
+	}
+
+	// Finished (acked), then begun again as a reclaimed copy marked fresh:
+	// the re-claim finds it done.
+	s.rdb.XAck(ctx, s.k.deliveries(0), group, tok.ID)
+	s.rdb.Del(ctx, s.k.lease("run", "c1"))
+	tok.Fresh, tok.Reclaimed = true, true
+	if _, st, err := s.Begin(ctx, tok, "w2", time.Minute); err != nil || st != Stale {
+		t.Fatalf("Begin(a finished token, reclaimed) = %v, %v; want Stale", st, err)
+	}
+}
+
+// A run step restarts the token's idle time only when the caller asks.
+func TestRunStepClaimsOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, ids := laneFixture(t, 3)
+	tok := readOne(t, s, "w1")
+	h, st, err := s.Begin(ctx, tok, "w1", time.Minute)
+	if err != nil || st != Go {
+		t.Fatalf("Begin = %v, %v", st, err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	done, err := s.FinishToken(ctx, tok, h, delivered(time.Now(), time.Minute, true))
+	if err != nil || !done.Run || done.Next.EventID != ids[1] {
+		t.Fatalf("FinishToken(run) = %+v, %v", done, err)
+	}
+	if idle := s.idle(t, tok.ID); idle < 60*time.Millisecond {
+		t.Fatalf("idle %s after a run step that did not ask to claim", idle)
+	}
+	f := delivered(time.Now(), time.Minute, true)
+	f.Claim = true
+	done, err = s.FinishToken(ctx, tok, done.Next, f)
+	if err != nil || !done.Run || done.Next.EventID != ids[2] {
+		t.Fatalf("FinishToken(run, claim) = %+v, %v", done, err)
+	}
+	if idle := s.idle(t, tok.ID); idle >= 60*time.Millisecond {
+		t.Fatalf("idle %s after a run step that asked to claim", idle)
+	}
+}

@@ -45,7 +45,8 @@ type Config struct {
 	EventsMaxLen int
 	// DeliveryRetention is how long delivery records and attempts are kept (default 7 days).
 	DeliveryRetention time.Duration
-	// AttemptsKept caps the attempts logged per delivery (default 50).
+	// AttemptsKept caps the attempts logged per delivery (default 50): the
+	// first and the last AttemptsKept-1 are kept.
 	AttemptsKept int
 }
 

@@ -30,19 +30,41 @@
 -- {3, next head, config or false} when applied and the run goes on, or
 -- {4, next head, config or false} when this run step was applied already.
 local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
-local function logAttempt()
+-- The attempt log: a delivery's first attempt is kept in its record (field
+-- a1, written with the status it led to), later ones in its attempt list,
+-- the last cap - 1 of them; a notification delivered at once makes no list.
+-- attemptFields logs this attempt (if any) after cur earlier ones and
+-- returns the record fields to write with it.
+local cap = tonumber(ARGV[11])
+local function attemptFields(cur)
   if ARGV[10] == '' then
-    return
+    return {}
   end
-  local n = redis.call('RPUSH', KEYS[6], ARGV[10])
-  if n == 1 then
-    -- A new list: it expires the retention after the first attempt, so
-    -- after its record, which expires the retention after the commit.
-    redis.call('PEXPIRE', KEYS[6], ARGV[15])
-  elseif n > tonumber(ARGV[11]) then
-    redis.call('LTRIM', KEYS[6], -tonumber(ARGV[11]), -1)
+  if cur == 0 then
+    return {'attempts', 1, 'a1', ARGV[10]}
   end
-  redis.call('HINCRBY', KEYS[5], 'attempts', 1)
+  if cap > 1 then
+    local n = redis.call('RPUSH', KEYS[6], ARGV[10])
+    if n == 1 then
+      -- A new list: it expires the retention after its first attempt, so
+      -- after the record, which expires the retention after the commit.
+      redis.call('PEXPIRE', KEYS[6], ARGV[15])
+    elseif n > cap - 1 then
+      redis.call('LTRIM', KEYS[6], 1 - cap, -1)
+    end
+  end
+  return {'attempts', cur + 1}
+end
+-- logAttempt logs the attempt alone, leaving the record's status be; an
+-- expired record logs nothing.
+local function logAttempt()
+  local cur = redis.call('HGET', KEYS[5], 'attempts')
+  if cur then
+    local f = attemptFields(tonumber(cur))
+    if #f > 0 then
+      redis.call('HSET', KEYS[5], unpack(f))
+    end
+  end
 end
 local holder = redis.call('GET', KEYS[8])
 -- Another worker holds the lane: this caller's lease ran out while it was
@@ -60,8 +82,13 @@ end
 -- renew, but the lane's head is no longer the one this attempt was for:
 -- the first execution popped it. Record nothing again, and answer as the
 -- first execution did: {4, the lane's head, config}, go on with it.
-if ARGV[16] == '1' and ARGV[2] ~= '' and holder == ARGV[19] then
-  local head = redis.call('LINDEX', KEYS[2], 0)
+-- Asking to go on, the caller reads the lane's first two heads at once:
+-- the first tells a replay, the second whether the run can go on.
+local want = ARGV[16] == '1' and holder == ARGV[19]
+local second
+if want and ARGV[2] ~= '' then
+  local two = redis.call('LRANGE', KEYS[2], 0, 1)
+  local head = two[1]
   if not head then
     return {0}
   end
@@ -70,12 +97,14 @@ if ARGV[16] == '1' and ARGV[2] ~= '' and holder == ARGV[19] then
     redis.call('PEXPIRE', KEYS[8], ARGV[17])
     return {4, head, redis.call('HGET', KEYS[7], ARGV[5])}
   end
+  second = two[2]
 end
 -- A run needs a second head in the lane and the caller's lease: a lease
 -- value is unique to one Begin, so while the caller holds it no other
 -- worker has begun (or finished) this token, and the token is still pending.
-local run = ARGV[16] == '1' and (outcome == 'delivered' or outcome == 'skip')
-  and redis.call('LINDEX', KEYS[2], 1) and holder == ARGV[19]
+-- (The first head is this attempt's, checked above: the pop below takes
+-- it, and the second is the next.)
+local run = want and (outcome == 'delivered' or outcome == 'skip') and second ~= nil
 if not run then
   if redis.call('XACK', KEYS[1], 'workers', ARGV[1]) == 0 then
     return {0}
@@ -94,28 +123,41 @@ if counted[outcome] then
 end
 -- indexed lists the statuses kept in a zset of their own.
 local indexed = {pending = true, failed = true, dead = true, disabled = true, dropped = true}
-local function setStatus(st)
-  local old = redis.call('HGET', KEYS[5], 'status')
+-- setStatus logs the attempt and moves the record to status st, with the
+-- extra field pairs given; an expired record is left alone.
+local function setStatus(st, ...)
+  local rec = redis.call('HMGET', KEYS[5], 'status', 'attempts')
+  local old = rec[1]
   if not old then
     return -- the record expired
   end
   if indexed[old] then
     redis.call('ZREM', pfx .. 'dl:status:' .. old, nid)
   end
-  redis.call('HSET', KEYS[5], 'status', st, 'updated', now)
+  local f = attemptFields(tonumber(rec[2]) or 0)
+  for _, v in ipairs({'status', st, 'updated', now, ...}) do
+    f[#f + 1] = v
+  end
+  redis.call('HSET', KEYS[5], unpack(f))
   if indexed[st] then
     redis.call('ZADD', pfx .. 'dl:status:' .. st, now, nid)
   end
 end
-logAttempt()
+-- activate gives a lane with heads left a token. Having read the lane's
+-- first two heads above, the caller knows without asking again.
 local function activate()
-  if redis.call('LLEN', KEYS[2]) > 0 then
+  local more
+  if want and ARGV[2] ~= '' then
+    more = second ~= nil
+  else
+    more = redis.call('LLEN', KEYS[2]) > 0
+  end
+  if more then
     redis.call('XADD', KEYS[1], '*', 't', ARGV[4], 'c', ARGV[5], 'a', 1, 'f', 0)
   end
 end
 if outcome == 'retry' then
-  setStatus('failed')
-  redis.call('HSET', KEYS[5], 'next', ARGV[9])
+  setStatus('failed', 'next', ARGV[9])
   -- n names the notification the retry is for: a token that delivered
   -- other heads in a run since (and was then reclaimed) is not its retry.
   redis.call('ZADD', KEYS[3], ARGV[9], cjson.encode({t = ARGV[4], c = ARGV[5], a = tonumber(ARGV[6]), f = tonumber(ARGV[7]), n = nid}))
@@ -157,20 +199,14 @@ else -- gone or drop: nothing more goes to this config
   return {1}
 end
 if run then
-  local nxt = redis.call('LINDEX', KEYS[2], 0)
-  if nxt then
-    -- The token stays the caller's. Its idle time restarts when the caller
-    -- asks (its last claim is a good part of the reclaim idle time ago),
-    -- so that it is not reclaimed while the run goes on.
-    if ARGV[20] == '1' then
-      redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID')
-    end
-    redis.call('PEXPIRE', KEYS[8], ARGV[17])
-    return {3, nxt, redis.call('HGET', KEYS[7], ARGV[5])}
+  -- The token stays the caller's. Its idle time restarts when the caller
+  -- asks (its last claim is a good part of the reclaim idle time ago),
+  -- so that it is not reclaimed while the run goes on.
+  if ARGV[20] == '1' then
+    redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID')
   end
-  redis.call('XACK', KEYS[1], 'workers', ARGV[1])
-  redis.call('DEL', KEYS[8])
-  return {1}
+  redis.call('PEXPIRE', KEYS[8], ARGV[17])
+  return {3, second, redis.call('HGET', KEYS[7], ARGV[5])}
 end
 activate()
 return {1}

@@ -1,0 +1,91 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2arelay/relay/internal/redistest"
+)
+
+// The attempt log keeps a delivery's first attempt in its record and the
+// last AttemptsKept-1 in a list: a delivery that succeeds at once makes no
+// list key; one that fails more often than the cap keeps its first and its
+// latest attempts, and counts them all.
+func TestAttemptLogKeepsFirstAndLatest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, AttemptsKept: 3})
+	if err := s.EnsureGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := Commit{TaskID: "log", Snapshot: []byte(`{}`), UpdatedAt: time.Now(),
+		PushConfigs: map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)},
+		Events:      [][]byte{[]byte(`{"n":1}`), []byte(`{"n":2}`)}, Deliver: []bool{true, true}}
+	if _, err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	attempt := func(n int) []byte { return []byte(fmt.Sprintf(`{"attempt":%d}`, n)) }
+
+	// The first notification: five failed attempts, then a sixth that lands.
+	tok := readOne(t, s, "w1")
+	first := time.Now()
+	var nid string
+	for n := 1; n <= 6; n++ {
+		h, st, err := s.Begin(ctx, tok, "w1", time.Minute)
+		if err != nil || st != Go {
+			t.Fatalf("attempt %d: Begin = %v, %v", n, st, err)
+		}
+		nid = h.NotificationID
+		f := Finish{Outcome: Retry, Attempt: attempt(n), Now: time.Now(), First: first, Due: time.Now(), Lease: time.Minute, Consumer: "w1"}
+		if n == 6 {
+			f.Outcome = Delivered
+		}
+		if _, err := s.FinishToken(ctx, tok, h, f); err != nil {
+			t.Fatal(err)
+		}
+		if n < 6 {
+			if moved, err := s.MoveDue(ctx, 0, time.Now().Add(time.Second), 10); err != nil || moved != 1 {
+				t.Fatalf("MoveDue = %d, %v", moved, err)
+			}
+			tok = readOne(t, s, "w1")
+			if tok.Attempt != n+1 {
+				t.Fatalf("retry token for attempt %d, want %d", tok.Attempt, n+1)
+			}
+		}
+	}
+	r, err := s.Delivery(ctx, nid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range r.AttemptLog {
+		got = append(got, string(a))
+	}
+	if want := []string{`{"attempt":1}`, `{"attempt":5}`, `{"attempt":6}`}; r.Status != "delivered" || r.Attempts != 6 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("record: status %s, %d attempts, log %v; want delivered, 6, %v", r.Status, r.Attempts, got, want)
+	}
+
+	// The second: delivered at once. Its attempt is in the record; no list.
+	tok = readOne(t, s, "w1")
+	h, st, err := s.Begin(ctx, tok, "w1", time.Minute)
+	if err != nil || st != Go {
+		t.Fatalf("Begin = %v, %v", st, err)
+	}
+	if _, err := s.FinishToken(ctx, tok, h, delivered(time.Now(), time.Minute, false)); err != nil {
+		t.Fatal(err)
+	}
+	r, err = s.Delivery(ctx, h.NotificationID)
+	if err != nil || r.Status != "delivered" || r.Attempts != 1 || len(r.AttemptLog) != 1 || string(r.AttemptLog[0]) != `{}` {
+		t.Fatalf("record %+v, %v; want delivered after one logged attempt", r, err)
+	}
+	if n, _ := rdb.Exists(ctx, s.k.tag(0)+"dla:"+h.NotificationID).Result(); n != 0 {
+		t.Fatal("a delivery that succeeded at once made an attempt list")
+	}
+	if ttl, _ := rdb.PTTL(ctx, s.k.tag(0)+"dla:"+nid).Result(); ttl <= 0 {
+		t.Fatalf("the retried delivery's attempt list has no expiry (%s)", ttl)
+	}
+}

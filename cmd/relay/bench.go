@@ -36,6 +36,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", 0, "delivery workers of each in-process relay (0: RELAY_DELIVERY_WORKERS, default 256)")
 	instances := fs.Int("instances", 1, "in-process relay instances over the same Redis (needs --redis-url for more than 1); tasks go to them in turn")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	memProfile := fs.String("memprofile", "", "write an allocation profile of the run to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -56,6 +57,9 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		defer writeAllocs(*memProfile, stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -109,4 +113,19 @@ func startInProcess(ctx context.Context, redisURL, prefix string, workers int) (
 		return nil, err
 	}
 	return a, a.Start(ctx)
+}
+
+// writeAllocs writes the allocation profile (every allocation since the
+// start, by where it was made) to path.
+func writeAllocs(path string, stderr io.Writer) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "relay bench: %v\n", err)
+	}
 }

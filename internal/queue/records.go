@@ -39,8 +39,8 @@ type DeliveryRecord struct {
 	Updated  time.Time
 	// Next is when the next attempt is due (zero when none is scheduled).
 	Next time.Time
-	// AttemptLog holds the logged attempts (JSON), oldest first: the first
-	// and the last AttemptsKept-1.
+	// AttemptLog holds the logged attempts (JSON), oldest first: the last
+	// AttemptsKept of them.
 	AttemptLog [][]byte
 }
 
@@ -71,11 +71,6 @@ func (s *Store) Delivery(ctx context.Context, id string) (DeliveryRecord, error)
 	r := DeliveryRecord{ID: id, TaskID: m["task"], ConfigID: m["config"], EventID: m["event"], Status: m["status"]}
 	r.Attempts, _ = strconv.Atoi(m["attempts"])
 	r.Created, r.Updated, r.Next = msTime(m["created"]), msTime(m["updated"]), msTime(m["next"])
-	// The first attempt is kept in the record, later ones in its list
-	// (records from before that kept them all in the list).
-	if first, ok := m["a1"]; ok {
-		r.AttemptLog = append(r.AttemptLog, []byte(first))
-	}
 	for _, s := range a.Val() {
 		r.AttemptLog = append(r.AttemptLog, []byte(s))
 	}

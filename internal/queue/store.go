@@ -46,7 +46,7 @@ type Config struct {
 	// DeliveryRetention is how long delivery records and attempts are kept (default 7 days).
 	DeliveryRetention time.Duration
 	// AttemptsKept caps the attempts logged per delivery (default 50): the
-	// first and the last AttemptsKept-1 are kept.
+	// last AttemptsKept are kept.
 	AttemptsKept int
 }
 

@@ -30,28 +30,20 @@
 -- {3, next head, config or false} when applied and the run goes on, or
 -- {4, next head, config or false} when this run step was applied already.
 local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
--- The attempt log: a delivery's first attempt is kept in its record (field
--- a1, written with the status it led to), later ones in its attempt list,
--- the last cap - 1 of them; a notification delivered at once makes no list.
--- attemptFields logs this attempt (if any) after cur earlier ones and
--- returns the record fields to write with it.
-local cap = tonumber(ARGV[11])
+-- The attempt log: a list per delivery of its last ARGV[11] attempts; the
+-- record counts them all. attemptFields logs this attempt (if any) after
+-- cur earlier ones and returns the record fields to write with it.
 local function attemptFields(cur)
   if ARGV[10] == '' then
     return {}
   end
-  if cur == 0 then
-    return {'attempts', 1, 'a1', ARGV[10]}
-  end
-  if cap > 1 then
-    local n = redis.call('RPUSH', KEYS[6], ARGV[10])
-    if n == 1 then
-      -- A new list: it expires the retention after its first attempt, so
-      -- after the record, which expires the retention after the commit.
-      redis.call('PEXPIRE', KEYS[6], ARGV[15])
-    elseif n > cap - 1 then
-      redis.call('LTRIM', KEYS[6], 1 - cap, -1)
-    end
+  local n = redis.call('RPUSH', KEYS[6], ARGV[10])
+  if n == 1 then
+    -- A new list: it expires the retention after the first attempt, so
+    -- after its record, which expires the retention after the commit.
+    redis.call('PEXPIRE', KEYS[6], ARGV[15])
+  elseif n > tonumber(ARGV[11]) then
+    redis.call('LTRIM', KEYS[6], -tonumber(ARGV[11]), -1)
   end
   return {'attempts', cur + 1}
 end

@@ -34,10 +34,9 @@ type Attempt struct {
 	NextAttempt    *time.Time `json:"nextAttempt,omitempty"`
 }
 
-// post sends one notification and returns what happened, filling a.
+// post sends one notification and returns what happened, filling a. ctx
+// bounds the attempt (the caller's per-attempt timeout).
 func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notification, nid string, a *Attempt) result {
-	ctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(n.Body))
 	if err != nil {
 		a.ErrorClass, a.Error = "http", "bad webhook URL"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/queue"
 )
 
 // stateRecorder is a webhook that records the task state of each v1.0
@@ -141,5 +142,41 @@ func TestTokenReadLongAgoIsReclaimedAtBegin(t *testing.T) {
 	w1.Process(ctx, late)
 	if ids := hook.got(); len(ids) != 1 {
 		t.Fatalf("the late copy of a finished token POSTed: %v", ids)
+	}
+}
+
+// A webhook slower than the per-attempt timeout: the attempt ends at the
+// timeout, is logged with the error class "timeout", and is retried.
+func TestSlowWebhookTimesOut(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	release := make(chan struct{})
+	defer close(release)
+	fx := newFixture(t, 1, "slow", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	w := New(fx.store, fx.keys, fx.guard.Transport(), Config{Timeout: 100 * time.Millisecond}, fx.log)
+	toks, err := fx.store.ReadTokens(ctx, 0, w.consumer, 10, time.Second)
+	if err != nil || len(toks) != 1 {
+		t.Fatalf("tokens %v, err %v", toks, err)
+	}
+	start := time.Now()
+	w.Process(ctx, toks[0])
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the attempt took %s; the timeout is 100ms", took)
+	}
+	recs, _, err := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "slow", Limit: 10})
+	if err != nil || len(recs) != 1 || len(recs[0].AttemptLog) != 1 {
+		t.Fatalf("records %+v, %v", recs, err)
+	}
+	var a Attempt
+	if err := json.Unmarshal(recs[0].AttemptLog[0], &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.ErrorClass != "timeout" || a.Outcome != "retry" || recs[0].Status != "failed" {
+		t.Fatalf("attempt %+v, record status %s; want a timeout, retried", a, recs[0].Status)
 	}
 }

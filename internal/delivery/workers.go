@@ -308,9 +308,9 @@ func (w *Workers) reclaim(ctx context.Context, out chan<- queue.Token) {
 // a worker, go on with the next head under the same token and lease.
 func (w *Workers) Process(ctx context.Context, t queue.Token) {
 	began := w.now() // the lane lease runs from here
-	// A token read by this consumer well within ReclaimIdle cannot have
-	// been reclaimed by another: Begin need not re-claim it. Its idle time
-	// runs from the read, the last claim.
+	// A token this consumer read a short while ago is likely still its
+	// own alone: Begin checks that in Redis and then skips the re-claim.
+	// Its idle time runs from the read, the last claim.
 	t.Fresh = !t.Reclaimed && !t.Read.IsZero() && began.Sub(t.Read) < w.cfg.ReclaimIdle/2
 	claimed := began
 	if t.Fresh {
@@ -334,15 +334,9 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 	}
 	for n := 1; ; n++ {
 		run := n < w.cfg.LaneRun && w.waiting.Load() == 0 && !w.isStopping()
-		// A run step restarts the token's idle time once its last claim
-		// is a quarter of ReclaimIdle ago, long before anyone may reclaim it.
-		claim := run && w.now().Sub(claimed) >= w.cfg.ReclaimIdle/4
-		done, renewed, ok := w.deliverHead(ctx, t, h, began, run, claim)
+		done, renewed, ok := w.deliverHead(ctx, t, h, began, run, &claimed)
 		if !ok || !done.Run {
 			return
-		}
-		if claim {
-			claimed = renewed
 		}
 		// The next head is a new notification: its first attempt.
 		t.Attempt, t.First, t.Reclaimed, t.NotificationID = 1, time.Time{}, false, ""
@@ -351,13 +345,16 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 }
 
 // deliverHead makes one attempt at head h of t's lane and finishes it,
-// asking to go on with the next head when run (and to restart the token's
-// idle time when claim). It returns what FinishToken did, a time no later
-// than the lease's renewal, and false when the token was left pending (to
-// be reclaimed) or was stale.
-func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, began time.Time, run, claim bool) (queue.Finished, time.Time, bool) {
+// asking to go on with the next head when run. A run step restarts the
+// token's idle time once its last claim (*claimed, moved on then) is a
+// quarter of ReclaimIdle ago, decided after the POST: the gap between
+// claims stays under a quarter of ReclaimIdle plus one attempt, below
+// ReclaimIdle. It returns what FinishToken did, a time no later than the
+// lease's renewal, and false when the token was left pending (to be
+// reclaimed) or was stale.
+func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, began time.Time, run bool, claimed *time.Time) (queue.Finished, time.Time, bool) {
 	now := w.now()
-	f := queue.Finish{Now: now, First: cmp.Or(t.First, now), Run: run, Claim: claim, Lease: w.cfg.ReclaimIdle, Consumer: w.consumer}
+	f := queue.Finish{Now: now, First: cmp.Or(t.First, now), Run: run, Lease: w.cfg.ReclaimIdle, Consumer: w.consumer}
 	var rec Attempt
 	switch {
 	case h.Entry == "" || h.Event == nil:
@@ -379,6 +376,10 @@ func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, 
 		}
 	}
 	renewed := w.now() // the script renews the lease after this
+	f.Claim = run && renewed.Sub(*claimed) >= w.cfg.ReclaimIdle/4
+	if f.Claim {
+		*claimed = renewed
+	}
 	done, err := w.q.FinishToken(ctx, t, h, f)
 	if err != nil {
 		w.log.WarnContext(ctx, "finishing a delivery", "notification_id", h.NotificationID, "err", err)

@@ -43,10 +43,9 @@ type Token struct {
 	// Read is when the consumer started the read that returned the token,
 	// on the consumer's clock (the queue does not set it).
 	Read time.Time
-	// Fresh marks a token its consumer read from the stream itself and
-	// begins well within the reclaim idle time of that read: no other
-	// consumer can have claimed or finished it since, so Begin does not
-	// re-claim it. The caller decides, on its own clock.
+	// Fresh marks a token its consumer read from the stream itself a
+	// short while ago: Begin then skips the re-claim when Redis shows the
+	// token pending, the consumer's, and never delivered to another.
 	Fresh bool
 	// NotificationID, on a retry token, names the notification Attempt and
 	// First are for: when the lane's head is another one (the token went

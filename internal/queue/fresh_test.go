@@ -82,3 +82,33 @@ func TestRunStepClaimsOnlyWhenAsked(t *testing.T) {
 		t.Fatalf("idle %s after a run step that asked to claim", idle)
 	}
 }
+
+// A token marked fresh that Redis shows finished, or taken over by another
+// consumer, is not begun on the caller's word: finished, it is stale;
+// delivered to another, it is re-claimed (its idle time restarts, and it is
+// the caller's again).
+func TestBeginChecksAFreshTokenInRedis(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := laneFixture(t, 1)
+	tok := readOne(t, s, "w1")
+	tok.Fresh = true
+
+	// Another consumer claims it (as a reclaim would).
+	s.rdb.XClaim(ctx, &redis.XClaimArgs{Stream: s.k.deliveries(0), Group: group, Consumer: "w2", Messages: []string{tok.ID}})
+	time.Sleep(60 * time.Millisecond)
+	if _, st, err := s.Begin(ctx, tok, "w1", time.Minute); err != nil || st != Go {
+		t.Fatalf("Begin = %v, %v", st, err)
+	}
+	ps, err := s.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: s.k.deliveries(0), Group: group, Start: tok.ID, End: tok.ID, Count: 1}).Result()
+	if err != nil || len(ps) != 1 || ps[0].Consumer != "w1" || ps[0].Idle >= 60*time.Millisecond {
+		t.Fatalf("pending %+v, %v: a fresh token another consumer held was not re-claimed", ps, err)
+	}
+
+	// Finished meanwhile: stale, whatever the caller thinks.
+	s.rdb.XAck(ctx, s.k.deliveries(0), group, tok.ID)
+	s.rdb.Del(ctx, s.k.lease("run", "c1"))
+	if _, st, err := s.Begin(ctx, tok, "w1", time.Minute); err != nil || st != Stale {
+		t.Fatalf("Begin(a finished token marked fresh) = %v, %v; want Stale", st, err)
+	}
+}

@@ -9,13 +9,26 @@
 -- ARGV[1] token stream id   ARGV[2] consumer   ARGV[3] lease ms   ARGV[4] config id
 -- ARGV[5] the lease's value: unique to this Begin, so that only its holder
 --   releases or renews it
--- ARGV[6] "1" for a fresh token (read by this consumer well within the
---   reclaim idle time: no one else can have claimed or finished it), which
---   is not re-claimed: that saves an XCLAIM per token
+-- ARGV[6] "1" for a fresh token: one this consumer read from the stream
+--   itself, a short while ago. If the token is still pending, this
+--   consumer's, and was never delivered to anyone else (delivery count 1),
+--   no other worker can have begun or finished it: it is not re-claimed
+--   (XPENDING reads that, for less than an XCLAIM costs). Otherwise, or
+--   for any other token, it is re-claimed as above. The check is Redis's,
+--   so it holds whatever the caller's clock and however late the script
+--   runs.
 -- Returns {0} when the token was already finished, {2} when another worker
 -- holds the lane, or {1, head or false, config or false, Redis TIME} (the
 -- time tells how long the token waited, on the clock that stamped its id).
-if ARGV[6] ~= '1' and #redis.call('XCLAIM', KEYS[1], 'workers', ARGV[2], 0, ARGV[1], 'JUSTID') == 0 then
+local claim = true
+if ARGV[6] == '1' then
+  local p = redis.call('XPENDING', KEYS[1], 'workers', ARGV[1], ARGV[1], 1)
+  if #p == 0 then
+    return {0}
+  end
+  claim = p[1][2] ~= ARGV[2] or p[1][4] ~= 1
+end
+if claim and #redis.call('XCLAIM', KEYS[1], 'workers', ARGV[2], 0, ARGV[1], 'JUSTID') == 0 then
   return {0}
 end
 if not redis.call('SET', KEYS[2], ARGV[5], 'NX', 'PX', ARGV[3]) and redis.call('GET', KEYS[2]) ~= ARGV[5] then

@@ -90,7 +90,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stdout, res)
-	if res.Lost > 0 {
+	if res.Lost > 0 || res.WrongToken > 0 {
 		return 1
 	}
 	return 0

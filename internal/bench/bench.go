@@ -53,20 +53,25 @@ type Config struct {
 // Result is what a run measured.
 type Result struct {
 	Tasks, Expected, Delivered, Duplicates, Lost int
-	SendTime, Elapsed                            time.Duration
-	PerSecond                                    float64
-	P50, P99, Max                                time.Duration
+	// WrongToken counts notifications that arrived without the push
+	// config's token in X-A2A-Notification-Token and A2A-Notification-Token.
+	WrongToken        int
+	SendTime, Elapsed time.Duration
+	PerSecond         float64
+	P50, P99, Max     time.Duration
 }
 
 func (r Result) String() string {
 	return fmt.Sprintf("tasks sent: %d in %s\nnotifications or events: %d of %d received in %s: %.0f/s\n"+
-		"commit to receipt: p50 %s, p99 %s, max %s\nlost: %d, duplicates: %d",
+		"commit to receipt: p50 %s, p99 %s, max %s\nlost: %d, duplicates: %d, wrong token: %d",
 		r.Tasks, r.SendTime.Round(time.Millisecond), r.Delivered, r.Expected, r.Elapsed.Round(time.Millisecond), r.PerSecond,
-		r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), r.Max.Round(100*time.Microsecond), r.Lost, r.Duplicates)
+		r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), r.Max.Round(100*time.Microsecond), r.Lost, r.Duplicates, r.WrongToken)
 }
 
 // sink receives notifications and records when each arrived.
 type sink struct {
+	token     []byte // the push configs' token, which every notification must carry
+	wrong     atomic.Int64
 	done      sync.Map // task id -> chan struct{}, closed when its final notification arrived
 	mu        sync.Mutex
 	seen      map[string]bool
@@ -102,7 +107,11 @@ func (s *sink) serve(c *fasthttp.RequestCtx) {
 			}
 		}
 	}
-	s.record(string(c.Request.Header.Peek("A2A-Notification-Id")), emit, now)
+	h := &c.Request.Header
+	if !bytes.Equal(h.Peek("X-A2A-Notification-Token"), s.token) || !bytes.Equal(h.Peek("A2A-Notification-Token"), s.token) {
+		s.wrong.Add(1)
+	}
+	s.record(string(h.Peek("A2A-Notification-Id")), emit, now)
 	c.SetStatusCode(fasthttp.StatusNoContent)
 }
 
@@ -131,7 +140,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	s := &sink{seen: map[string]bool{}}
+	s := &sink{seen: map[string]bool{}, token: []byte(fmt.Sprintf("bench-%d", time.Now().UnixNano()))}
 	srv := &fasthttp.Server{Handler: s.serve, ReadTimeout: 30 * time.Second, IdleTimeout: 5 * time.Second,
 		NoDefaultServerHeader: true, NoDefaultDate: true}
 	go func() { _ = srv.Serve(ln) }()
@@ -158,7 +167,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	time.Sleep(200 * time.Millisecond) // let stragglers and duplicates arrive
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	res.Delivered, res.Duplicates = len(s.seen), s.dups
+	res.Delivered, res.Duplicates, res.WrongToken = len(s.seen), s.dups, int(s.wrong.Load())
 	res.Lost = max(res.Expected-res.Delivered, 0)
 	res.Elapsed = s.last.Sub(start)
 	if res.Elapsed > 0 {
@@ -206,7 +215,7 @@ func sendAll(ctx context.Context, client *http.Client, cfg Config, hook string, 
 }
 
 func send(ctx context.Context, client *http.Client, cfg Config, hook string, s *sink, i int64) error {
-	config := map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": hook}}
+	config := map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": hook, "token": string(s.token)}}
 	resp, err := call(ctx, client, cfg, "SendMessage", i, config)
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func TestRunLosesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Expected != 160 || res.Delivered != 160 || res.Lost != 0 || res.Duplicates != 0 || res.P99 <= 0 || res.PerSecond <= 0 {
+		if res.Expected != 160 || res.Delivered != 160 || res.Lost != 0 || res.Duplicates != 0 || res.WrongToken != 0 || res.P99 <= 0 || res.PerSecond <= 0 {
 			t.Fatalf("mode %+v: result %+v", mode, res)
 		}
 		t.Log(res)

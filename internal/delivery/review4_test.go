@@ -66,20 +66,16 @@ func TestReview4ReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 		Policy: Policy{Initial: time.Millisecond, MaxAttempts: 2}}
 	w1 := New(fx.store, fx.keys, fx.guard.Transport(), cfg, fx.log)
 
-	toks, err := fx.store.ReadTokens(ctx, 0, w1.consumer, 10, time.Second)
-	if err != nil || len(toks) != 1 {
-		t.Fatalf("tokens %v, %v", toks, err)
-	}
-	w1.Process(ctx, toks[0]) // head 1 fails: retry token a=2
+	w1.Process(ctx, fx.oneToken(t, w1.consumer)) // head 1 fails: retry token a=2
 	if n, err := fx.store.MoveDue(ctx, 0, time.Now().Add(time.Minute), 10); err != nil || n != 1 {
 		t.Fatalf("MoveDue = %d, %v", n, err)
 	}
-	toks, err = fx.store.ReadTokens(ctx, 0, w1.consumer, 10, time.Second)
-	if err != nil || len(toks) != 1 || toks[0].Attempt != 2 {
-		t.Fatalf("retry tokens %v, %v", toks, err)
+	retry := fx.oneToken(t, w1.consumer)
+	if retry.Attempt != 2 {
+		t.Fatalf("retry token %+v, want attempt 2", retry)
 	}
 	w2 := New(&finishLoses{Store: fx.store, lose: 2}, fx.keys, fx.guard.Transport(), cfg, fx.log)
-	w2.Process(ctx, toks[0]) // head 1 delivered, run goes on; head 2 POSTed, its finish lost
+	w2.Process(ctx, retry) // head 1 delivered, run goes on; head 2 POSTed, its finish lost
 	mu.Lock()
 	if len(posts) != 3 {
 		t.Fatalf("posts %v: want 3 (head 1 twice, head 2 once)", posts)
@@ -117,11 +113,7 @@ func TestReview4NotificationJWTVerifies(t *testing.T) {
 		mu.Unlock()
 	}))
 	w := New(fx.store, fx.keys, fx.guard.Transport(), Config{Issuer: "https://relay.example"}, fx.log)
-	toks, err := fx.store.ReadTokens(ctx, 0, w.consumer, 10, time.Second)
-	if err != nil || len(toks) != 1 {
-		t.Fatalf("tokens %v, %v", toks, err)
-	}
-	w.Process(ctx, toks[0])
+	w.Process(ctx, fx.oneToken(t, w.consumer))
 	mu.Lock()
 	defer mu.Unlock()
 	parts := strings.Split(tok, ".")

@@ -46,11 +46,7 @@ func review5Setup(t *testing.T, hook *idRecorder, task string) (fixture, queue.T
 		t.Fatal(err)
 	}
 	w1 := New(fx.store, fx.keys, fx.guard.Transport(), Config{ReclaimIdle: time.Minute}, fx.log)
-	toks, err := fx.store.ReadTokens(ctx, 0, w1.consumer, 10, time.Second)
-	if err != nil || len(toks) != 1 {
-		t.Fatalf("tokens %v, err %v", toks, err)
-	}
-	return fx, toks[0], w1
+	return fx, fx.oneToken(t, w1.consumer), w1
 }
 
 // w2 (ReclaimIdle 50ms, LaneRun 1) takes the token over and delivers head 1.
@@ -140,11 +136,8 @@ func TestReview5FreshDecisionGoesStaleBeforeBeginRuns(t *testing.T) {
 	w2cfg.LaneRun = 1
 	w2 := New(fx.store, fx.keys, fx.guard.Transport(), w2cfg, fx.log)
 	read := time.Now()
-	toks, err := fx.store.ReadTokens(ctx, 0, w1.consumer, 10, time.Second)
-	if err != nil || len(toks) != 1 {
-		t.Fatalf("tokens %v, err %v", toks, err)
-	}
-	toks[0].Read = read
+	tok := fx.oneToken(t, w1.consumer)
+	tok.Read = read
 	delayed.hold = func() {
 		time.Sleep(600 * time.Millisecond)
 		again, err := fx.store.Reclaim(ctx, 0, w2.consumer, cfg.ReclaimIdle, 10)
@@ -155,7 +148,7 @@ func TestReview5FreshDecisionGoesStaleBeforeBeginRuns(t *testing.T) {
 		w2.Process(ctx, again[0]) // head 1 delivered, token acked, a new token for heads 2, 3
 	}
 	time.Sleep(450 * time.Millisecond) // waiting in memory for a worker
-	w1.Process(ctx, toks[0])
+	w1.Process(ctx, tok)
 	if ids := hook.got(); len(ids) != 1 {
 		t.Fatalf("POSTs %v: the stale copy (finished by w2 while its Begin was delayed) POSTed %v", ids, ids[1:])
 	}

@@ -57,21 +57,13 @@ func TestProcessDeliversALaneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := New(fx.store, fx.keys, fx.guard.Transport(), Config{LaneRun: 3}, fx.log)
-	toks, err := fx.store.ReadTokens(ctx, 0, w.consumer, 10, time.Second)
-	if err != nil || len(toks) != 1 {
-		t.Fatalf("tokens %v, err %v: want one per lane", toks, err)
-	}
-	w.Process(ctx, toks[0])
+	w.Process(ctx, fx.oneToken(t, w.consumer))
 	want := []string{"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_WORKING"}
 	if got := hook.got(); !slices.Equal(got, want) {
 		t.Fatalf("one Process delivered %v, want the first %d heads %v", got, len(want), want)
 	}
 	// The run stopped at LaneRun: the lane's token is back in the stream.
-	toks, err = fx.store.ReadTokens(ctx, 0, w.consumer, 10, time.Second)
-	if err != nil || len(toks) != 1 {
-		t.Fatalf("tokens after a capped run %v, err %v", toks, err)
-	}
-	w.Process(ctx, toks[0])
+	w.Process(ctx, fx.oneToken(t, w.consumer))
 	want = append(want, "TASK_STATE_WORKING", "TASK_STATE_COMPLETED")
 	if got := hook.got(); !slices.Equal(got, want) {
 		t.Fatalf("delivered %v, want %v", got, want)
@@ -93,18 +85,13 @@ func TestProcessYieldsToWaitingTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := New(fx.store, fx.keys, fx.guard.Transport(), Config{}, fx.log)
-	toks, err := fx.store.ReadTokens(ctx, 0, w.consumer, 10, time.Second)
-	if err != nil || len(toks) != 1 {
-		t.Fatalf("tokens %v, err %v", toks, err)
-	}
+	tok := fx.oneToken(t, w.consumer)
 	w.waiting.Store(1) // a token of another lane waits for a worker
-	w.Process(ctx, toks[0])
+	w.Process(ctx, tok)
 	if got := hook.got(); len(got) != 1 {
 		t.Fatalf("delivered %v, want one head while another lane waits", got)
 	}
-	if toks, _ := fx.store.ReadTokens(ctx, 0, w.consumer, 10, time.Second); len(toks) != 1 {
-		t.Fatalf("the lane's token is not back in the stream: %v", toks)
-	}
+	fx.oneToken(t, w.consumer) // the lane's token is back in the stream
 }
 
 // A copy of a token that waited in memory for half the reclaim idle time
@@ -119,17 +106,13 @@ func TestTokenReadLongAgoIsReclaimedAtBegin(t *testing.T) {
 	clock := time.Now()
 	w1 := New(fx.store, fx.keys, fx.guard.Transport(), Config{ReclaimIdle: time.Minute}, fx.log)
 	w1.now = func() time.Time { return clock }
-	toks, err := fx.store.ReadTokens(ctx, 0, w1.consumer, 10, time.Second)
-	if err != nil || len(toks) != 1 {
-		t.Fatalf("tokens %v, err %v", toks, err)
-	}
-	late := toks[0]
+	late := fx.oneToken(t, w1.consumer)
 	late.Read = clock
 
 	// Another worker takes the token over and delivers the head; the task
 	// then gets a new event, so the lane has a new head and token.
 	w2 := New(fx.store, fx.keys, fx.guard.Transport(), Config{ReclaimIdle: time.Minute}, fx.log)
-	w2.Process(ctx, toks[0])
+	w2.Process(ctx, late)
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "late", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
 	if _, err := fx.commit.Append(ctx, "late", working); err != nil {
 		t.Fatal(err)
@@ -159,15 +142,7 @@ func TestSlowWebhookTimesOut(t *testing.T) {
 		}
 	}))
 	w := New(fx.store, fx.keys, fx.guard.Transport(), Config{Timeout: 100 * time.Millisecond}, fx.log)
-	toks, err := fx.store.ReadTokens(ctx, 0, w.consumer, 10, time.Second)
-	if err != nil || len(toks) != 1 {
-		t.Fatalf("tokens %v, err %v", toks, err)
-	}
-	start := time.Now()
-	w.Process(ctx, toks[0])
-	if took := time.Since(start); took > 5*time.Second {
-		t.Fatalf("the attempt took %s; the timeout is 100ms", took)
-	}
+	w.Process(ctx, fx.oneToken(t, w.consumer)) // the webhook never answers: only the timeout ends it
 	recs, _, err := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "slow", Limit: 10})
 	if err != nil || len(recs) != 1 || len(recs[0].AttemptLog) != 1 {
 		t.Fatalf("records %+v, %v", recs, err)

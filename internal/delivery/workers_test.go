@@ -266,6 +266,17 @@ func newFixture(t *testing.T, partitions int, taskID string, hook http.Handler) 
 	return fixture{store: store, keys: keys, guard: guard, log: slog.New(slog.NewTextHandler(io.Discard, nil)), commit: commit}
 }
 
+// oneToken reads the one token in partition 0's stream for consumer, and
+// fails the test unless there is exactly one.
+func (fx fixture) oneToken(t *testing.T, consumer string) queue.Token {
+	t.Helper()
+	toks, err := fx.store.ReadTokens(context.Background(), 0, consumer, 10, time.Second)
+	if err != nil || len(toks) != 1 {
+		t.Fatalf("tokens %v, err %v: want one", toks, err)
+	}
+	return toks[0]
+}
+
 // idRecorder is a webhook that records the notification ids it receives.
 type idRecorder struct {
 	mu  sync.Mutex

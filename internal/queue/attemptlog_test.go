@@ -3,11 +3,8 @@ package queue
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/a2arelay/relay/internal/redistest"
 )
 
 // The attempt log keeps a delivery's last AttemptsKept attempts, counts
@@ -16,17 +13,8 @@ import (
 func TestAttemptLogKeepsTheLatest(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb, prefix := redistest.New(t)
-	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, AttemptsKept: 3})
-	if err := s.EnsureGroups(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c := Commit{TaskID: "log", Snapshot: []byte(`{}`), UpdatedAt: time.Now(),
-		PushConfigs: map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)},
-		Events:      [][]byte{[]byte(`{"n":1}`), []byte(`{"n":2}`)}, Deliver: []bool{true, true}}
-	if _, err := s.Commit(ctx, c); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := laneFixtureWith(t, 2, Config{AttemptsKept: 3})
+	rdb := s.rdb
 	attempt := func(n int) []byte { return []byte(fmt.Sprintf(`{"attempt":%d}`, n)) }
 
 	// The first notification: five failed attempts, then a sixth that lands.
@@ -34,10 +22,7 @@ func TestAttemptLogKeepsTheLatest(t *testing.T) {
 	first := time.Now()
 	var nid string
 	for n := 1; n <= 6; n++ {
-		h, st, err := s.Begin(ctx, tok, "w1", time.Minute)
-		if err != nil || st != Go {
-			t.Fatalf("attempt %d: Begin = %v, %v", n, st, err)
-		}
+		h := begun(t, s, tok, "w1")
 		nid = h.NotificationID
 		f := Finish{Outcome: Retry, Attempt: attempt(n), Now: time.Now(), First: first, Due: time.Now(), Lease: time.Minute, Consumer: "w1"}
 		if n == 6 {
@@ -70,10 +55,7 @@ func TestAttemptLogKeepsTheLatest(t *testing.T) {
 
 	// The second: delivered at once, one attempt logged.
 	tok = readOne(t, s, "w1")
-	h, st, err := s.Begin(ctx, tok, "w1", time.Minute)
-	if err != nil || st != Go {
-		t.Fatalf("Begin = %v, %v", st, err)
-	}
+	h := begun(t, s, tok, "w1")
 	if _, err := s.FinishToken(ctx, tok, h, delivered(time.Now(), time.Minute, false)); err != nil {
 		t.Fatal(err)
 	}

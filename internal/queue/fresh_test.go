@@ -8,6 +8,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// idleGap is how long the tests let a token sit: an idle time at least
+// this long was not restarted since, a shorter one was (the gap is wide
+// enough for the calls in between).
+const idleGap = 200 * time.Millisecond
+
 // idle is the pending token's idle time, as Redis counts it.
 func (s *Store) idle(t *testing.T, id string) time.Duration {
 	t.Helper()
@@ -27,20 +32,16 @@ func TestBeginReclaimsOnlyTokensNotFresh(t *testing.T) {
 	ctx := context.Background()
 	s, _ := laneFixture(t, 1)
 	tok := readOne(t, s, "w1")
-	time.Sleep(60 * time.Millisecond)
+	time.Sleep(idleGap)
 	tok.Fresh = true
-	if _, st, err := s.Begin(ctx, tok, "w1", time.Minute); err != nil || st != Go {
-		t.Fatalf("Begin(fresh) = %v, %v", st, err)
-	}
-	if idle := s.idle(t, tok.ID); idle < 60*time.Millisecond {
+	begun(t, s, tok, "w1")
+	if idle := s.idle(t, tok.ID); idle < idleGap {
 		t.Fatalf("a fresh token's idle time is %s after Begin: it was re-claimed", idle)
 	}
 	s.rdb.Del(ctx, s.k.lease("run", "c1"))
 	tok.Fresh = false
-	if _, st, err := s.Begin(ctx, tok, "w1", time.Minute); err != nil || st != Go {
-		t.Fatalf("Begin = %v, %v", st, err)
-	}
-	if idle := s.idle(t, tok.ID); idle >= 60*time.Millisecond {
+	begun(t, s, tok, "w1")
+	if idle := s.idle(t, tok.ID); idle >= idleGap {
 		t.Fatalf("a token not fresh keeps its idle time %s after Begin: it was not re-claimed", idle)
 	}
 
@@ -60,16 +61,13 @@ func TestRunStepClaimsOnlyWhenAsked(t *testing.T) {
 	ctx := context.Background()
 	s, ids := laneFixture(t, 3)
 	tok := readOne(t, s, "w1")
-	h, st, err := s.Begin(ctx, tok, "w1", time.Minute)
-	if err != nil || st != Go {
-		t.Fatalf("Begin = %v, %v", st, err)
-	}
-	time.Sleep(60 * time.Millisecond)
+	h := begun(t, s, tok, "w1")
+	time.Sleep(idleGap)
 	done, err := s.FinishToken(ctx, tok, h, delivered(time.Now(), time.Minute, true))
 	if err != nil || !done.Run || done.Next.EventID != ids[1] {
 		t.Fatalf("FinishToken(run) = %+v, %v", done, err)
 	}
-	if idle := s.idle(t, tok.ID); idle < 60*time.Millisecond {
+	if idle := s.idle(t, tok.ID); idle < idleGap {
 		t.Fatalf("idle %s after a run step that did not ask to claim", idle)
 	}
 	f := delivered(time.Now(), time.Minute, true)
@@ -78,7 +76,7 @@ func TestRunStepClaimsOnlyWhenAsked(t *testing.T) {
 	if err != nil || !done.Run || done.Next.EventID != ids[2] {
 		t.Fatalf("FinishToken(run, claim) = %+v, %v", done, err)
 	}
-	if idle := s.idle(t, tok.ID); idle >= 60*time.Millisecond {
+	if idle := s.idle(t, tok.ID); idle >= idleGap {
 		t.Fatalf("idle %s after a run step that asked to claim", idle)
 	}
 }
@@ -96,12 +94,10 @@ func TestBeginChecksAFreshTokenInRedis(t *testing.T) {
 
 	// Another consumer claims it (as a reclaim would).
 	s.rdb.XClaim(ctx, &redis.XClaimArgs{Stream: s.k.deliveries(0), Group: group, Consumer: "w2", Messages: []string{tok.ID}})
-	time.Sleep(60 * time.Millisecond)
-	if _, st, err := s.Begin(ctx, tok, "w1", time.Minute); err != nil || st != Go {
-		t.Fatalf("Begin = %v, %v", st, err)
-	}
+	time.Sleep(idleGap)
+	begun(t, s, tok, "w1")
 	ps, err := s.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: s.k.deliveries(0), Group: group, Start: tok.ID, End: tok.ID, Count: 1}).Result()
-	if err != nil || len(ps) != 1 || ps[0].Consumer != "w1" || ps[0].Idle >= 60*time.Millisecond {
+	if err != nil || len(ps) != 1 || ps[0].Consumer != "w1" || ps[0].Idle >= idleGap {
 		t.Fatalf("pending %+v, %v: a fresh token another consumer held was not re-claimed", ps, err)
 	}
 

@@ -13,9 +13,17 @@ import (
 // and returns the store and the events' stream ids.
 func laneFixture(t *testing.T, n int) (*Store, []string) {
 	t.Helper()
+	return laneFixtureWith(t, n, Config{})
+}
+
+// laneFixtureWith is laneFixture on a store configured as cfg (its prefix
+// and one partition set here).
+func laneFixtureWith(t *testing.T, n int, cfg Config) (*Store, []string) {
+	t.Helper()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1})
+	cfg.Prefix, cfg.Partitions = strings.TrimSuffix(prefix, ":"), 1
+	s := NewStore(rdb, cfg)
 	if err := s.EnsureGroups(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +56,16 @@ func readOne(t *testing.T, s *Store, consumer string) Token {
 		t.Fatalf("ReadTokens = %v, %v; want one token", ts, err)
 	}
 	return ts[0]
+}
+
+// begun begins tok for consumer and fails the test unless it may go.
+func begun(t *testing.T, s *Store, tok Token, consumer string) Head {
+	t.Helper()
+	h, st, err := s.Begin(context.Background(), tok, consumer, time.Minute)
+	if err != nil || st != Go {
+		t.Fatalf("Begin = %+v, %v, %v", h, st, err)
+	}
+	return h
 }
 
 func delivered(now time.Time, lease time.Duration, run bool) Finish {

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,9 @@ type Config struct {
 	// Rate, when positive, paces the clients to offer this many
 	// notifications per second (open loop); zero sends as fast as they can.
 	Rate int
+	// Window, when positive, splits the run into windows of this width
+	// and reports the receipts and latency of each (Result.Windows).
+	Window time.Duration
 }
 
 // Result is what a run measured.
@@ -59,13 +63,34 @@ type Result struct {
 	SendTime, Elapsed time.Duration
 	PerSecond         float64
 	P50, P99, Max     time.Duration
+	// Windows is the run over time, when Config.Window is set.
+	Windows []Window
+}
+
+// Window is what arrived in one slice of the run: notifications received
+// from Start (since the first task was sent) for the window's width, and
+// their commit-to-receipt latency.
+type Window struct {
+	Start         time.Duration
+	Received      int
+	P50, P99, Max time.Duration
 }
 
 func (r Result) String() string {
 	return fmt.Sprintf("tasks sent: %d in %s\nnotifications or events: %d of %d received in %s: %.0f/s\n"+
 		"commit to receipt: p50 %s, p99 %s, max %s\nlost: %d, duplicates: %d, wrong token: %d",
 		r.Tasks, r.SendTime.Round(time.Millisecond), r.Delivered, r.Expected, r.Elapsed.Round(time.Millisecond), r.PerSecond,
-		r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), r.Max.Round(100*time.Microsecond), r.Lost, r.Duplicates, r.WrongToken)
+		r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), r.Max.Round(100*time.Microsecond), r.Lost, r.Duplicates, r.WrongToken) +
+		r.timeline()
+}
+
+func (r Result) timeline() string {
+	var b strings.Builder
+	for _, w := range r.Windows {
+		fmt.Fprintf(&b, "\n  %8s  %6d received  p50 %-8s p99 %-8s max %s", w.Start.Round(time.Millisecond), w.Received,
+			w.P50.Round(100*time.Microsecond), w.P99.Round(100*time.Microsecond), w.Max.Round(100*time.Microsecond))
+	}
+	return b.String()
 }
 
 // sink receives notifications and records when each arrived.
@@ -76,6 +101,7 @@ type sink struct {
 	mu        sync.Mutex
 	seen      map[string]bool
 	latencies []time.Duration
+	arrivals  []time.Time // when each of latencies arrived
 	dups      int
 	last      time.Time
 	count     atomic.Int64
@@ -126,6 +152,7 @@ func (s *sink) record(id, emitNs string, now time.Time) {
 		s.last = now
 		if ns, err := strconv.ParseInt(emitNs, 10, 64); err == nil {
 			s.latencies = append(s.latencies, now.Sub(time.Unix(0, ns)))
+			s.arrivals = append(s.arrivals, now)
 		}
 	}
 	s.mu.Unlock()
@@ -173,11 +200,40 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if res.Elapsed > 0 {
 		res.PerSecond = float64(res.Delivered) / res.Elapsed.Seconds()
 	}
-	slices.Sort(s.latencies)
-	if n := len(s.latencies); n > 0 {
-		res.P50, res.P99, res.Max = s.latencies[n/2], s.latencies[min(n-1, n*99/100)], s.latencies[n-1]
+	if cfg.Window > 0 {
+		res.Windows = windows(start, cfg.Window, s.arrivals, s.latencies)
 	}
+	res.P50, res.P99, res.Max = quantiles(s.latencies)
 	return res, nil
+}
+
+// quantiles sorts latencies and returns their p50, p99 and max.
+func quantiles(latencies []time.Duration) (p50, p99, maxLatency time.Duration) {
+	slices.Sort(latencies)
+	n := len(latencies)
+	if n == 0 {
+		return 0, 0, 0
+	}
+	return latencies[n/2], latencies[min(n-1, n*99/100)], latencies[n-1]
+}
+
+// windows splits the latencies by the window of width their arrival fell
+// in, counted from start.
+func windows(start time.Time, width time.Duration, arrivals []time.Time, latencies []time.Duration) []Window {
+	var byWindow [][]time.Duration
+	for i, at := range arrivals {
+		k := max(int(at.Sub(start)/width), 0)
+		for len(byWindow) <= k {
+			byWindow = append(byWindow, nil)
+		}
+		byWindow[k] = append(byWindow[k], latencies[i])
+	}
+	out := make([]Window, len(byWindow))
+	for k, l := range byWindow {
+		out[k] = Window{Start: time.Duration(k) * width, Received: len(l)}
+		out[k].P50, out[k].P99, out[k].Max = quantiles(l)
+	}
+	return out
 }
 
 // sendAll sends cfg.Tasks non-blocking v1.0 SendMessage requests from

@@ -38,13 +38,25 @@ func TestRunLosesNothing(t *testing.T) {
 	for _, mode := range []bench.Config{{}, {Stream: true}, {Closed: true}} {
 		cfg := mode
 		cfg.Target, cfg.Tasks, cfg.Concurrency, cfg.Steps = "http://"+a.Addr()+"/", 40, 4, 2
-		cfg.Delay, cfg.Drain = time.Millisecond, 20*time.Second
+		cfg.Delay, cfg.Drain, cfg.Window = time.Millisecond, 20*time.Second, 50*time.Millisecond
 		res, err := bench.Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Expected != 160 || res.Delivered != 160 || res.Lost != 0 || res.Duplicates != 0 || res.WrongToken != 0 || res.P99 <= 0 || res.PerSecond <= 0 {
 			t.Fatalf("mode %+v: result %+v", mode, res)
+		}
+		// The timeline holds every measured notification (each status
+		// update: 3 of a task's 4 notifications) in some window.
+		measured := 0
+		for _, w := range res.Windows {
+			measured += w.Received
+			if w.Received > 0 && (w.P99 < w.P50 || w.Max < w.P99) {
+				t.Fatalf("mode %+v: window %+v", mode, w)
+			}
+		}
+		if measured != 120 {
+			t.Fatalf("mode %+v: the timeline holds %d notifications, want 120: %+v", mode, measured, res.Windows)
 		}
 		t.Log(res)
 	}

@@ -21,6 +21,9 @@ type Pressure struct {
 	target, maxHold, stale time.Duration
 	now                    func() time.Time
 	sleep                  func(context.Context, time.Duration)
+	// queued tells whether a token is read and waits for a worker; nil
+	// when no workers report (see Lag).
+	queued func() bool
 
 	mu   sync.Mutex
 	lag  float64 // exponentially weighted queue wait, in nanoseconds
@@ -59,18 +62,33 @@ func (p *Pressure) Observe(wait time.Duration) {
 	p.mu.Unlock()
 }
 
-// Lag is the current queue wait estimate; zero when no worker has started a
-// token for a while (the queue is empty, or nothing is read from it).
+// Lag is the current queue wait estimate. It is zero when no worker has
+// started a token for a while (the queue is empty, or nothing is read from
+// it), and also when none started for the target time while no token read
+// waits for a worker: the readers are then all reading, so the queue has
+// drained, and the wait of the last tokens started says nothing about the
+// next. Without that, the estimate froze above the target once holding new
+// tasks had let the queue run dry, and held every new task for a second.
 func (p *Pressure) Lag() time.Duration {
 	if p == nil {
 		return 0
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.last.IsZero() || p.now().Sub(p.last) > p.stale {
+	idle := p.now().Sub(p.last)
+	if p.last.IsZero() || idle > p.stale || idle > p.target && p.queued != nil && !p.queued() {
 		return 0
 	}
 	return time.Duration(p.lag)
+}
+
+// watch makes Lag ask queued whether a token read waits for a worker.
+func (p *Pressure) watch(queued func() bool) {
+	if p != nil {
+		p.mu.Lock()
+		p.queued = queued
+		p.mu.Unlock()
+	}
 }
 
 // Admit returns when a new task may be created: at once while the lag is

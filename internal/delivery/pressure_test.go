@@ -108,3 +108,34 @@ func TestPressureAdmitGivesUpWithContext(t *testing.T) {
 		t.Fatalf("Admit err = %v, want context.Canceled", err)
 	}
 }
+
+// Holding new tasks can let the queue run dry: no worker starts a token
+// then, and the wait of the last ones started must not keep the gate shut.
+// Once no token started for the target time and none waits for a worker,
+// the lag is zero; while one waits (the workers are all busy), it stands.
+func TestPressureLagEndsWhenTheQueueDrains(t *testing.T) {
+	p, c := newTestPressure(10*time.Millisecond, time.Second)
+	queued := true
+	p.watch(func() bool { return queued })
+	p.Observe(50 * time.Millisecond)
+	c.t = c.t.Add(5 * time.Millisecond)
+	queued = false
+	if p.Lag() != 50*time.Millisecond {
+		t.Fatalf("Lag within the target time = %v, want 50ms", p.Lag())
+	}
+	c.t = c.t.Add(10 * time.Millisecond)
+	queued = true
+	if p.Lag() != 50*time.Millisecond {
+		t.Fatalf("Lag with a token waiting for a worker = %v, want 50ms", p.Lag())
+	}
+	queued = false
+	if p.Lag() != 0 {
+		t.Fatalf("Lag of a drained queue = %v, want 0", p.Lag())
+	}
+	// A held task goes as soon as the queue has drained, not after MaxHold.
+	c.t = c.t.Add(-15 * time.Millisecond)
+	p.Observe(50 * time.Millisecond)
+	if held, err := p.Admit(context.Background()); err != nil || held > 15*time.Millisecond {
+		t.Fatalf("Admit = %v, %v; want it to go within the target time and a step", held, err)
+	}
+}

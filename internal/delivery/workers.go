@@ -158,7 +158,10 @@ func (w *Workers) validate(ctx context.Context, url string, a *Attempt) error {
 // ReportTo makes the workers report each token's queue wait to p, the
 // backpressure that holds new tasks while the queue is behind. Call it
 // before Run.
-func (w *Workers) ReportTo(p *Pressure) { w.pressure = p }
+func (w *Workers) ReportTo(p *Pressure) {
+	w.pressure = p
+	p.watch(func() bool { return w.waiting.Load() > 0 })
+}
 
 // Run delivers until ctx is cancelled. On return no attempt is in flight;
 // tokens read but not started stay pending in Redis and are reclaimed.

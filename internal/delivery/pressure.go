@@ -16,7 +16,9 @@ import (
 //
 // A task is held at most MaxHold; then it is admitted anyway, so overload
 // never turns into refused work. Updates to existing tasks are never held:
-// they finish the work already admitted.
+// they finish the work already admitted. After a hold, admissions are also
+// paced for a while (see pace.go), so that the tasks a hold kept back do
+// not all go at once.
 type Pressure struct {
 	target, maxHold, stale time.Duration
 	now                    func() time.Time
@@ -28,6 +30,7 @@ type Pressure struct {
 	mu   sync.Mutex
 	lag  float64 // exponentially weighted queue wait, in nanoseconds
 	last time.Time
+	pacer
 }
 
 // NewPressure returns a Pressure that holds new tasks while the delivery
@@ -91,14 +94,27 @@ func (p *Pressure) watch(queued func() bool) {
 	}
 }
 
-// Admit returns when a new task may be created: at once while the lag is
-// at or below the target, otherwise when it falls below it or after
-// MaxHold, whichever comes first. It returns how long it held, or ctx's
-// error when the caller gave up.
+// Admit returns when a new task may be created: while the lag is above the
+// target, once it falls below it; then, while paced, at its turn. It holds
+// at most MaxHold in all, and returns how long it held, or ctx's error when
+// the caller gave up.
 func (p *Pressure) Admit(ctx context.Context) (time.Duration, error) {
-	if p == nil || p.target <= 0 || p.Lag() <= p.target {
+	if p == nil || p.target <= 0 {
 		return 0, nil
 	}
+	held, err := p.hold(ctx)
+	if err != nil {
+		return held, err
+	}
+	return p.pace(ctx, held)
+}
+
+// hold waits while the lag is above the target, at most MaxHold.
+func (p *Pressure) hold(ctx context.Context) (time.Duration, error) {
+	if p.Lag() <= p.target {
+		return 0, nil
+	}
+	p.pressed()
 	start := p.now()
 	step := max(p.target/4, time.Millisecond)
 	for {

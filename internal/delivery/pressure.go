@@ -24,12 +24,13 @@ type Pressure struct {
 	now                    func() time.Time
 	sleep                  func(context.Context, time.Duration)
 	// queued tells whether a token is read and waits for a worker; nil
-	// when no workers report (see Lag).
+	// when no workers report (see hold).
 	queued func() bool
 
-	mu   sync.Mutex
-	lag  float64 // exponentially weighted queue wait, in nanoseconds
-	last time.Time
+	mu     sync.Mutex
+	lag    float64 // exponentially weighted queue wait, in nanoseconds
+	last   time.Time
+	probed time.Time // when hold last let a task go as a probe
 	pacer
 }
 
@@ -49,6 +50,11 @@ func NewPressure(target, maxHold time.Duration, now func() time.Time) *Pressure 
 // after the burst and lets too much in after the hold).
 const weight = 0.2
 
+// quiet is how long no token may start before the lag estimate is taken
+// for out of date: a new observation then replaces the average instead of
+// moving it, and a holding gate sends a probe (see hold).
+func (p *Pressure) quiet() time.Duration { return max(2*p.target, 2*time.Millisecond) }
+
 // Observe records the queue wait of one token a worker is starting.
 func (p *Pressure) Observe(wait time.Duration) {
 	if p == nil || p.target <= 0 {
@@ -56,7 +62,7 @@ func (p *Pressure) Observe(wait time.Duration) {
 	}
 	wait = max(wait, 0)
 	p.mu.Lock()
-	if p.last.IsZero() || p.now().Sub(p.last) > p.stale {
+	if p.last.IsZero() || p.now().Sub(p.last) > p.quiet() {
 		p.lag = float64(wait)
 	} else {
 		p.lag += weight * (float64(wait) - p.lag)
@@ -65,27 +71,21 @@ func (p *Pressure) Observe(wait time.Duration) {
 	p.mu.Unlock()
 }
 
-// Lag is the current queue wait estimate. It is zero when no worker has
-// started a token for a while (the queue is empty, or nothing is read from
-// it), and also when none started for the target time while no token read
-// waits for a worker: the readers are then all reading, so the queue has
-// drained, and the wait of the last tokens started says nothing about the
-// next. Without that, the estimate froze above the target once holding new
-// tasks had let the queue run dry, and held every new task for a second.
+// Lag is the current queue wait estimate; zero when no worker has started a
+// token for a while (the queue is empty, or nothing is read from it).
 func (p *Pressure) Lag() time.Duration {
 	if p == nil {
 		return 0
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	idle := p.now().Sub(p.last)
-	if p.last.IsZero() || idle > p.stale || idle > p.target && p.queued != nil && !p.queued() {
+	if p.last.IsZero() || p.now().Sub(p.last) > p.stale {
 		return 0
 	}
 	return time.Duration(p.lag)
 }
 
-// watch makes Lag ask queued whether a token read waits for a worker.
+// watch makes hold ask queued whether a token read waits for a worker.
 func (p *Pressure) watch(queued func() bool) {
 	if p != nil {
 		p.mu.Lock()
@@ -123,8 +123,28 @@ func (p *Pressure) hold(ctx context.Context) (time.Duration, error) {
 			return p.now().Sub(start), err
 		}
 		held := p.now().Sub(start)
-		if p.Lag() <= p.target || held >= p.maxHold {
+		if p.Lag() <= p.target || held >= p.maxHold || p.probe() {
 			return held, nil
 		}
 	}
+}
+
+// probe tells whether a held task should go now to measure the queue.
+// Holding can let the queue run dry; then no worker starts a token, and the
+// estimate stays where the last ones left it, above the target, holding
+// every new task until MaxHold (a second by default: deliveries stopped
+// for most of it). So once no token started for the quiet time while none
+// waits for a worker (one that waits means the workers are all busy: the
+// queue has not drained), one held task per quiet time goes: its token
+// is started soon if the queue is short, and its wait, the first after the
+// quiet time, replaces the estimate.
+func (p *Pressure) probe() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now, quiet := p.now(), p.quiet()
+	if now.Sub(p.last) <= quiet || now.Sub(p.probed) <= quiet || p.queued != nil && p.queued() {
+		return false
+	}
+	p.probed = now
+	return true
 }

@@ -110,32 +110,44 @@ func TestPressureAdmitGivesUpWithContext(t *testing.T) {
 }
 
 // Holding new tasks can let the queue run dry: no worker starts a token
-// then, and the wait of the last ones started must not keep the gate shut.
-// Once no token started for the target time and none waits for a worker,
-// the lag is zero; while one waits (the workers are all busy), it stands.
-func TestPressureLagEndsWhenTheQueueDrains(t *testing.T) {
-	p, c := newTestPressure(10*time.Millisecond, time.Second)
-	queued := true
+// then, and the estimate stays above the target. Once no token started for
+// the quiet time (twice the target) while none waits for a worker, one held
+// task per quiet time goes as a probe, and the first wait observed after
+// the quiet time replaces the estimate.
+func TestPressureProbesAQuietQueue(t *testing.T) {
+	p, c := newTestPressure(5*time.Millisecond, time.Second)
+	queued := false
 	p.watch(func() bool { return queued })
 	p.Observe(50 * time.Millisecond)
-	c.t = c.t.Add(5 * time.Millisecond)
-	queued = false
-	if p.Lag() != 50*time.Millisecond {
-		t.Fatalf("Lag within the target time = %v, want 50ms", p.Lag())
+	held, err := p.Admit(context.Background())
+	if err != nil || held <= 10*time.Millisecond || held > 15*time.Millisecond {
+		t.Fatalf("Admit = %v, %v; want a probe just after the quiet time (10ms)", held, err)
 	}
-	c.t = c.t.Add(10 * time.Millisecond)
-	queued = true
-	if p.Lag() != 50*time.Millisecond {
-		t.Fatalf("Lag with a token waiting for a worker = %v, want 50ms", p.Lag())
+	// Another task waits: no second probe within the quiet time; the
+	// probe's token starts at once, which ends the hold.
+	steps := 0
+	p.sleep = func(_ context.Context, d time.Duration) {
+		c.t = c.t.Add(d)
+		if steps++; steps == 6 {
+			p.Observe(time.Millisecond)
+		}
 	}
-	queued = false
-	if p.Lag() != 0 {
-		t.Fatalf("Lag of a drained queue = %v, want 0", p.Lag())
+	held, err = p.Admit(context.Background())
+	if err != nil || held != 6*(5*time.Millisecond/4) {
+		t.Fatalf("Admit = %v, %v; want held until the probe's token started (6 steps)", held, err)
 	}
-	// A held task goes as soon as the queue has drained, not after MaxHold.
-	c.t = c.t.Add(-15 * time.Millisecond)
+	if p.Lag() != time.Millisecond {
+		t.Fatalf("Lag after a quiet time = %v, want the new observation, 1ms", p.Lag())
+	}
+}
+
+// While a token waits for a worker the workers are all busy: the queue has
+// not drained, so no probe goes and the hold lasts.
+func TestPressureDoesNotProbeBusyWorkers(t *testing.T) {
+	p, _ := newTestPressure(5*time.Millisecond, 200*time.Millisecond)
+	p.watch(func() bool { return true })
 	p.Observe(50 * time.Millisecond)
-	if held, err := p.Admit(context.Background()); err != nil || held > 15*time.Millisecond {
-		t.Fatalf("Admit = %v, %v; want it to go within the target time and a step", held, err)
+	if held, err := p.Admit(context.Background()); err != nil || held != 200*time.Millisecond {
+		t.Fatalf("Admit = %v, %v; want held MaxHold", held, err)
 	}
 }

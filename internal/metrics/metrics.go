@@ -55,7 +55,7 @@ func New() *Metrics {
 	m.redisErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relay_redis_errors_total",
 		Help: "Redis commands that failed (not counting nil replies), by command."}, []string{"command"})
 	m.held = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "relay_backpressure_hold_seconds",
-		Help: "How long new tasks were held by backpressure (held ones only).", Buckets: latencyBuckets[:10]})
+		Help: "How long new tasks were held by backpressure, paced waits included (held ones only).", Buckets: latencyBuckets[:10]})
 	m.reg.MustRegister(m.requests, m.events, m.notifications, m.dead, m.toSuccess, m.attempt, m.redisErrors, m.held,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -30,7 +30,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&bc.Delay, "delay", 20*time.Millisecond, "demo agent pause between events")
 	fs.IntVar(&bc.Rate, "rate", 0, "offered notifications per second (0: as fast as the clients can send)")
 	fs.BoolVar(&bc.Closed, "closed", false, "closed loop: each client waits for its task's completed notification before sending the next")
-	fs.DurationVar(&bc.Window, "timeline", 0, "also print the receipts and latency of each window of this width (e.g. 100ms)")
+	fs.DurationVar(&bc.Window, "timeline", 0, "also print, for each window of this width (e.g. 100ms), the status updates received and their latency")
 	mode := fs.String("mode", "push", "push: webhooks; stream: every client streams its task over SSE")
 	fs.StringVar(&bc.Target, "target", "", "A2A endpoint of a running relay, or several comma-separated (default: start relay in-process)")
 	redisURL := fs.String("redis-url", "", "Redis of the in-process relay (default: the embedded store)")

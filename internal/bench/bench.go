@@ -67,12 +67,13 @@ type Result struct {
 	Windows []Window
 }
 
-// Window is what arrived in one slice of the run: notifications received
-// from Start (since the first task was sent) for the window's width, and
-// their commit-to-receipt latency.
+// Window is what arrived in one slice of the run, from Start (since the
+// first task was sent) for the window's width: the notifications whose
+// commit time is known (the status updates, not the task event that opens
+// each task), and their commit-to-receipt latency.
 type Window struct {
 	Start         time.Duration
-	Received      int
+	Measured      int
 	P50, P99, Max time.Duration
 }
 
@@ -87,7 +88,7 @@ func (r Result) String() string {
 func (r Result) timeline() string {
 	var b strings.Builder
 	for _, w := range r.Windows {
-		fmt.Fprintf(&b, "\n  %8s  %6d received  p50 %-8s p99 %-8s max %s", w.Start.Round(time.Millisecond), w.Received,
+		fmt.Fprintf(&b, "\n  %8s  %6d measured  p50 %-8s p99 %-8s max %s", w.Start.Round(time.Millisecond), w.Measured,
 			w.P50.Round(100*time.Microsecond), w.P99.Round(100*time.Microsecond), w.Max.Round(100*time.Microsecond))
 	}
 	return b.String()
@@ -230,7 +231,7 @@ func windows(start time.Time, width time.Duration, arrivals []time.Time, latenci
 	}
 	out := make([]Window, len(byWindow))
 	for k, l := range byWindow {
-		out[k] = Window{Start: time.Duration(k) * width, Received: len(l)}
+		out[k] = Window{Start: time.Duration(k) * width, Measured: len(l)}
 		out[k].P50, out[k].P99, out[k].Max = quantiles(l)
 	}
 	return out

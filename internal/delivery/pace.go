@@ -40,20 +40,69 @@ type pacer struct {
 	nextAdmits time.Time // the earliest time of the next paced admission
 }
 
-// pressed records that the gate is holding a task.
+// pressed records that the gate is holding a task, or has just stopped.
 func (p *Pressure) pressed() {
 	p.mu.Lock()
 	p.heldAt = p.now()
 	p.mu.Unlock()
 }
 
-// pace counts one admission and, while paced, waits for its turn: the
-// admissions are spaced by 1/(paceHeadroom*rate). held is how long the gate
-// already held it; a turn that would make the total exceed MaxHold is not
-// waited for.
+// pace waits, while paced, for the admission's turn: admissions are spaced
+// by 1/(paceHeadroom*rate). It is paced for the stale time after a hold,
+// and only while that gap is under the target: below about one admission
+// per target time, a burst of admissions cannot queue deliveries for long,
+// and spacing them would only delay a quiet relay's clients. held is how
+// long the gate already held it; a turn that would make the total exceed
+// MaxHold is not waited for. An admission counts in the rate when it goes,
+// and a turn given up (ctx ended) is given back when it is the last one.
 func (p *Pressure) pace(ctx context.Context, held time.Duration) (time.Duration, error) {
 	p.mu.Lock()
 	now := p.now()
+	turn, next, paced := p.book(now, held)
+	if !paced || !turn.After(now) {
+		p.count1(now)
+		p.mu.Unlock()
+		return held, nil
+	}
+	p.mu.Unlock()
+	wait := turn.Sub(now)
+	p.sleep(ctx, wait)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		if p.nextAdmits.Equal(next) {
+			p.nextAdmits = turn
+		}
+		return held + wait, err
+	}
+	p.count1(p.now())
+	return held + wait, nil
+}
+
+// book gives an admission at now its turn and books the next one, when it
+// is paced; p.mu held.
+func (p *Pressure) book(now time.Time, held time.Duration) (turn, next time.Time, paced bool) {
+	if p.heldAt.IsZero() || now.Sub(p.heldAt) >= p.stale || p.rate <= 0 {
+		return now, now, false
+	}
+	gap := time.Duration(float64(time.Second) / (paceHeadroom * p.rate))
+	if gap >= p.target {
+		return now, now, false
+	}
+	turn = p.nextAdmits
+	if turn.Before(now) {
+		turn = now
+	}
+	if held+turn.Sub(now) > p.maxHold {
+		return now, now, false
+	}
+	p.nextAdmits = turn.Add(gap)
+	return turn, p.nextAdmits, true
+}
+
+// count1 counts one admission going at now in the admission rate; p.mu
+// held.
+func (p *Pressure) count1(now time.Time) {
 	if span := now.Sub(p.window); span >= paceWindow {
 		if !p.window.IsZero() {
 			p.rate += paceWeight * (float64(p.count)/span.Seconds() - p.rate)
@@ -61,21 +110,4 @@ func (p *Pressure) pace(ctx context.Context, held time.Duration) (time.Duration,
 		p.window, p.count = now, 0
 	}
 	p.count++
-	var wait time.Duration
-	if !p.heldAt.IsZero() && now.Sub(p.heldAt) < p.stale && p.rate > 0 {
-		turn := p.nextAdmits
-		if turn.Before(now) {
-			turn = now
-		}
-		if w := turn.Sub(now); held+w <= p.maxHold {
-			wait = w
-			p.nextAdmits = turn.Add(time.Duration(float64(time.Second) / (paceHeadroom * p.rate)))
-		}
-	}
-	p.mu.Unlock()
-	if wait <= 0 {
-		return held, nil
-	}
-	p.sleep(ctx, wait)
-	return held + wait, ctx.Err()
 }

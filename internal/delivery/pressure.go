@@ -111,18 +111,19 @@ func (p *Pressure) Admit(ctx context.Context) (time.Duration, error) {
 
 // hold waits while the lag is above the target, at most MaxHold.
 func (p *Pressure) hold(ctx context.Context) (time.Duration, error) {
-	if p.Lag() <= p.target {
+	if p.maxHold <= 0 || p.Lag() <= p.target {
 		return 0, nil
 	}
 	p.pressed()
+	defer p.pressed() // pacing runs from the end of the hold
 	start := p.now()
 	step := max(p.target/4, time.Millisecond)
-	for {
-		p.sleep(ctx, step)
+	for held := time.Duration(0); ; {
+		p.sleep(ctx, min(step, p.maxHold-held))
+		held = p.now().Sub(start)
 		if err := ctx.Err(); err != nil {
-			return p.now().Sub(start), err
+			return held, err
 		}
-		held := p.now().Sub(start)
 		if p.Lag() <= p.target || held >= p.maxHold || p.probe() {
 			return held, nil
 		}

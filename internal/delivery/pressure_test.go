@@ -151,3 +151,15 @@ func TestPressureDoesNotProbeBusyWorkers(t *testing.T) {
 		t.Fatalf("Admit = %v, %v; want held MaxHold", held, err)
 	}
 }
+
+// MaxHold bounds the hold to the step: with MaxHold 0 nothing is held, and
+// a step longer than MaxHold is cut to it.
+func TestPressureHoldEndsAtMaxHold(t *testing.T) {
+	for _, tc := range []struct{ target, maxHold time.Duration }{{5 * time.Millisecond, 0}, {8 * time.Second, time.Second}} {
+		p, _ := newTestPressure(tc.target, tc.maxHold)
+		p.Observe(time.Hour)
+		if held, err := p.Admit(context.Background()); err != nil || held != tc.maxHold {
+			t.Errorf("target %v MaxHold %v: Admit = %v, %v; want held MaxHold", tc.target, tc.maxHold, held, err)
+		}
+	}
+}

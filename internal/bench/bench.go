@@ -50,7 +50,8 @@ type Config struct {
 	// notifications per second (open loop); zero sends as fast as they can.
 	Rate int
 	// Window, when positive, splits the run into windows of this width
-	// and reports the receipts and latency of each (Result.Windows).
+	// (at least MinWindow) and reports the receipts and latency of each
+	// (Result.Windows).
 	Window time.Duration
 }
 
@@ -66,6 +67,10 @@ type Result struct {
 	// Windows is the run over time, when Config.Window is set.
 	Windows []Window
 }
+
+// MinWindow is the narrowest timeline window: a run of a minute then has
+// 60,000 of them, not billions.
+const MinWindow = time.Millisecond
 
 // Window is what arrived in one slice of the run, from Start (since the
 // first task was sent) for the window's width: the notifications whose
@@ -162,6 +167,9 @@ func (s *sink) record(id, emitNs string, now time.Time) {
 
 // Run drives one load run against cfg.Target.
 func Run(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Window < 0 || cfg.Window > 0 && cfg.Window < MinWindow {
+		return Result{}, fmt.Errorf("bench: a timeline window of %s: want at least %s", cfg.Window, MinWindow)
+	}
 	cfg.Tasks, cfg.Concurrency = cmp.Or(cfg.Tasks, 2000), cmp.Or(cfg.Concurrency, 32)
 	cfg.Steps, cfg.Delay, cfg.Drain = cmp.Or(cfg.Steps, 4), cmp.Or(cfg.Delay, 20*time.Millisecond), cmp.Or(cfg.Drain, 60*time.Second)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -61,3 +61,12 @@ func TestRunLosesNothing(t *testing.T) {
 		t.Log(res)
 	}
 }
+
+// A timeline window narrower than MinWindow is refused before anything runs.
+func TestRunRefusesATinyWindow(t *testing.T) {
+	for _, w := range []time.Duration{time.Nanosecond, time.Microsecond, -time.Second} {
+		if _, err := bench.Run(context.Background(), bench.Config{Target: "http://127.0.0.1:1/", Window: w}); err == nil || !strings.Contains(err.Error(), "timeline window") {
+			t.Errorf("Window %v: err %v, want a refusal", w, err)
+		}
+	}
+}

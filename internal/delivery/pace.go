@@ -11,11 +11,11 @@ import (
 // well after the gate saw the queue empty, the lag overshoots, the gate
 // shuts again, and commit-to-receipt swings with it (measured: a period of
 // about 300 ms, p50 between 20 and 45 ms at a 10 ms target, most of the
-// p99). So for a while after a hold (the Pressure's stale time) admissions
-// are spaced to at most paceHeadroom times the rate at which tasks were
-// admitted of late: the long-run rate stays the gate's, the bursts go.
-// Without a recent hold nothing is paced, so a quiet relay takes a burst of
-// new tasks at once.
+// p99). So for a while after a hold ends (the Pressure's stale time)
+// admissions are spaced to at most paceHeadroom times the rate at which
+// tasks were admitted of late: the long-run rate stays the gate's, the
+// bursts go. Without a recent hold, or at a rate too low for bursts to
+// matter, nothing is paced, so a quiet relay takes a burst at once.
 const (
 	// paceHeadroom is how far above the recent admission rate admissions
 	// may go while paced: room for the rate to rise when delivery keeps
@@ -36,7 +36,7 @@ type pacer struct {
 	rate       float64   // admissions per second, a moving average over windows
 	count      int       // admissions in the current window
 	window     time.Time // when the current window began
-	heldAt     time.Time // when the gate last held a task
+	heldAt     time.Time // when the gate last held a task or stopped holding it
 	nextAdmits time.Time // the earliest time of the next paced admission
 }
 

@@ -23,14 +23,14 @@ type Pressure struct {
 	target, maxHold, stale time.Duration
 	now                    func() time.Time
 	sleep                  func(context.Context, time.Duration)
-	// queued tells whether a token is read and waits for a worker; nil
-	// when no workers report (see hold).
-	queued func() bool
 
 	mu     sync.Mutex
 	lag    float64 // exponentially weighted queue wait, in nanoseconds
 	last   time.Time
 	probed time.Time // when hold last let a task go as a probe
+	// queued tells whether a token is read and waits for a worker; nil
+	// when no workers report (see probe).
+	queued func() bool
 	pacer
 }
 
@@ -85,7 +85,7 @@ func (p *Pressure) Lag() time.Duration {
 	return time.Duration(p.lag)
 }
 
-// watch makes hold ask queued whether a token read waits for a worker.
+// watch makes probe ask queued whether a token read waits for a worker.
 func (p *Pressure) watch(queued func() bool) {
 	if p != nil {
 		p.mu.Lock()

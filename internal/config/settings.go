@@ -134,7 +134,7 @@ func deliverySettings() []Setting {
 		{Key: "delivery_workers", Env: "RELAY_DELIVERY_WORKERS", Flag: "delivery-workers", Default: "256", Group: groupDelivery,
 			Help:  "Concurrent webhook POSTs per instance (1 to 4096).",
 			value: number(func(c *Config) *int { return &c.DeliveryWorkers }, 1, 4096)},
-		{Key: "backpressure_lag", Env: "RELAY_BACKPRESSURE_LAG", Flag: "backpressure-lag", Default: "5ms", Group: groupDelivery,
+		{Key: "backpressure_lag", Env: "RELAY_BACKPRESSURE_LAG", Flag: "backpressure-lag", Default: "7ms", Group: groupDelivery,
 			Help:  "Queue wait of webhook deliveries above which new tasks are held back until delivery catches up, and after a hold paced for a while (0 turns backpressure off). Updates to existing tasks are never held.",
 			value: duration(func(c *Config) *time.Duration { return &c.BackpressureLag }, true)},
 		{Key: "backpressure_max_hold", Env: "RELAY_BACKPRESSURE_MAX_HOLD", Flag: "backpressure-max-hold", Default: "1s", Group: groupDelivery,

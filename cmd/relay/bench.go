@@ -45,8 +45,8 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "relay bench: --mode must be push or stream, not %q\n", *mode)
 		return 2
 	}
-	if bc.Window < 0 || bc.Window > 0 && bc.Window < bench.MinWindow {
-		fmt.Fprintf(stderr, "relay bench: --timeline must be 0 or at least %s, not %s\n", bench.MinWindow, bc.Window)
+	if err := bench.CheckWindow(bc.Window); err != nil {
+		fmt.Fprintf(stderr, "relay bench: --timeline: %v\n", err)
 		return 2
 	}
 	bc.Stream = *mode == "stream"

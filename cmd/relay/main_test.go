@@ -25,7 +25,7 @@ func TestRun(t *testing.T) {
 		{"extra argument", []string{"serve", "now"}, nil, 2, "", `relay: unexpected argument "now"`},
 		{"unknown command", []string{"launch"}, nil, 2, "", `relay: unknown command "launch"`},
 		{"version", []string{"version"}, nil, 0, "relay dev\n", ""},
-		{"bench timeline too fine", []string{"bench", "--timeline", "1us"}, nil, 2, "", "relay bench: --timeline must be 0 or at least 1ms, not 1µs"},
+		{"bench timeline too fine", []string{"bench", "--timeline", "1us"}, nil, 2, "", "relay bench: --timeline: a timeline window must be 0 or at least 1ms, not 1µs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

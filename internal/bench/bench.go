@@ -72,6 +72,15 @@ type Result struct {
 // 60,000 of them, not billions.
 const MinWindow = time.Millisecond
 
+// CheckWindow tells whether d is a timeline window width Run takes: zero
+// (no timeline) or at least MinWindow.
+func CheckWindow(d time.Duration) error {
+	if d < 0 || d > 0 && d < MinWindow {
+		return fmt.Errorf("a timeline window must be 0 or at least %s, not %s", MinWindow, d)
+	}
+	return nil
+}
+
 // Window is what arrived in one slice of the run, from Start (since the
 // first task was sent) for the window's width: the notifications whose
 // commit time is known (the status updates, not the task event that opens
@@ -167,8 +176,8 @@ func (s *sink) record(id, emitNs string, now time.Time) {
 
 // Run drives one load run against cfg.Target.
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	if cfg.Window < 0 || cfg.Window > 0 && cfg.Window < MinWindow {
-		return Result{}, fmt.Errorf("bench: a timeline window of %s: want at least %s", cfg.Window, MinWindow)
+	if err := CheckWindow(cfg.Window); err != nil {
+		return Result{}, fmt.Errorf("bench: %w", err)
 	}
 	cfg.Tasks, cfg.Concurrency = cmp.Or(cfg.Tasks, 2000), cmp.Or(cfg.Concurrency, 32)
 	cfg.Steps, cfg.Delay, cfg.Drain = cmp.Or(cfg.Steps, 4), cmp.Or(cfg.Delay, 20*time.Millisecond), cmp.Or(cfg.Drain, 60*time.Second)
@@ -209,6 +218,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if res.Elapsed > 0 {
 		res.PerSecond = float64(res.Delivered) / res.Elapsed.Seconds()
 	}
+	// The windows first: quantiles sorts the latencies in place, which
+	// would part them from their arrival times.
 	if cfg.Window > 0 {
 		res.Windows = windows(start, cfg.Window, s.arrivals, s.latencies)
 	}

@@ -1,7 +1,10 @@
 // Package bench is relay's load tool: it starts a webhook sink on loopback,
 // drives tasks through the A2A API with inline push configs, and reports
 // delivered notifications per second, commit-to-receipt latency, and how
-// many notifications were lost or duplicated.
+// many notifications were lost or duplicated; with a Redis, what Redis did
+// per notification (INFO deltas), and this process's CPU per notification.
+// Its ceiling mode posts the same notifications straight to the sink, for
+// the machine's raw POST rate to compare relay's with.
 package bench
 
 import (
@@ -9,6 +12,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 )
 
@@ -53,6 +58,17 @@ type Config struct {
 	// (at least MinWindow) and reports the receipts and latency of each
 	// (Result.Windows).
 	Window time.Duration
+	// Ceiling makes the clients POST each task's Steps+2 notifications
+	// straight to the sink, shaped as relay delivers them to a v1.0 push
+	// config (without the JWT), over keep-alive net/http, instead of sending
+	// tasks to relay: the machine's raw POST ceiling, to divide relay's
+	// figures by. Target, Delay and Closed play no part (each client waits
+	// for every answer anyway); Rate paces tasks as it does for relay.
+	Ceiling bool
+	// Redis, when set, is the Redis the relay under test uses: Run reads
+	// its INFO before and after the run and reports the difference
+	// (Result.Redis).
+	Redis redis.UniversalClient
 }
 
 // Result is what a run measured.
@@ -66,6 +82,13 @@ type Result struct {
 	P50, P99, Max     time.Duration
 	// Windows is the run over time, when Config.Window is set.
 	Windows []Window
+	// CPU is this process's user+sys CPU time over the run: the load
+	// clients' and the sink's, and relay's when it runs in-process. Zero
+	// where the platform does not tell.
+	CPU time.Duration
+	// Redis is what Config.Redis did over the run (without the INFO calls
+	// of its readings); nil without one.
+	Redis *RedisStats
 }
 
 // MinWindow is the narrowest timeline window: a run of a minute then has
@@ -96,7 +119,7 @@ func (r Result) String() string {
 		"commit to receipt: p50 %s, p99 %s, max %s\nlost: %d, duplicates: %d, wrong token: %d",
 		r.Tasks, r.SendTime.Round(time.Millisecond), r.Delivered, r.Expected, r.Elapsed.Round(time.Millisecond), r.PerSecond,
 		r.P50.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), r.Max.Round(100*time.Microsecond), r.Lost, r.Duplicates, r.WrongToken) +
-		r.timeline()
+		r.timeline() + r.costs()
 }
 
 func (r Result) timeline() string {
@@ -174,32 +197,28 @@ func (s *sink) record(id, emitNs string, now time.Time) {
 	s.count.Add(1)
 }
 
-// Run drives one load run against cfg.Target.
+// Run drives one load run against cfg.Target (or, with cfg.Ceiling,
+// straight at its own sink).
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := CheckWindow(cfg.Window); err != nil {
 		return Result{}, fmt.Errorf("bench: %w", err)
 	}
+	if cfg.Ceiling && cfg.Stream {
+		return Result{}, errors.New("bench: a ceiling run posts webhooks: it cannot stream")
+	}
 	cfg.Tasks, cfg.Concurrency = cmp.Or(cfg.Tasks, 2000), cmp.Or(cfg.Concurrency, 32)
 	cfg.Steps, cfg.Delay, cfg.Drain = cmp.Or(cfg.Steps, 4), cmp.Or(cfg.Delay, 20*time.Millisecond), cmp.Or(cfg.Drain, 60*time.Second)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s, hook, stop, err := startSink()
 	if err != nil {
 		return Result{}, err
 	}
-	s := &sink{seen: map[string]bool{}, token: []byte(fmt.Sprintf("bench-%d", time.Now().UnixNano()))}
-	srv := &fasthttp.Server{Handler: s.serve, ReadTimeout: 30 * time.Second, IdleTimeout: 5 * time.Second,
-		NoDefaultServerHeader: true, NoDefaultDate: true}
-	go func() { _ = srv.Serve(ln) }()
-	defer func() {
-		// The relay under test keeps its connections to the sink open:
-		// close the listener and stop waiting for them soon.
-		sctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		defer cancel()
-		_ = srv.ShutdownWithContext(sctx)
-	}()
-	hook := "http://" + ln.Addr().String() + "/hook"
-
+	defer stop()
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Concurrency}}
 	defer client.CloseIdleConnections() // so that the relay under test stops at once
+	before, err := readUsage(ctx, cfg.Redis)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w (before the run)", err)
+	}
 	start := time.Now()
 	if err := sendAll(ctx, client, cfg, hook, s); err != nil {
 		return Result{}, err
@@ -210,6 +229,38 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(200 * time.Millisecond) // let stragglers and duplicates arrive
+	after, err := readUsage(ctx, cfg.Redis)
+	s.tally(&res, start, cfg.Window)
+	if err != nil {
+		return res, fmt.Errorf("%w (after the run)", err)
+	}
+	res.setCosts(before, after)
+	return res, nil
+}
+
+// startSink starts a sink on a free loopback port and returns it, the URL
+// to post notifications to, and a function that stops it.
+func startSink() (*sink, string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	s := &sink{seen: map[string]bool{}, token: []byte(fmt.Sprintf("bench-%d", time.Now().UnixNano()))}
+	srv := &fasthttp.Server{Handler: s.serve, ReadTimeout: 30 * time.Second, IdleTimeout: 5 * time.Second,
+		NoDefaultServerHeader: true, NoDefaultDate: true}
+	go func() { _ = srv.Serve(ln) }()
+	stop := func() {
+		// The relay under test keeps its connections to the sink open:
+		// close the listener and stop waiting for them soon.
+		sctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		_ = srv.ShutdownWithContext(sctx)
+	}
+	return s, "http://" + ln.Addr().String() + "/hook", stop, nil
+}
+
+// tally fills res with what the sink received since start.
+func (s *sink) tally(res *Result, start time.Time, window time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res.Delivered, res.Duplicates, res.WrongToken = len(s.seen), s.dups, int(s.wrong.Load())
@@ -220,11 +271,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	// The windows first: quantiles sorts the latencies in place, which
 	// would part them from their arrival times.
-	if cfg.Window > 0 {
-		res.Windows = windows(start, cfg.Window, s.arrivals, s.latencies)
+	if window > 0 {
+		res.Windows = windows(start, window, s.arrivals, s.latencies)
 	}
 	res.P50, res.P99, res.Max = quantiles(s.latencies)
-	return res, nil
 }
 
 // quantiles sorts latencies and returns their p50, p99 and max.
@@ -257,7 +307,8 @@ func windows(start time.Time, width time.Duration, arrivals []time.Time, latenci
 }
 
 // sendAll sends cfg.Tasks non-blocking v1.0 SendMessage requests from
-// cfg.Concurrency clients, each task with an inline push config.
+// cfg.Concurrency clients, each task with an inline push config (or, with
+// cfg.Ceiling, each task's notifications straight to the sink).
 func sendAll(ctx context.Context, client *http.Client, cfg Config, hook string, s *sink) error {
 	next := atomic.Int64{}
 	errs := make(chan error, cfg.Concurrency)
@@ -275,7 +326,10 @@ func sendAll(ctx context.Context, client *http.Client, cfg Config, hook string, 
 					<-pace
 				}
 				send := func() error { return send(ctx, client, cfg, hook, s, i) }
-				if cfg.Stream {
+				switch {
+				case cfg.Ceiling:
+					send = func() error { return postTask(ctx, client, cfg, hook, s.token, i) }
+				case cfg.Stream:
 					send = func() error { return streamTask(ctx, client, cfg, s, i) }
 				}
 				if err := send(); err != nil {

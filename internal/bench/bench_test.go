@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/a2arelay/relay/internal/app"
 	"github.com/a2arelay/relay/internal/bench"
 	"github.com/a2arelay/relay/internal/config"
@@ -19,25 +21,10 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 // A short load run against a relay on real Redis loses nothing and
 // measures every status update.
 func TestRunLosesNothing(t *testing.T) {
-	rdb, prefix := redistest.New(t)
-	cfg, err := config.Load(nil, func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr, cfg.RedisURL, cfg.RedisPrefix = "127.0.0.1:0", redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
-	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
-	cfg.Auth, cfg.Security.RateLimit = "none", 0
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer a.Shutdown(context.Background())
+	target, _ := startRelay(t)
 	for _, mode := range []bench.Config{{}, {Stream: true}, {Closed: true}} {
 		cfg := mode
-		cfg.Target, cfg.Tasks, cfg.Concurrency, cfg.Steps = "http://"+a.Addr()+"/", 40, 4, 2
+		cfg.Target, cfg.Tasks, cfg.Concurrency, cfg.Steps = target, 40, 4, 2
 		cfg.Delay, cfg.Drain, cfg.Window = time.Millisecond, 20*time.Second, 50*time.Millisecond
 		res, err := bench.Run(context.Background(), cfg)
 		if err != nil {
@@ -69,4 +56,28 @@ func TestRunRefusesATinyWindow(t *testing.T) {
 			t.Errorf("Window %v: err %v, want a refusal", w, err)
 		}
 	}
+}
+
+// startRelay starts relay on the test's Redis (with the test's key
+// prefix), stopped when the test ends, and returns its A2A endpoint and a
+// client to that Redis.
+func startRelay(t *testing.T) (string, redis.UniversalClient) {
+	t.Helper()
+	rdb, prefix := redistest.New(t)
+	cfg, err := config.Load(nil, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr, cfg.RedisURL, cfg.RedisPrefix = "127.0.0.1:0", redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
+	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
+	cfg.Auth, cfg.Security.RateLimit = "none", 0
+	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Shutdown(context.Background()) })
+	return "http://" + a.Addr() + "/", rdb
 }

@@ -1,6 +1,9 @@
 package a2a
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // TransitionError reports a status change the state machine forbids.
 type TransitionError struct {
@@ -69,6 +72,37 @@ func applyArtifact(t *Task, a Artifact, appendParts bool) {
 		return
 	}
 	t.Artifacts = append(t.Artifacts, a)
+}
+
+// ErrNoOrigin: a fold was asked of events that neither start at a task's
+// creation nor come with a base to apply them to.
+var ErrNoOrigin = errors.New("a2a: no creation event or base to fold events onto")
+
+// Fold returns the task as the events made it: base (nil: the first event
+// must be the task's creation) with every event applied in order. It is
+// how a stored task version is recomputed from its event stream.
+func Fold(base *Task, events []Event) (Task, error) {
+	var t Task
+	have := base != nil
+	if have {
+		t = *base
+	}
+	for _, ev := range events {
+		if ev.Kind == EventTask && ev.Task != nil {
+			t, have = *ev.Task, true
+			continue
+		}
+		if !have {
+			return Task{}, ErrNoOrigin
+		}
+		if err := Apply(&t, ev); err != nil {
+			return Task{}, err
+		}
+	}
+	if !have {
+		return Task{}, ErrNoOrigin
+	}
+	return t, nil
 }
 
 // WithHistory returns t with its history cut to the last n messages

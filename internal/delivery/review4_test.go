@@ -67,7 +67,7 @@ func TestReview4ReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 	w1 := New(fx.store, fx.keys, fx.guard.Transport(), cfg, fx.log)
 
 	w1.Process(ctx, fx.oneToken(t, w1.consumer)) // head 1 fails: retry token a=2
-	if n, err := fx.store.MoveDue(ctx, 0, time.Now().Add(time.Minute), 10); err != nil || n != 1 {
+	if n, _, err := fx.store.MoveDue(ctx, 0, time.Now().Add(time.Minute), 10); err != nil || n != 1 {
 		t.Fatalf("MoveDue = %d, %v", n, err)
 	}
 	retry := fx.oneToken(t, w1.consumer)

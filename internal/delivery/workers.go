@@ -36,7 +36,8 @@ type Queue interface {
 	Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]queue.Token, error)
 	Begin(ctx context.Context, t queue.Token, consumer string, lease time.Duration) (queue.Head, int, error)
 	FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (queue.Finished, error)
-	MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, error)
+	TaskAt(ctx context.Context, taskID, eventID string, version int64) (queue.TaskAt, error)
+	MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error)
 	TrimAcked(ctx context.Context, p int) error
 	PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error)
 	ExpireRecords(ctx context.Context, p int, now time.Time) error
@@ -65,7 +66,10 @@ type Config struct {
 	// ReclaimIdle is how long a token may stay unacknowledged before another
 	// worker takes it over (default Timeout + 5s).
 	ReclaimIdle time.Duration
-	// MoveEvery is how often due retries are moved back (default 100ms).
+	// MoveEvery is how often due retries are moved back (default 100ms):
+	// a retry goes back within MoveEvery of its due time. A partition with
+	// no retry known to be due is looked at every 10 MoveEvery, for
+	// retries other instances scheduled.
 	MoveEvery time.Duration
 	// ExcerptBytes caps the response excerpt kept per attempt (default 1024).
 	ExcerptBytes int
@@ -106,6 +110,7 @@ type Workers struct {
 	pressure  *Pressure
 	validator *Validator
 	observer  Observer
+	mover     *mover
 	operator  *Operator
 	// stopping is closed when Run's context ends: lane runs end early then.
 	stopping <-chan struct{}
@@ -122,8 +127,9 @@ func (w *Workers) AlertTo(o *Operator) { w.operator = o }
 // New returns a worker pool. transport carries the POSTs (the SSRF guard's);
 // redirects are never followed.
 func New(q Queue, signer Signer, transport http.RoundTripper, cfg Config, log *slog.Logger) *Workers {
+	cfg = cfg.withDefaults()
 	return &Workers{
-		q: q, signer: signer, cfg: cfg.withDefaults(), log: log, now: time.Now,
+		q: q, signer: signer, cfg: cfg, log: log, now: time.Now, mover: newMover(q, 10*cfg.MoveEvery, log),
 		consumer: "relay-" + uuid.NewString(),
 		client: &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
@@ -250,14 +256,8 @@ func (w *Workers) every(ctx context.Context, d time.Duration, f func(context.Con
 	}
 }
 
-// moveDue moves due retries back onto every partition's stream.
-func (w *Workers) moveDue(ctx context.Context) {
-	for p := range w.q.Partitions() {
-		if _, err := w.q.MoveDue(ctx, p, w.now(), 256); err != nil && ctx.Err() == nil {
-			w.log.WarnContext(ctx, "moving due retries", "partition", p, "err", err)
-		}
-	}
-}
+// moveDue moves due retries back onto the partitions' streams.
+func (w *Workers) moveDue(ctx context.Context) { w.mover.pass(ctx, w.now()) }
 
 // trim drops acknowledged tokens from the delivery streams and, about once
 // a minute, the consumers departed processes left in their groups and the
@@ -388,6 +388,9 @@ func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, 
 		w.log.WarnContext(ctx, "finishing a delivery", "notification_id", h.NotificationID, "err", err)
 		return queue.Finished{}, time.Time{}, false
 	}
+	if done.Applied && f.Outcome == queue.Retry {
+		w.mover.scheduled(t.Partition, f.Due)
+	}
 	if done.Applied && w.operator != nil && (f.Outcome == queue.Dead || f.Outcome == queue.Gone) {
 		ev := "delivery.dead"
 		if f.Outcome == queue.Gone {
@@ -455,9 +458,9 @@ func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *q
 	switch {
 	case cfg.Dialect == a2a.V10 && ev.Task != nil:
 		snap = *ev.Task // v1.0 sends the snapshot only for the task event, which carries it
-	case cfg.Dialect != a2a.V10 && len(h.Snapshot) > 0:
-		if err := json.Unmarshal(h.Snapshot, &snap); err != nil {
-			return fmt.Errorf("decode snapshot: %w", err)
+	case cfg.Dialect != a2a.V10:
+		if snap, err = w.taskAfter(ctx, t, h, ev); err != nil {
+			return err
 		}
 	}
 	n, err := a2a.EncodeNotification(cfg.Dialect, ev, snap)

@@ -32,7 +32,7 @@ func TestAttemptLogKeepsTheLatest(t *testing.T) {
 			t.Fatal(err)
 		}
 		if n < 6 {
-			if moved, err := s.MoveDue(ctx, 0, time.Now().Add(time.Second), 10); err != nil || moved != 1 {
+			if moved, _, err := s.MoveDue(ctx, 0, time.Now().Add(time.Second), 10); err != nil || moved != 1 {
 				t.Fatalf("MoveDue = %d, %v", moved, err)
 			}
 			tok = readOne(t, s, "w1")

@@ -61,9 +61,15 @@ type Head struct {
 	NotificationID string
 	// Config is the stored push config; nil when it was deleted.
 	Config []byte
-	// Event and Snapshot are the committed event and the task snapshot after
-	// it; nil when the event is no longer stored.
-	Event, Snapshot []byte
+	// Event is the committed event, read from the task's event stream; nil
+	// when the event is no longer stored.
+	Event []byte
+	// Version is the task version the event made (0 when unknown): the task
+	// after the event is TaskAt(Version).
+	Version int64
+	// Snapshot is the task after the event, carried only by a head that a
+	// previous relay wrote (which copied event and task into the lane).
+	Snapshot []byte
 	// Waited is how long the token waited in the stream before Begin, on
 	// Redis's clock (zero for the later heads of a lane run).
 	Waited time.Duration
@@ -165,7 +171,7 @@ const (
 // Only when status is Go may the caller deliver and then FinishToken.
 func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.Duration) (Head, int, error) {
 	value := consumer + "#" + strconv.FormatUint(s.leases.Add(1), 36)
-	keys := []string{s.k.deliveries(t.Partition), s.k.lease(t.TaskID, t.ConfigID), s.k.lane(t.TaskID, t.ConfigID), s.k.task(t.TaskID).push}
+	keys := s.beginKeys(t)
 	fresh := "0"
 	if t.Fresh && !t.Reclaimed {
 		fresh = "1"
@@ -180,29 +186,50 @@ func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.
 	}
 	h := headOf(res)
 	h.Lease = value
-	if len(res) > 3 {
-		h.Waited = waited(t.ID, res[3])
+	if len(res) > 5 {
+		h.Waited = waited(t.ID, res[5])
 	}
 	return h, Go, nil
 }
 
-// headOf reads a script's {status, lane entry or false, config or false}
-// reply.
+// beginKeys are the keys begin.lua touches for token t.
+func (s *Store) beginKeys(t Token) []string {
+	tk := s.k.task(t.TaskID)
+	return []string{s.k.deliveries(t.Partition), s.k.lease(t.TaskID, t.ConfigID), s.k.lane(t.TaskID, t.ConfigID), tk.push, tk.events}
+}
+
+// headOf reads a script's {status, lane entry or false, config or false,
+// event or false, version or false} reply. A lane entry is "eventId
+// notificationId"; one a previous relay wrote goes on with "\n<event>\n<snapshot>".
 func headOf(res []any) Head {
 	var h Head
-	if len(res) > 2 {
-		if c, ok := res[2].(string); ok {
-			h.Config = []byte(c)
+	str := func(i int) (string, bool) {
+		if len(res) <= i {
+			return "", false
 		}
+		v, ok := res[i].(string)
+		return v, ok
 	}
-	if len(res) > 1 {
-		if raw, ok := res[1].(string); ok {
-			ids, rest, _ := strings.Cut(raw, "\n")
-			ev, snap, _ := strings.Cut(rest, "\n")
-			h.Entry = ids
-			h.EventID, h.NotificationID, _ = strings.Cut(ids, " ")
-			h.Event, h.Snapshot = []byte(ev), []byte(snap)
-		}
+	if c, ok := str(2); ok {
+		h.Config = []byte(c)
+	}
+	raw, ok := str(1)
+	if !ok {
+		return h
+	}
+	ids, rest, legacy := strings.Cut(raw, "\n")
+	h.Entry = ids
+	h.EventID, h.NotificationID, _ = strings.Cut(ids, " ")
+	if legacy {
+		ev, snap, _ := strings.Cut(rest, "\n")
+		h.Event, h.Snapshot = []byte(ev), []byte(snap)
+		return h
+	}
+	if ev, ok := str(3); ok {
+		h.Event = []byte(ev)
+	}
+	if v, ok := str(4); ok {
+		h.Version, _ = strconv.ParseInt(v, 10, 64)
 	}
 	return h
 }
@@ -283,7 +310,7 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 	tk := s.k.task(t.TaskID)
 	pfx := s.k.tag(t.Partition)
 	keys := []string{s.k.deliveries(t.Partition), s.k.lane(t.TaskID, t.ConfigID), pfx + "retries", pfx + "dead",
-		pfx + "dl:" + h.NotificationID, pfx + "dla:" + h.NotificationID, tk.push, s.k.lease(t.TaskID, t.ConfigID)}
+		pfx + "dl:" + h.NotificationID, pfx + "dla:" + h.NotificationID, tk.push, s.k.lease(t.TaskID, t.ConfigID), tk.events}
 	run := "0"
 	if f.Run {
 		run = "1"
@@ -308,14 +335,24 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 }
 
 // MoveDue moves up to limit due retries of partition p back onto its
-// delivery stream and returns how many it moved.
-func (s *Store) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, error) {
+// delivery stream. It returns how many it moved and when the earliest retry
+// left is due (zero when none is).
+func (s *Store) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error) {
 	pfx := s.k.tag(p)
-	n, err := s.mover.Run(ctx, s.rdb, []string{pfx + "retries", s.k.deliveries(p)}, now.UnixMilli(), limit).Int()
+	res, err := s.mover.Run(ctx, s.rdb, []string{pfx + "retries", s.k.deliveries(p)}, now.UnixMilli(), limit).Slice()
 	if err != nil {
-		return 0, fmt.Errorf("queue: move due retries: %w", err)
+		return 0, time.Time{}, fmt.Errorf("queue: move due retries: %w", err)
 	}
-	return n, nil
+	n, _ := res[0].(int64)
+	var next time.Time
+	if len(res) > 1 {
+		if ms, ok := res[1].(string); ok {
+			if f, err := strconv.ParseFloat(ms, 64); err == nil {
+				next = time.UnixMilli(int64(f))
+			}
+		}
+	}
+	return int(n), next, nil
 }
 
 // TrimAcked removes acknowledged tokens from partition p's delivery stream:

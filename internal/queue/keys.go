@@ -28,14 +28,15 @@ func (k keys) partition(taskID string) int {
 
 func (k keys) tag(p int) string { return k.prefix + ":{" + strconv.Itoa(p) + "}:" }
 
-// task returns the keys of one task: hash, event stream, push configs, and
-// its partition's index.
+// task returns the keys of one task: hash, event stream, push configs, the
+// checkpoint of its event stream, and its partition's index.
 func (k keys) task(taskID string) taskKeys {
 	t := k.tag(k.partition(taskID))
 	return taskKeys{
 		hash:   t + "task:" + taskID,
 		events: t + "events:" + taskID,
 		push:   t + "push:" + taskID,
+		base:   t + "base:" + taskID,
 		index:  t + "tasks",
 	}
 }
@@ -68,5 +69,5 @@ func (k keys) lease(taskID, configID string) string {
 func (k keys) meta() string { return k.prefix + ":meta" }
 
 type taskKeys struct {
-	hash, events, push, index string
+	hash, events, push, base, index string
 }

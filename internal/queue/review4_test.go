@@ -47,7 +47,7 @@ func TestBeginSentTwiceIsGo(t *testing.T) {
 	ctx := context.Background()
 	s, ids := laneFixture(t, 1)
 	tok := readOne(t, s, "w1")
-	keys := []string{s.k.deliveries(0), s.k.lease("run", "c1"), s.k.lane("run", "c1"), s.k.task("run").push}
+	keys := s.beginKeys(tok)
 	for i := range 2 {
 		res, err := s.begin.Run(ctx, s.rdb, keys, tok.ID, "w1", 60000, "c1", "w1#only").Slice()
 		if err != nil || res[0].(int64) != Go || headOf(res).EventID != ids[0] {

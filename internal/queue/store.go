@@ -66,6 +66,7 @@ type Store struct {
 	finish       *redis.Script
 	mover        *redis.Script
 	redeliver    *redis.Script
+	taskAt       *redis.Script
 }
 
 // NewStore returns a Store over rdb.
@@ -84,6 +85,7 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 		finish:       redis.NewScript(finishLua),
 		mover:        redis.NewScript(moverLua),
 		redeliver:    redis.NewScript(redeliverLua),
+		taskAt:       redis.NewScript(taskAtLua),
 	}
 }
 
@@ -168,7 +170,7 @@ type Commit struct {
 func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 	tk := s.k.task(c.TaskID)
 	args := s.commitArgs(c, uuid.NewString())
-	res, err := s.evalBatched(ctx, s.commit, []string{tk.hash, tk.events, s.k.index(s.k.partition(c.TaskID), c.Owner), tk.push}, args...).StringSlice()
+	res, err := s.evalBatched(ctx, s.commit, []string{tk.hash, tk.events, s.k.index(s.k.partition(c.TaskID), c.Owner), tk.push, tk.base}, args...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, ErrConflict
@@ -283,5 +285,5 @@ func (s *Store) PartitionOf(taskID string) int { return s.k.partition(taskID) }
 // TaskKeys names every key of a task (for tests and operators).
 func (s *Store) TaskKeys(taskID string) []string {
 	tk := s.k.task(taskID)
-	return []string{tk.hash, tk.events, tk.push}
+	return []string{tk.hash, tk.events, tk.push, tk.base}
 }

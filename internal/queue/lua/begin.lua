@@ -6,6 +6,7 @@
 --
 -- KEYS[1] the partition's delivery stream   KEYS[2] the lane's lease
 -- KEYS[3] the lane                          KEYS[4] the task's push-config hash
+-- KEYS[5] the task's event stream
 -- ARGV[1] token stream id   ARGV[2] consumer   ARGV[3] lease ms   ARGV[4] config id
 -- ARGV[5] the lease's value: unique to this Begin, so that only its holder
 --   releases or renews it
@@ -18,8 +19,10 @@
 --   so it holds whatever the caller's clock and however late the script
 --   runs.
 -- Returns {0} when the token was already finished, {2} when another worker
--- holds the lane, or {1, head or false, config or false, Redis TIME} (the
--- time tells how long the token waited, on the clock that stamped its id).
+-- holds the lane, or {1, head or false, config or false, event or false,
+-- its task version or false, Redis TIME} (the time tells how long the token
+-- waited, on the clock that stamped its id). The event is read from the
+-- stream entry the head refers to; a head a previous relay wrote carries it.
 local claim = true
 if ARGV[6] == '1' then
   local p = redis.call('XPENDING', KEYS[1], 'workers', ARGV[1], ARGV[1], 1)
@@ -34,4 +37,16 @@ end
 if not redis.call('SET', KEYS[2], ARGV[5], 'NX', 'PX', ARGV[3]) and redis.call('GET', KEYS[2]) ~= ARGV[5] then
   return {2} -- (a lease of this very Begin, sent twice after a lost reply, is the caller's)
 end
-return {1, redis.call('LINDEX', KEYS[3], 0), redis.call('HGET', KEYS[4], ARGV[4]), redis.call('TIME')}
+local head = redis.call('LINDEX', KEYS[3], 0)
+local ev, ver = false, false
+if head and not string.find(head, '\n', 1, true) then
+  local eid = string.sub(head, 1, string.find(head, ' ', 1, true) - 1)
+  local entry = redis.call('XRANGE', KEYS[5], eid, eid)[1]
+  if entry then
+    local f = entry[2]
+    for j = 1, #f, 2 do
+      if f[j] == 'e' then ev = f[j + 1] elseif f[j] == 'v' then ver = f[j + 1] end
+    end
+  end
+end
+return {1, head, redis.call('HGET', KEYS[4], ARGV[4]), ev, ver, redis.call('TIME')}

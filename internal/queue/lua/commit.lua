@@ -24,14 +24,28 @@
 -- ARGV[13+2F+2C] the commit's id: a commit sent again (a client retry after a
 --   lost reply) finds its own id stored and gets its stream ids back
 -- ARGV[14+2F+2C ..] the events, appended in order
+-- Storage grows with what happened, not with copies of it: an event
+-- stream entry holds the event and its task version ('e', 'v'), never a
+-- task; lanes hold references to entries, never copies. The task after
+-- any version is the snapshot when it is the current one, else the fold
+-- of the stream from the task's creation (or from the checkpoint 'base',
+-- below) up to that version.
 -- Delivery keys (all in the task's partition, so in its hash slot):
---   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId\n<event>\n<snapshot>",
---                                        oldest first (JSON never holds a raw newline)
+--   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId", oldest first (a
+--                                        previous relay wrote "…\n<event>\n<snapshot>")
 --   <p>deliveries                        stream of lane tokens (consumer group "workers")
 --   <p>dl:<notificationId>               hash: the delivery record
 --   <p>dl:task:<task>                    zset of the task's notification ids by creation ms
 --   <p>dl:status:<status>                zset of notification ids by update ms, for every
 --                                        status but delivered (listed per task)
+-- Trimming: once the stream is a quarter (at least 16 entries) over ARGV[5]
+-- (looked at every 8th version),
+-- it is cut back to ARGV[5] entries (what SSE resumes from) but never past
+-- an entry a lane still refers to, nor past what a fold needs: entries
+-- after the checkpoint. The checkpoint (KEYS[5]: the snapshot at version
+-- 'ver', whose last stream entry is 'id') moves to this commit's
+-- snapshot when no lane waits on an older entry; without a checkpoint the
+-- stream is not trimmed (the fold starts at the creation).
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
 local cur = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
 if cur ~= tonumber(ARGV[1]) then
@@ -77,11 +91,7 @@ while i <= #ARGV do
   n = n + 1
   local deliver = string.sub(flags, n, n) == '1' and #configs > 0
   local id
-  if deliver then
-    id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'e', ARGV[i], 'v', ver, 's', ARGV[2])
-  else
-    id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'e', ARGV[i], 'v', ver)
-  end
+  id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
   ids[#ids + 1] = id
   if deliver then
     for _, cfg in ipairs(configs) do
@@ -94,7 +104,7 @@ while i <= #ARGV do
       redis.call('ZADD', pfx .. 'dl:task:' .. task, now, nid)
       redis.call('PEXPIRE', pfx .. 'dl:task:' .. task, keep)
       redis.call('ZADD', pfx .. 'dl:status:pending', now, nid)
-      if redis.call('RPUSH', lane, id .. ' ' .. nid .. '\n' .. ARGV[i] .. '\n' .. ARGV[2]) == 1 then
+      if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
         redis.call('XADD', pfx .. 'deliveries', '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
       end
     end
@@ -102,6 +112,55 @@ while i <= #ARGV do
   i = i + 1
 end
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+-- Stream ids order as (ms, seq) pairs.
+local function idParts(id)
+  local dash = string.find(id, '-', 1, true)
+  return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
+end
+local function before(a, b)
+  local am, as = idParts(a)
+  local bm, bs = idParts(b)
+  return am < bm or (am == bm and as < bs)
+end
+local maxLen = tonumber(ARGV[5])
+local size = 0
+if #ids > 0 and ver % 8 == 0 then -- (looked at every 8 versions: the slack is wider)
+  size = redis.call('XLEN', KEYS[2])
+end
+if size > maxLen + math.max(16, math.floor(maxLen / 4)) then
+  -- The oldest entry a lane refers to (a redelivered one may stand
+  -- behind newer ones).
+  local oldest
+  for _, cfg in ipairs(redis.call('HKEYS', KEYS[4])) do
+    for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
+      local eid = string.sub(head, 1, string.find(head, ' ', 1, true) - 1)
+      if not oldest or before(eid, oldest) then
+        oldest = eid
+      end
+    end
+  end
+  local bid
+  if not oldest or not before(oldest, ids[1]) then
+    bid = ids[#ids]
+    redis.call('HSET', KEYS[5], 'snap', ARGV[2], 'ver', ver, 'id', bid)
+  else
+    bid = redis.call('HGET', KEYS[5], 'id')
+  end
+  if bid then
+    -- Entries up to bid are in the checkpoint; keep the newest maxLen.
+    local bm, bs = idParts(bid)
+    local cut = bm .. '-' .. (bs + 1)
+    local window = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', size - maxLen + 1)
+    local first = window[#window][1]
+    if before(first, cut) then
+      cut = first
+    end
+    if oldest and before(oldest, cut) then
+      cut = oldest
+    end
+    redis.call('XTRIM', KEYS[2], 'MINID', cut)
+  end
+end
 fields[#fields + 1] = 'cid'
 fields[#fields + 1] = commitID
 fields[#fields + 1] = 'cids'
@@ -112,5 +171,6 @@ if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('PEXPIRE', KEYS[2], ttl)
   redis.call('PEXPIRE', KEYS[4], ttl)
+  redis.call('PEXPIRE', KEYS[5], ttl)
 end
 return ids

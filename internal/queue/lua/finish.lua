@@ -7,7 +7,9 @@
 -- KEYS[3] the partition's retry zset           KEYS[4] the partition's dead-letter stream
 -- KEYS[5] the delivery record hash             KEYS[6] the delivery's attempt list
 -- KEYS[7] the task's push-config hash       KEYS[8] the lane's lease (released here)
--- ARGV[1] token stream id     ARGV[2] the head this attempt delivered ("eventId notificationId")
+-- KEYS[9] the task's event stream
+-- ARGV[1] token stream id     ARGV[2] the head this attempt delivered ("eventId notificationId";
+--   a head a previous relay wrote goes on with "\n<event>\n<snapshot>")
 -- ARGV[3] outcome: delivered | retry | dead | gone (410: disable the config) |
 --   drop (the config was deleted: drop the lane) | skip (the event expired: drop the head)
 -- ARGV[4] task id    ARGV[5] config id    ARGV[6] next attempt number
@@ -27,9 +29,30 @@
 -- it is reclaimed like any other and the run resumes at the lane's head.
 -- Acked token entries stay in the stream until the trimmer removes them.
 -- Returns {0} for a stale token (nothing changed), {1} when applied,
--- {3, next head, config or false} when applied and the run goes on, or
--- {4, next head, config or false} when this run step was applied already.
+-- {3, next head, config or false, event or false, version or false} when
+-- applied and the run goes on, or {4, …} (the same) when this run step was
+-- applied already.
 local pfx, nid, now, outcome = ARGV[12], ARGV[13], ARGV[8], ARGV[3]
+-- isHead tells whether lane entry h is the head this attempt was for.
+local function isHead(h)
+  return h == ARGV[2] or string.sub(h, 1, #ARGV[2] + 1) == ARGV[2] .. '\n'
+end
+-- next answers a run's next head h: {status, h, config, event, version},
+-- the event read from the stream entry h refers to (unless h carries it).
+local function nextHead(status, h)
+  local ev, ver = false, false
+  if not string.find(h, '\n', 1, true) then
+    local eid = string.sub(h, 1, string.find(h, ' ', 1, true) - 1)
+    local entry = redis.call('XRANGE', KEYS[9], eid, eid)[1]
+    if entry then
+      local f = entry[2]
+      for j = 1, #f, 2 do
+        if f[j] == 'e' then ev = f[j + 1] elseif f[j] == 'v' then ver = f[j + 1] end
+      end
+    end
+  end
+  return {status, h, redis.call('HGET', KEYS[7], ARGV[5]), ev, ver}
+end
 -- The attempt log: a list per delivery of its last ARGV[11] attempts; the
 -- record counts them all. attemptFields logs this attempt (if any) after
 -- cur earlier ones and returns the record fields to write with it.
@@ -84,10 +107,10 @@ if want and ARGV[2] ~= '' then
   if not head then
     return {0}
   end
-  if string.sub(head, 1, #ARGV[2] + 1) ~= ARGV[2] .. '\n' then
+  if not isHead(head) then
     redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID')
     redis.call('PEXPIRE', KEYS[8], ARGV[17])
-    return {4, head, redis.call('HGET', KEYS[7], ARGV[5])}
+    return nextHead(4, head)
   end
   second = two[2]
 end
@@ -156,7 +179,7 @@ if outcome == 'retry' then
   return {1}
 end
 local head = redis.call('LPOP', KEYS[2])
-if head and (ARGV[2] == '' or string.sub(head, 1, #ARGV[2] + 1) ~= ARGV[2] .. '\n') then
+if head and (ARGV[2] == '' or not isHead(head)) then
   redis.call('LPUSH', KEYS[2], head) -- not the head this attempt was for: put it back
 end
 if tonumber(ARGV[6]) > 2 then
@@ -176,7 +199,7 @@ else -- gone or drop: nothing more goes to this config
   end
   for _, h in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
     local sp = string.find(h, ' ', 1, true)
-    local other = string.sub(h, sp + 1, string.find(h, '\n', sp, true) - 1)
+    local other = string.sub(h, sp + 1, (string.find(h, '\n', sp, true) or #h + 1) - 1)
     local rec = pfx .. 'dl:' .. other
     local old = redis.call('HGET', rec, 'status')
     if old then
@@ -198,7 +221,7 @@ if run then
     redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID')
   end
   redis.call('PEXPIRE', KEYS[8], ARGV[17])
-  return {3, second, redis.call('HGET', KEYS[7], ARGV[5])}
+  return nextHead(3, second)
 end
 activate()
 return {1}

@@ -2,11 +2,12 @@
 --
 -- KEYS[1] the partition's retry zset   KEYS[2] the partition's delivery stream
 -- ARGV[1] now (ms)   ARGV[2] the most to move in one call
--- Returns how many were moved.
+-- Returns {how many were moved, the due ms of the earliest retry left or false}.
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
 for _, m in ipairs(due) do
   local t = cjson.decode(m)
   redis.call('XADD', KEYS[2], '*', 't', t.t, 'c', t.c, 'a', t.a, 'f', t.f, 'n', t.n or '')
   redis.call('ZREM', KEYS[1], m)
 end
-return #due
+local left = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {#due, left[2] or false}

@@ -1,6 +1,7 @@
 -- redeliver.lua: queues a stored notification again (an operator's redelivery
 -- or redrive of a dead letter). It goes to the end of its lane, keeps its id,
--- and the delivery record goes back to pending.
+-- and the delivery record goes back to pending. The lane refers to the
+-- event's stream entry, which must still be there.
 --
 -- KEYS[1] the lane   KEYS[2] the partition's delivery stream   KEYS[3] the delivery record
 -- KEYS[4] the task's event stream
@@ -12,15 +13,10 @@ local entries = redis.call('XRANGE', KEYS[4], ARGV[1], ARGV[1])
 if not old or #entries == 0 then
   return redis.error_reply('NOTFOUND delivery or its event expired')
 end
-local ev, snap = '', ''
-local f = entries[1][2]
-for j = 1, #f, 2 do
-  if f[j] == 'e' then ev = f[j + 1] elseif f[j] == 's' then snap = f[j + 1] end
-end
 redis.call('ZREM', ARGV[5] .. 'dl:status:' .. old, ARGV[6])
 redis.call('HSET', KEYS[3], 'status', 'pending', 'updated', ARGV[4])
 redis.call('ZADD', ARGV[5] .. 'dl:status:pending', ARGV[4], ARGV[6])
-if redis.call('RPUSH', KEYS[1], ARGV[1] .. ' ' .. ARGV[6] .. '\n' .. ev .. '\n' .. snap) == 1 then
+if redis.call('RPUSH', KEYS[1], ARGV[1] .. ' ' .. ARGV[6]) == 1 then
   redis.call('XADD', KEYS[2], '*', 't', ARGV[2], 'c', ARGV[3], 'a', 1, 'f', 0)
 end
 return 1

@@ -1,0 +1,229 @@
+package queue
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/redistest"
+)
+
+// An event is stored once: its stream entry holds the event and its task
+// version, never the task, and each lane holds a reference to the entry.
+func TestEventStoredOnceLanesReferToIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _, _ := newStore(t, 1)
+	snap := strings.Repeat("s", 4096)
+	ids, err := s.Commit(ctx, Commit{TaskID: "once", Snapshot: []byte(snap), UpdatedAt: time.Now(),
+		Events: [][]byte{[]byte(`{"e":1}`)}, Deliver: []bool{true},
+		PushConfigs: map[string][]byte{"a": []byte(`{}`), "b": []byte(`{}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := s.rdb.XRange(ctx, s.EventsKey("once"), "-", "+").Result()
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("event stream %v, %v", entries, err)
+	}
+	if v := entries[0].Values; len(v) != 2 || v["e"] != `{"e":1}` || v["v"] != "1" {
+		t.Fatalf("stream entry %v: want the event and its version alone", v)
+	}
+	for _, c := range []string{"a", "b"} {
+		lane, err := s.rdb.LRange(ctx, s.k.lane("once", c), 0, -1).Result()
+		if err != nil || len(lane) != 1 || lane[0] != ids[0]+" "+s.notificationIDFor("once", ids[0], c) {
+			t.Fatalf("lane %s = %q, %v: want one reference", c, lane, err)
+		}
+	}
+}
+
+// notificationIDFor is the id commit.lua gives the notification of event
+// id to config c of task.
+func (s *Store) notificationIDFor(task, id, c string) string {
+	lane, _ := s.rdb.LIndex(context.Background(), s.k.lane(task, c), 0).Result()
+	_, nid, _ := strings.Cut(lane, " ")
+	return nid
+}
+
+// commitN commits events one at a time (a snapshot "v<version>" and an
+// event "e<version>" each), delivered to the task's configs.
+func commitN(t *testing.T, s *Store, task string, from, n int, configs map[string][]byte) []string {
+	t.Helper()
+	var ids []string
+	for v := from; v < from+n; v++ {
+		c := Commit{TaskID: task, Version: int64(v - 1), Snapshot: []byte("v" + strconv.Itoa(v)), UpdatedAt: time.Now(),
+			Events: [][]byte{[]byte("e" + strconv.Itoa(v))}, Deliver: []bool{true}}
+		if v == 1 {
+			c.PushConfigs = configs
+		}
+		got, err := s.Commit(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, got...)
+	}
+	return ids
+}
+
+// The stream is cut back to its length once it is a quarter over, keeping
+// a checkpoint of the task from which later versions are folded.
+func TestTrimKeepsWindowAndCheckpoint(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 40})
+	ids := commitN(t, s, "long", 1, 200, nil)
+	n, err := rdb.XLen(ctx, s.EventsKey("long")).Result()
+	if err != nil || n < 40 || n > 40+16+8 {
+		t.Fatalf("stream length %d, %v: want 40 to 64 (checked every 8 versions)", n, err)
+	}
+	base, err := rdb.HGetAll(ctx, s.k.task("long").base).Result()
+	if err != nil || base["snap"] != "v"+base["ver"] || base["id"] != ids[mustAtoi(t, base["ver"])-1] {
+		t.Fatalf("checkpoint %v, %v", base, err)
+	}
+	// A version after the checkpoint folds from it.
+	v := mustAtoi(t, base["ver"]) + 3
+	if v > 200 {
+		t.Fatalf("checkpoint at %d leaves no version after it", v-3)
+	}
+	at, err := s.TaskAt(ctx, "long", ids[v-1], int64(v))
+	if err != nil || string(at.Base) != base["snap"] || len(at.Events) != 3 || string(at.Events[2]) != "e"+strconv.Itoa(v) {
+		t.Fatalf("TaskAt(%d) = base %q, events %q, %v", v, at.Base, at.Events, err)
+	}
+	// The current version is the snapshot.
+	if at, err := s.TaskAt(ctx, "long", ids[199], 200); err != nil || string(at.Snapshot) != "v200" {
+		t.Fatalf("TaskAt(current) = %q, %v", at.Snapshot, err)
+	}
+}
+
+// A lane that falls behind keeps every event it still refers to, and the
+// events a fold needs: the checkpoint does not move past it.
+func TestTrimKeepsWhatALaneRefersTo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 20})
+	ids := commitN(t, s, "behind", 1, 40, nil) // a checkpoint forms, nothing pending
+	if err := s.SetPushConfig(ctx, "behind", "slow", []byte(`{}`), 16); err != nil {
+		t.Fatal(err)
+	}
+	ids = append(ids, commitN(t, s, "behind", 41, 100, nil)...) // the lane never moves
+	lane, err := rdb.LRange(ctx, s.k.lane("behind", "slow"), 0, -1).Result()
+	if err != nil || len(lane) != 100 {
+		t.Fatalf("lane of %d, %v", len(lane), err)
+	}
+	first, err := rdb.XRangeN(ctx, s.EventsKey("behind"), "-", "+", 1).Result()
+	if err != nil || len(first) != 1 || lessID(ids[40], first[0].ID) {
+		t.Fatalf("stream starts at %v, after the lane's oldest entry %s", first, ids[40])
+	}
+	if bver, _ := rdb.HGet(ctx, s.k.task("behind").base, "ver").Int(); bver < 33 || bver > 40 {
+		t.Fatalf("checkpoint at version %d: want it from before the lane (33 to 40)", bver)
+	}
+	// The lane's first head (version 41) and a later one fold from the
+	// checkpoint, which is older than both.
+	for _, v := range []int{41, 97} {
+		at, err := s.TaskAt(ctx, "behind", ids[v-1], int64(v))
+		if err != nil || at.Base == nil || len(at.Events) == 0 || string(at.Events[len(at.Events)-1]) != "e"+strconv.Itoa(v) {
+			t.Fatalf("TaskAt(%d) = %+v, %v", v, at, err)
+		}
+	}
+}
+
+// A commit of several events makes one version: its fold includes all of
+// them, whichever of them is asked for.
+func TestTaskAtTakesTheWholeVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _, _ := newStore(t, 1)
+	ids := commitN(t, s, "multi", 1, 1, nil)
+	more, err := s.Commit(ctx, Commit{TaskID: "multi", Version: 1, Snapshot: []byte("v2"), UpdatedAt: time.Now(),
+		Events: [][]byte{[]byte("e2a"), []byte("e2b"), []byte("e2c")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = append(ids, more...)
+	commitN(t, s, "multi", 3, 1, nil)
+	at, err := s.TaskAt(ctx, "multi", ids[1], 2)
+	if got := fmt.Sprintf("%q", at.Events); err != nil || at.Base != nil || got != `["e1" "e2a" "e2b" "e2c"]` {
+		t.Fatalf("TaskAt(2) = base %q, events %s, %v", at.Base, got, err)
+	}
+	if _, err := s.TaskAt(ctx, "gone", ids[0], 1); err != ErrNotFound {
+		t.Fatalf("TaskAt of a missing task: %v, want ErrNotFound", err)
+	}
+}
+
+//go:embed testdata/commit_v1.lua
+var commitV1Lua string
+
+// A Redis written by the previous relay (lanes and stream entries holding
+// copies of event and task) is served by this one: its heads come with
+// their copies, finish pops them, and the task after such an event is the
+// copy.
+func TestPreviousLayoutIsDelivered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := laneFixture(t, 0)
+	old := redis.NewScript(commitV1Lua)
+	c := Commit{TaskID: "legacy", Snapshot: []byte(`{"old":1}`), UpdatedAt: time.Now(),
+		Events: [][]byte{[]byte(`{"n":1}`), []byte(`{"n":2}`)}, Deliver: []bool{true, true},
+		PushConfigs: map[string][]byte{"c1": []byte(`{"url":"x"}`)}}
+	tk := s.k.task("legacy")
+	keys := []string{tk.hash, tk.events, s.k.index(0, ""), tk.push}
+	raw, err := old.Run(ctx, s.rdb, keys, s.commitArgs(c, "legacy-commit")...).StringSlice()
+	if err != nil || len(raw) != 2 {
+		t.Fatalf("previous commit script: %v, %v", raw, err)
+	}
+	// Then a commit of this relay adds a new-style head behind them.
+	newer, err := s.Commit(ctx, Commit{TaskID: "legacy", Version: 1, Snapshot: []byte(`{"new":2}`), UpdatedAt: time.Now(),
+		Events: [][]byte{[]byte(`{"n":3}`)}, Deliver: []bool{true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := readOne(t, s, "w1")
+	h, st, err := s.Begin(ctx, tok, "w1", time.Minute)
+	if err != nil || st != Go || h.EventID != raw[0] || string(h.Event) != `{"n":1}` || string(h.Snapshot) != `{"old":1}` {
+		t.Fatalf("legacy head %+v, %d, %v", h, st, err)
+	}
+	at, err := s.TaskAt(ctx, "legacy", raw[1], 1)
+	if err != nil || string(at.Snapshot) != `{"old":1}` {
+		t.Fatalf("TaskAt of a legacy entry = %+v, %v", at, err)
+	}
+	want := []string{raw[1], newer[0]}
+	for i := 0; ; i++ {
+		done, err := s.FinishToken(ctx, tok, h, Finish{Outcome: Delivered, Now: time.Now(), First: time.Now(), Run: true,
+			Lease: time.Minute, Consumer: "w1"})
+		if err != nil || !done.Applied {
+			t.Fatalf("finish %d: %+v, %v", i, done, err)
+		}
+		if !done.Run {
+			if i != len(want) {
+				t.Fatalf("the run ended after %d heads, want %d", i+1, len(want)+1)
+			}
+			break
+		}
+		if done.Next.EventID != want[i] {
+			t.Fatalf("head %d is %s, want %s", i+2, done.Next.EventID, want[i])
+		}
+		h = done.Next
+	}
+	if string(h.Event) != `{"n":3}` || h.Snapshot != nil || h.Version != 2 {
+		t.Fatalf("the new head %+v: want the event read from the stream, version 2", h)
+	}
+	if n, _ := s.rdb.LLen(ctx, s.k.lane("legacy", "c1")).Result(); n != 0 {
+		t.Fatalf("%d heads left in the lane", n)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

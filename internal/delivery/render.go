@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/secrets"
 )
 
 // taskAfter returns the task as it was after h's event: the body of a v0.3
@@ -67,4 +69,40 @@ func decodeInto(b []byte, v any, what string) error {
 		return fmt.Errorf("decode %s: %w", what, err)
 	}
 	return nil
+}
+
+// configCacheSize bounds the decoded push configs kept in memory.
+const configCacheSize = 4096
+
+// configCache keeps push configs decoded and opened (secrets unsealed) by
+// their stored bytes, so that the lane's later notifications do not decode
+// and decrypt the same record again. A changed record is a new key; the
+// cache is emptied when full.
+type configCache struct {
+	mu sync.Mutex
+	m  map[string]a2a.PushConfig
+}
+
+// open returns the push config stored as raw.
+func (c *configCache) open(ring *secrets.Ring, raw []byte) (a2a.PushConfig, error) {
+	c.mu.Lock()
+	cfg, ok := c.m[string(raw)]
+	c.mu.Unlock()
+	if ok {
+		return cfg, nil
+	}
+	if err := decodeInto(raw, &cfg, "push config"); err != nil {
+		return cfg, err
+	}
+	cfg, _, err := a2a.OpenPush(ring, cfg)
+	if err != nil {
+		return cfg, fmt.Errorf("open push config secrets: %w", err)
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= configCacheSize {
+		c.m = make(map[string]a2a.PushConfig, 64)
+	}
+	c.m[string(raw)] = cfg
+	c.mu.Unlock()
+	return cfg, nil
 }

@@ -37,6 +37,7 @@ type Queue interface {
 	Begin(ctx context.Context, t queue.Token, consumer string, lease time.Duration) (queue.Head, int, error)
 	FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (queue.Finished, error)
 	TaskAt(ctx context.Context, taskID, eventID string, version int64) (queue.TaskAt, error)
+	AddStats(ctx context.Context, stats []queue.Stat) error
 	MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error)
 	TrimAcked(ctx context.Context, p int) error
 	PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error)
@@ -111,6 +112,8 @@ type Workers struct {
 	validator *Validator
 	observer  Observer
 	mover     *mover
+	tally     tally
+	configs   configCache
 	operator  *Operator
 	// stopping is closed when Run's context ends: lane runs end early then.
 	stopping <-chan struct{}
@@ -184,6 +187,7 @@ func (w *Workers) Run(ctx context.Context) error {
 	readers.Go(func() { w.every(ctx, w.cfg.MoveEvery, w.moveDue) })
 
 	readers.Go(func() { w.every(ctx, time.Second, w.trim) })
+	readers.Go(func() { w.every(ctx, time.Second, w.flushStats) })
 	readers.Go(func() { w.every(ctx, w.cfg.ReclaimIdle/2, func(ctx context.Context) { w.reclaim(ctx, tokens) }) })
 	for range w.cfg.Workers {
 		workers.Go(func() {
@@ -202,6 +206,9 @@ func (w *Workers) Run(ctx context.Context) error {
 	readers.Wait()
 	close(tokens)
 	workers.Wait()
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	w.flushStats(flushCtx) // the counts of the last attempts
+	cancel()
 	stopOp()
 	op.Wait()
 	return nil
@@ -388,6 +395,9 @@ func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, 
 		w.log.WarnContext(ctx, "finishing a delivery", "notification_id", h.NotificationID, "err", err)
 		return queue.Finished{}, time.Time{}, false
 	}
+	if done.Applied {
+		w.tally.add(t.Partition, now, f.Outcome)
+	}
 	if done.Applied && f.Outcome == queue.Retry {
 		w.mover.scheduled(t.Partition, f.Due)
 	}
@@ -442,15 +452,11 @@ func (w *Workers) ObserveWith(o Observer) { w.observer = o }
 
 // attempt delivers the head once and fills f.
 func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *queue.Finish, rec *Attempt, began time.Time) error {
-	var cfg a2a.PushConfig
 	var ev a2a.Event
 	var snap a2a.Task
-	if err := json.Unmarshal(h.Config, &cfg); err != nil {
-		return fmt.Errorf("decode push config: %w", err)
-	}
-	cfg, _, err := a2a.OpenPush(w.cfg.Secrets, cfg)
+	cfg, err := w.configs.open(w.cfg.Secrets, h.Config)
 	if err != nil {
-		return fmt.Errorf("open push config secrets: %w", err)
+		return err
 	}
 	if err := json.Unmarshal(h.Event, &ev); err != nil {
 		return fmt.Errorf("decode event: %w", err)

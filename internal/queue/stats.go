@@ -18,8 +18,39 @@ type MinuteStats struct {
 	Gone      int64     `json:"gone"`
 }
 
+// statsKeep is how long the per-minute counts are kept.
+const statsKeep = 25 * time.Hour
+
+// Stat is a count to add to one minute's outcome counts of a partition.
+type Stat struct {
+	Partition int
+	Minute    time.Time
+	// Outcome is "delivered", "failed", "dead" or "gone".
+	Outcome string
+	N       int64
+}
+
+// AddStats adds counts to the per-minute outcome counts, in one round trip.
+// The delivery workers count outcomes in memory and add them about once a
+// second, instead of one write per notification.
+func (s *Store) AddStats(ctx context.Context, stats []Stat) error {
+	if len(stats) == 0 {
+		return nil
+	}
+	pipe := s.rdb.Pipeline()
+	for _, st := range stats {
+		key := s.k.tag(st.Partition) + "stats:" + strconv.FormatInt(st.Minute.UnixMilli()/60000*60000, 10)
+		pipe.HIncrBy(ctx, key, st.Outcome, st.N)
+		pipe.PExpire(ctx, key, statsKeep)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("queue: add delivery stats: %w", err)
+	}
+	return nil
+}
+
 // DeliveryStats returns the outcome counts of the last n minutes up to now,
-// oldest first (finish.lua keeps them a day).
+// oldest first (kept a day).
 func (s *Store) DeliveryStats(ctx context.Context, now time.Time, n int) ([]MinuteStats, error) {
 	last := now.UnixMilli() / 60000 * 60000
 	out := make([]MinuteStats, n)

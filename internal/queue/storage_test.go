@@ -227,3 +227,22 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// A finished task's checkpoint expires with it.
+func TestCheckpointExpiresWithTheTask(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 10})
+	commitN(t, s, "ends", 1, 40, nil)
+	if _, err := s.Commit(ctx, Commit{TaskID: "ends", Version: 40, Snapshot: []byte("v41"), UpdatedAt: time.Now(),
+		Events: [][]byte{[]byte("e41")}, ExpireAfter: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	tk := s.k.task("ends")
+	for _, k := range []string{tk.hash, tk.events, tk.base} { // (it has no push configs)
+		if ttl, err := rdb.PTTL(ctx, k).Result(); err != nil || ttl <= 0 || ttl > time.Hour {
+			t.Fatalf("%s: TTL %s, %v; want at most an hour", k, ttl, err)
+		}
+	}
+}

@@ -138,6 +138,7 @@ func recordOf(m map[string]string) (Record, error) {
 	delete(m, "ver")
 	delete(m, "cid")
 	delete(m, "cids")
+	delete(m, "ck")
 	return Record{Snapshot: []byte(snap), Version: ver, Fields: m}, nil
 }
 

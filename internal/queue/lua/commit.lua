@@ -2,7 +2,7 @@
 -- The caller computed the new snapshot from version ARGV[1]; if another commit
 -- got in first, nothing is written and the caller retries from the new version.
 --
--- KEYS[1] task hash (fields: snap, ver, and caller fields)
+-- KEYS[1] task hash (fields: snap, ver, ck when the task has a checkpoint, and caller fields)
 -- KEYS[2] task event stream
 -- KEYS[3] partition task index (zset: score = update time ms, member = task id)
 -- KEYS[4] task push-config hash (config id -> config)
@@ -47,7 +47,9 @@
 -- snapshot when no lane waits on an older entry; without a checkpoint the
 -- stream is not trimmed (the fold starts at the creation).
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
-local cur = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
+local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck')
+local cur = tonumber(stored[1] or '0')
+local checkpointed = stored[2] ~= false
 if cur ~= tonumber(ARGV[1]) then
   local nf0 = tonumber(ARGV[7])
   local cid = ARGV[8 + 2 * nf0 + 1 + 2 * tonumber(ARGV[8 + 2 * nf0]) + 4]
@@ -143,6 +145,11 @@ if size > maxLen + math.max(16, math.floor(maxLen / 4)) then
   if not oldest or not before(oldest, ids[1]) then
     bid = ids[#ids]
     redis.call('HSET', KEYS[5], 'snap', ARGV[2], 'ver', ver, 'id', bid)
+    if not checkpointed then
+      fields[#fields + 1] = 'ck' -- the task has a checkpoint, to expire with it
+      fields[#fields + 1] = '1'
+      checkpointed = true
+    end
   else
     bid = redis.call('HGET', KEYS[5], 'id')
   end
@@ -171,6 +178,8 @@ if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('PEXPIRE', KEYS[2], ttl)
   redis.call('PEXPIRE', KEYS[4], ttl)
-  redis.call('PEXPIRE', KEYS[5], ttl)
+  if checkpointed then
+    redis.call('PEXPIRE', KEYS[5], ttl)
+  end
 end
 return ids

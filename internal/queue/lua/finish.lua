@@ -128,14 +128,6 @@ if not run then
     redis.call('DEL', KEYS[8]) -- the caller's (another's returned above)
   end
 end
--- Per-minute counts of outcomes, kept a day, for the operator's chart.
-local counted = {delivered = 'delivered', retry = 'failed', dead = 'dead', gone = 'gone'}
-if counted[outcome] then
-  local stats = pfx .. 'stats:' .. (math.floor(tonumber(now) / 60000) * 60000)
-  if redis.call('HINCRBY', stats, counted[outcome], 1) == 1 then
-    redis.call('PEXPIRE', stats, 90000000) -- 1: maybe a new key (the expiry is set again then)
-  end
-end
 -- indexed lists the statuses kept in a zset of their own.
 local indexed = {pending = true, failed = true, dead = true, disabled = true, dropped = true}
 -- setStatus logs the attempt and moves the record to status st, with the

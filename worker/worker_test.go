@@ -270,7 +270,7 @@ func TestAPIErrors(t *testing.T) {
 			apiErr(w, 503, CodeUnavailable, "busy")
 			return
 		}
-		http.Error(w, "bad gateway from a proxy", 502)
+		http.Error(w, "bad gateway from a proxy", http.StatusBadGateway)
 	}))
 	defer srv.Close()
 	c = &Client{BaseURL: srv.URL, Token: "tok", Queue: "q"}

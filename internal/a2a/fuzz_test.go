@@ -171,14 +171,6 @@ func FuzzDecodePush(f *testing.F) {
 	})
 }
 
-// handlerMethods are the methods FuzzHandler picks from (by index).
-var handlerMethods = func() []string {
-	var ms []string
-	for m := range routes {
-		ms = append(ms, m)
-	}
-	return append(ms, "no/such/method")
-}()
 
 func FuzzHandler(f *testing.F) {
 	for _, s := range []struct{ method, params, version string }{

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -99,7 +98,15 @@ func jwksKeyfunc(t *testing.T, r *relay) jwt.Keyfunc {
 	for _, k := range set.Keys {
 		x, _ := base64.RawURLEncoding.DecodeString(k.X)
 		y, _ := base64.RawURLEncoding.DecodeString(k.Y)
-		keys[k.Kid] = &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
+		pt := make([]byte, 65) // the uncompressed point: 4, X, Y
+		pt[0] = 4
+		copy(pt[33-len(x):33], x)
+		copy(pt[65-len(y):], y)
+		pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), pt)
+		if err != nil {
+			t.Fatalf("jwks key %s: %v", k.Kid, err)
+		}
+		keys[k.Kid] = pub
 	}
 	return func(tok *jwt.Token) (any, error) {
 		k, ok := keys[fmt.Sprint(tok.Header["kid"])]

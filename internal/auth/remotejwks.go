@@ -97,7 +97,7 @@ func newRemoteJWKS(rawURL string, client *http.Client, now func() time.Time, log
 func checkJWKSURL(u *url.URL) error {
 	switch {
 	case u.Host == "":
-		return errors.New("not an absolute URL: want https://host/...")
+		return errors.New("not an absolute URL (want https://host/path)")
 	case u.Scheme == "https":
 		return nil
 	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):

@@ -23,7 +23,7 @@ import (
 func Build(ctx context.Context, dir string, race bool) (string, error) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		return "", fmt.Errorf("chaos: no go command on PATH to build relay with: %w", err)
 	}
 	bin := filepath.Join(dir, "relay")
 	args := []string{"build", "-o", bin}

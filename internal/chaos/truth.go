@@ -195,16 +195,3 @@ func streamTime(id string) time.Time {
 	return time.UnixMilli(n)
 }
 
-// streamLess orders Redis stream ids.
-func streamLess(a, b string) bool {
-	am, as, _ := strings.Cut(a, "-")
-	bm, bs, _ := strings.Cut(b, "-")
-	ai, _ := strconv.ParseUint(am, 10, 64)
-	bi, _ := strconv.ParseUint(bm, 10, 64)
-	if ai != bi {
-		return ai < bi
-	}
-	aj, _ := strconv.ParseUint(as, 10, 64)
-	bj, _ := strconv.ParseUint(bs, 10, 64)
-	return aj < bj
-}

@@ -167,7 +167,7 @@ func (a *API) claim(c *fiber.Ctx) error {
 		return fail(c, fiber.StatusServiceUnavailable, "unavailable", "too many claims are waiting on this instance; retry")
 	}
 	ctx, cancel := context.WithCancel(c.UserContext())
-	conn, _ := c.Context().Conn().(net.Conn)
+	conn := c.Context().Conn()
 	watched := make(chan struct{})
 	go func() { // relay shutting down, or the worker hanging up, ends the wait
 		defer close(watched)

@@ -233,12 +233,3 @@ func summary(evs []a2a.Event) []string {
 	return out
 }
 
-func artifactEvents(evs []a2a.Event) int {
-	n := 0
-	for _, ev := range evs {
-		if ev.Kind == a2a.EventArtifact {
-			n++
-		}
-	}
-	return n
-}

@@ -1,0 +1,64 @@
+package queue
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/redistest"
+)
+
+// A long task written by the previous relay has a stream that relay cut
+// with MAXLEN ~ (its creation is gone), but every delivered entry carries
+// the task after it ('s'). After the upgrade, a webhook that falls behind
+// by one version asks TaskAt for a version that is neither current nor a
+// checkpoint's (none forms until the stream is a quarter over and no lane
+// waits). taskat.lua then folds from '-': no creation and no base, so the
+// fold fails (a2a.ErrNoOrigin) and render.go sends the current task
+// instead, although the last legacy entry's 's' is an exact base.
+func TestTaskAtAfterUpgradeOfATrimmedStream(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 10})
+	old := redis.NewScript(commitV1Lua)
+	tk := s.k.task("up")
+	keys := []string{tk.hash, tk.events, s.k.index(0, ""), tk.push}
+	const legacy = 300
+	for v := 1; v <= legacy; v++ {
+		c := Commit{TaskID: "up", Version: int64(v - 1), Snapshot: []byte("v" + strconv.Itoa(v)), UpdatedAt: time.Now(),
+			Events: [][]byte{[]byte("e" + strconv.Itoa(v))}, Deliver: []bool{true}}
+		if v == 1 {
+			c.PushConfigs = map[string][]byte{"hook": []byte(`{}`)}
+		}
+		if err := old.Run(ctx, rdb, keys, s.commitArgs(c, "old-"+strconv.Itoa(v))...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.Del(ctx, s.k.lane("up", "hook")).Err(); err != nil { // all delivered before the upgrade
+		t.Fatal(err)
+	}
+	first, err := rdb.XRangeN(ctx, tk.events, "-", "+", 1).Result()
+	if err != nil || len(first) != 1 || first[0].Values["e"] == "e1" {
+		t.Fatalf("the previous relay's stream starts at %v, %v: want it cut (no creation)", first, err)
+	}
+	// This relay commits two versions; the webhook is at the first.
+	ids := commitN(t, s, "up", legacy+1, 2, nil)
+	at, err := s.TaskAt(ctx, "up", ids[0], legacy+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact := at.Snapshot != nil || at.Base != nil || (len(at.Events) > 0 && string(at.Events[0]) == "e1")
+	if !exact {
+		from := ""
+		if len(at.Events) > 0 {
+			from = string(at.Events[0])
+		}
+		t.Fatalf("TaskAt(%d) = no snapshot, no base, %d events from %q: nothing to fold from (the legacy entry of version %d holds its task)",
+			legacy+1, len(at.Events), from, legacy)
+	}
+}

@@ -87,7 +87,7 @@ func serverSettings() []Setting {
 			Help:  "How long a finished task is kept before it expires.",
 			value: duration(func(c *Config) *time.Duration { return &c.TaskRetention }, false)},
 		{Key: "task_events_max_len", Env: "RELAY_TASK_EVENTS_MAX_LEN", Flag: "task-events-max-len", Default: "1000", Group: groupStorage,
-			Help:  "Approximate cap on the length of each task's event stream (at least 10).",
+			Help:  "Entries of each task's event stream kept for stream resumes (at least 10); an entry a webhook still waits on is kept too.",
 			value: number(func(c *Config) *int { return &c.TaskEventsMaxLen }, 10, 0)},
 		{Key: "log_level", Env: "RELAY_LOG_LEVEL", Flag: "log-level", Default: "info", Group: groupLog,
 			Help:  "Log level: debug, info, warn or error.",

@@ -92,8 +92,7 @@ local n = 0
 while i <= #ARGV do
   n = n + 1
   local deliver = string.sub(flags, n, n) == '1' and #configs > 0
-  local id
-  id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
+  local id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
   ids[#ids + 1] = id
   if deliver then
     for _, cfg in ipairs(configs) do

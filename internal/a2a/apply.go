@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -103,6 +104,25 @@ func Fold(base *Task, events []Event) (Task, error) {
 		return Task{}, ErrNoOrigin
 	}
 	return t, nil
+}
+
+// FoldStored is Fold over stored JSON: a base task (nil: none) and events,
+// as the commit path encodes them.
+func FoldStored(base []byte, events [][]byte) (Task, error) {
+	var b *Task
+	if base != nil {
+		b = new(Task)
+		if err := json.Unmarshal(base, b); err != nil {
+			return Task{}, fmt.Errorf("a2a: decode stored task: %w", err)
+		}
+	}
+	evs := make([]Event, len(events))
+	for i, e := range events {
+		if err := json.Unmarshal(e, &evs[i]); err != nil {
+			return Task{}, fmt.Errorf("a2a: decode stored event: %w", err)
+		}
+	}
+	return Fold(b, evs)
 }
 
 // WithHistory returns t with its history cut to the last n messages

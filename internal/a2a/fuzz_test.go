@@ -171,7 +171,6 @@ func FuzzDecodePush(f *testing.F) {
 	})
 }
 
-
 func FuzzHandler(f *testing.F) {
 	for _, s := range []struct{ method, params, version string }{
 		{"tasks/send", seedV01Send, ""}, {"message/send", seedV03Send, "0.3"}, {"SendMessage", seedV10Send, "1.0"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/a2a"
@@ -137,7 +138,7 @@ func (a *App) Start(ctx context.Context) error {
 	if a.cfg.WebhookValidation {
 		workers.ValidateWith(delivery.NewValidator(a.store, guard.Transport(), a.cfg.DeliveryTimeout, a.cfg.WebhookValidationTTL))
 	}
-	a.startBackground(workers)
+	a.startBackground(workers, ingest.NewCompactor(a.store, "relay-"+uuid.NewString(), a.log))
 	a.handler = a2a.NewHandler(svc, card, a.log)
 	a.handler.Observe(func(method string, d a2a.Dialect, code int) { a.metrics.Request(method, string(d), code) })
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)
@@ -246,15 +247,18 @@ func (a *App) connect() error {
 // delivery worker, and the HTTP handlers.
 func (a *App) poolSize() int { return a.cfg.Partitions + a.cfg.DeliveryWorkers + 64 }
 
-// startBackground runs the delivery workers and the signing-key refresher
-// until Shutdown stops them.
-func (a *App) startBackground(w *delivery.Workers) {
+// startBackground runs the delivery workers, the stream compactor and the
+// signing-key refresher until Shutdown stops them.
+func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopBackground, a.background = cancel, make(chan struct{})
 	go func() {
 		defer close(a.background)
 		go a.keys.Run(ctx, 10*time.Second) // a rotation elsewhere is published here within 10s
 		go a.clients.Run(ctx)              // refreshes the client JWT issuer's keys
+		var compacting sync.WaitGroup
+		compacting.Go(func() { compactor.Run(ctx) })
+		defer compacting.Wait()
 		var bridges sync.WaitGroup
 		for _, b := range a.bridges {
 			bridges.Go(func() {

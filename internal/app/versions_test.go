@@ -125,3 +125,63 @@ func TestLargeTaskIsStoredOnce(t *testing.T) {
 		t.Errorf("each further webhook on the task adds %d bytes of Redis, want a few KB (at most 64 KiB for 53 notifications)", per)
 	}
 }
+
+// A long task's event stream is compacted back to RELAY_TASK_EVENTS_MAX_LEN
+// once its webhook has caught up, and a webhook that lagged behind all of
+// it still got each version as it was.
+func TestLongTaskStreamIsCompacted(t *testing.T) {
+	t.Parallel()
+	s := newSink(t)
+	s.answer = func(_ string, n int) (int, map[string]string, time.Duration) {
+		if n == 0 {
+			return 200, nil, time.Second // the task ends meanwhile
+		}
+		return 200, nil, 0
+	}
+	rdb, prefix := redistest.New(t)
+	cfg := testConfig(t)
+	cfg.RedisURL, cfg.RedisPrefix = redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
+	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
+	cfg.TaskEventsMaxLen = 10
+	r := startWith(t, cfg)
+	var task v03Task
+	r.call("message/send", map[string]any{"message": v03Message("long", map[string]any{"metadata": demo(map[string]any{"steps": 60, "delayMs": 1})}),
+		"configuration": map[string]any{"pushNotificationConfig": map[string]any{"url": s.url("/long")}}}, &task)
+	hits := s.waitHits(t, "/long", 63, 20*time.Second)
+	for i, h := range hits {
+		var snap struct {
+			Status    struct{ State string }
+			Artifacts []json.RawMessage
+		}
+		if err := json.Unmarshal(h.body, &snap); err != nil {
+			t.Fatalf("notification %d: %s", i, h.body)
+		}
+		want, arts := "working", 0
+		switch {
+		case i == 0:
+			want = "submitted"
+		case i == 61:
+			arts = 1
+		case i == 62:
+			want, arts = "completed", 1
+		}
+		if snap.Status.State != want || len(snap.Artifacts) != arts {
+			t.Fatalf("notification %d: %s with %d artifacts, want %s with %d", i, snap.Status.State, len(snap.Artifacts), want, arts)
+		}
+	}
+	events := r.app.store.EventsKey(task.ID)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := rdb.XLen(context.Background(), events).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n <= 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the finished task's stream still has %d entries, want 10 after compaction", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

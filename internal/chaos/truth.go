@@ -194,4 +194,3 @@ func streamTime(id string) time.Time {
 	n, _ := strconv.ParseInt(ms, 10, 64)
 	return time.UnixMilli(n)
 }
-

@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -14,8 +13,9 @@ import (
 
 // taskAfter returns the task as it was after h's event: the body of a v0.3
 // or v0.1 notification. Redis keeps one copy of each task (its current
-// snapshot, and a checkpoint once its event stream is trimmed), not one per
-// version: an older version is folded from the stored events.
+// snapshot, and a checkpoint once its event stream is compacted), not one
+// per version: an older version is folded from the stored events, which
+// gives it exactly for every event still stored.
 func (w *Workers) taskAfter(ctx context.Context, t queue.Token, h queue.Head, ev a2a.Event) (a2a.Task, error) {
 	var task a2a.Task
 	switch {
@@ -31,37 +31,12 @@ func (w *Workers) taskAfter(ctx context.Context, t queue.Token, h queue.Head, ev
 	if at.Snapshot != nil {
 		return task, decodeInto(at.Snapshot, &task, "snapshot")
 	}
-	task, err = fold(at)
-	if errors.Is(err, a2a.ErrNoOrigin) {
-		// The events before this one are no longer stored (a stream a
-		// previous relay trimmed, or a redelivery of an event older than
-		// the checkpoint): the current task is the nearest we have.
-		w.log.WarnContext(ctx, "task version no longer stored: sending the current one", "task_id", t.TaskID,
-			"event_id", h.EventID, "version", h.Version)
-		if at, err = w.q.TaskAt(ctx, t.TaskID, h.EventID, 0); err != nil {
-			return task, fmt.Errorf("read the current task: %w", err)
-		}
-		return task, decodeInto(at.Snapshot, &task, "snapshot")
+	if task, err = a2a.FoldStored(at.Base, at.Events); err != nil {
+		// Never another version under this notification's id: the
+		// attempt fails (dead letter) with the reason.
+		return task, fmt.Errorf("rebuild the task after event %s (version %d): %w", h.EventID, h.Version, err)
 	}
-	return task, err
-}
-
-// fold decodes a stored task version's base and events and applies them.
-func fold(at queue.TaskAt) (a2a.Task, error) {
-	var base *a2a.Task
-	if at.Base != nil {
-		base = new(a2a.Task)
-		if err := decodeInto(at.Base, base, "checkpoint"); err != nil {
-			return a2a.Task{}, err
-		}
-	}
-	events := make([]a2a.Event, len(at.Events))
-	for i, b := range at.Events {
-		if err := decodeInto(b, &events[i], "event"); err != nil {
-			return a2a.Task{}, err
-		}
-	}
-	return a2a.Fold(base, events)
+	return task, nil
 }
 
 func decodeInto(b []byte, v any, what string) error {

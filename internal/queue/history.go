@@ -15,8 +15,9 @@ type TaskAt struct {
 	// Snapshot is the task after the version, when Redis holds it as one
 	// (the version is the current one, or the checkpoint's).
 	Snapshot []byte
-	// Base is the checkpoint to fold Events onto; nil: fold from the
-	// task's creation, which Events then starts with.
+	// Base is the task to fold Events onto (the checkpoint, or a stored
+	// task of a previous relay's stream entry); nil: fold from the task's
+	// creation, which Events then starts with.
 	Base []byte
 	// Events are the stored events after Base, up to and including every
 	// event of the version, in commit order.
@@ -25,7 +26,8 @@ type TaskAt struct {
 
 // TaskAt returns the task as it was after version, given the stream id of
 // one of that version's events; version 0 asks for the current snapshot. It
-// returns ErrNotFound when the task is gone (expired).
+// returns ErrNotFound when the task is gone (expired) or the event is no
+// longer stored.
 func (s *Store) TaskAt(ctx context.Context, taskID, eventID string, version int64) (TaskAt, error) {
 	tk := s.k.task(taskID)
 	res, err := s.taskAt.Run(ctx, s.rdb, []string{tk.hash, tk.events, tk.base}, eventID, version).Slice()
@@ -50,6 +52,9 @@ func (s *Store) TaskAt(ctx context.Context, taskID, eventID string, version int6
 		if b, ok := e.(string); ok {
 			at.Events = append(at.Events, []byte(b))
 		}
+	}
+	if at.Base != nil && len(at.Events) == 0 {
+		return TaskAt{Snapshot: at.Base}, nil // nothing to fold: the base is the task
 	}
 	return at, nil
 }

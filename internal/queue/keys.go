@@ -65,6 +65,10 @@ func (k keys) lease(taskID, configID string) string {
 	return k.tag(k.partition(taskID)) + "lease:" + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
 }
 
+// compact is partition p's zset of tasks whose event streams are due for
+// compaction.
+func (k keys) compact(p int) string { return k.tag(p) + "compact" }
+
 // meta is the hash of facts fixed at first start (partition count).
 func (k keys) meta() string { return k.prefix + ":meta" }
 

@@ -70,65 +70,98 @@ func commitN(t *testing.T, s *Store, task string, from, n int, configs map[strin
 	return ids
 }
 
-// The stream is cut back to its length once it is a quarter over, keeping
-// a checkpoint of the task from which later versions are folded.
-func TestTrimKeepsWindowAndCheckpoint(t *testing.T) {
+// fakeFold folds the test's stored values: snapshots "v<n>", events "e<n>".
+func fakeFold(at TaskAt) ([]byte, error) {
+	if at.Snapshot != nil {
+		return at.Snapshot, nil
+	}
+	if len(at.Events) == 0 {
+		if at.Base == nil {
+			return nil, fmt.Errorf("nothing to fold")
+		}
+		return at.Base, nil
+	}
+	last := string(at.Events[len(at.Events)-1])
+	if at.Base == nil && string(at.Events[0]) != "e1" {
+		return nil, fmt.Errorf("no creation and no base: %q", at.Events[0])
+	}
+	return []byte("v" + strings.TrimPrefix(last, "e")), nil
+}
+
+// compact runs the compaction of task's stream, as the compactor does.
+func compact(t *testing.T, s *Store, task string) bool {
+	t.Helper()
+	cut, err := s.Compact(context.Background(), task, time.Now(), fakeFold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cut
+}
+
+// A stream a quarter over its length is listed for compaction, which cuts
+// it back to its length and keeps, as the checkpoint, the task as it was
+// before its first entry: every entry left folds exactly.
+func TestCompactionKeepsWindowAndCheckpoint(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 40})
 	ids := commitN(t, s, "long", 1, 200, nil)
+	listed, err := s.CompactCandidates(ctx, 0, 10, time.Now())
+	if err != nil || len(listed) != 1 || listed[0] != "long" {
+		t.Fatalf("listed for compaction %v, %v", listed, err)
+	}
+	if !compact(t, s, "long") {
+		t.Fatal("nothing cut")
+	}
 	n, err := rdb.XLen(ctx, s.EventsKey("long")).Result()
-	if err != nil || n < 40 || n > 40+16+8 {
-		t.Fatalf("stream length %d, %v: want 40 to 64 (checked every 8 versions)", n, err)
+	if err != nil || n != 40 {
+		t.Fatalf("stream length %d, %v: want 40", n, err)
 	}
 	base, err := rdb.HGetAll(ctx, s.k.task("long").base).Result()
-	if err != nil || base["snap"] != "v"+base["ver"] || base["id"] != ids[mustAtoi(t, base["ver"])-1] {
-		t.Fatalf("checkpoint %v, %v", base, err)
+	if err != nil || base["snap"] != "v160" || base["ver"] != "160" || base["id"] != ids[159] {
+		t.Fatalf("checkpoint %v, %v: want the task after version 160", base, err)
 	}
-	// A version after the checkpoint folds from it.
-	v := mustAtoi(t, base["ver"]) + 3
-	if v > 200 {
-		t.Fatalf("checkpoint at %d leaves no version after it", v-3)
+	if listed, _ := s.CompactCandidates(ctx, 0, 10, time.Now()); len(listed) != 0 {
+		t.Fatalf("still listed after compaction: %v", listed)
 	}
-	at, err := s.TaskAt(ctx, "long", ids[v-1], int64(v))
-	if err != nil || string(at.Base) != base["snap"] || len(at.Events) != 3 || string(at.Events[2]) != "e"+strconv.Itoa(v) {
-		t.Fatalf("TaskAt(%d) = base %q, events %q, %v", v, at.Base, at.Events, err)
+	// Every version left folds from the checkpoint.
+	for _, v := range []int{161, 170, 199} {
+		at, err := s.TaskAt(ctx, "long", ids[v-1], int64(v))
+		if err != nil || string(at.Base) != "v160" || len(at.Events) != v-160 || string(at.Events[len(at.Events)-1]) != "e"+strconv.Itoa(v) {
+			t.Fatalf("TaskAt(%d) = base %q, %d events, %v", v, at.Base, len(at.Events), err)
+		}
 	}
-	// The current version is the snapshot.
 	if at, err := s.TaskAt(ctx, "long", ids[199], 200); err != nil || string(at.Snapshot) != "v200" {
 		t.Fatalf("TaskAt(current) = %q, %v", at.Snapshot, err)
 	}
+	if _, err := s.TaskAt(ctx, "long", ids[100], 101); err != ErrNotFound {
+		t.Fatalf("TaskAt of a cut event: %v, want ErrNotFound", err)
+	}
 }
 
-// A lane that falls behind keeps every event it still refers to, and the
-// events a fold needs: the checkpoint does not move past it.
-func TestTrimKeepsWhatALaneRefersTo(t *testing.T) {
+// Compaction never cuts an entry a lane still refers to.
+func TestCompactionKeepsWhatALaneRefersTo(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 20})
-	ids := commitN(t, s, "behind", 1, 40, nil) // a checkpoint forms, nothing pending
+	ids := commitN(t, s, "behind", 1, 40, nil)
 	if err := s.SetPushConfig(ctx, "behind", "slow", []byte(`{}`), 16); err != nil {
 		t.Fatal(err)
 	}
 	ids = append(ids, commitN(t, s, "behind", 41, 100, nil)...) // the lane never moves
-	lane, err := rdb.LRange(ctx, s.k.lane("behind", "slow"), 0, -1).Result()
-	if err != nil || len(lane) != 100 {
-		t.Fatalf("lane of %d, %v", len(lane), err)
-	}
+	compact(t, s, "behind")
 	first, err := rdb.XRangeN(ctx, s.EventsKey("behind"), "-", "+", 1).Result()
-	if err != nil || len(first) != 1 || lessID(ids[40], first[0].ID) {
-		t.Fatalf("stream starts at %v, after the lane's oldest entry %s", first, ids[40])
+	if err != nil || len(first) != 1 || first[0].ID != ids[40] {
+		t.Fatalf("stream starts at %v, %v; want the lane's oldest entry %s", first, err, ids[40])
 	}
-	if bver, _ := rdb.HGet(ctx, s.k.task("behind").base, "ver").Int(); bver < 33 || bver > 40 {
-		t.Fatalf("checkpoint at version %d: want it from before the lane (33 to 40)", bver)
+	if bver, _ := rdb.HGet(ctx, s.k.task("behind").base, "ver").Int(); bver != 40 {
+		t.Fatalf("checkpoint at version %d, want 40 (the last version before the lane's)", bver)
 	}
-	// The lane's first head (version 41) and a later one fold from the
-	// checkpoint, which is older than both.
 	for _, v := range []int{41, 97} {
 		at, err := s.TaskAt(ctx, "behind", ids[v-1], int64(v))
-		if err != nil || at.Base == nil || len(at.Events) == 0 || string(at.Events[len(at.Events)-1]) != "e"+strconv.Itoa(v) {
+		if err != nil || string(at.Base) != "v40" || string(at.Events[len(at.Events)-1]) != "e"+strconv.Itoa(v) {
 			t.Fatalf("TaskAt(%d) = %+v, %v", v, at, err)
 		}
 	}
@@ -219,15 +252,6 @@ func TestPreviousLayoutIsDelivered(t *testing.T) {
 	}
 }
 
-func mustAtoi(t *testing.T, s string) int {
-	t.Helper()
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // A finished task's checkpoint expires with it.
 func TestCheckpointExpiresWithTheTask(t *testing.T) {
 	t.Parallel()
@@ -235,6 +259,7 @@ func TestCheckpointExpiresWithTheTask(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 10})
 	commitN(t, s, "ends", 1, 40, nil)
+	compact(t, s, "ends")
 	if _, err := s.Commit(ctx, Commit{TaskID: "ends", Version: 40, Snapshot: []byte("v41"), UpdatedAt: time.Now(),
 		Events: [][]byte{[]byte("e41")}, ExpireAfter: time.Hour}); err != nil {
 		t.Fatal(err)
@@ -244,5 +269,25 @@ func TestCheckpointExpiresWithTheTask(t *testing.T) {
 		if ttl, err := rdb.PTTL(ctx, k).Result(); err != nil || ttl <= 0 || ttl > time.Hour {
 			t.Fatalf("%s: TTL %s, %v; want at most an hour", k, ttl, err)
 		}
+	}
+}
+
+// A stream that a lagging lane keeps from being cut is looked at again
+// later, not every second.
+func TestCompactionWaitsForALaggingLane(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 10})
+	commitN(t, s, "lag", 1, 40, map[string][]byte{"hook": []byte(`{}`)}) // the lane holds every entry
+	now := time.Now()
+	if cut, err := s.Compact(ctx, "lag", now, fakeFold); err != nil || cut {
+		t.Fatalf("Compact = %v, %v; want nothing cut", cut, err)
+	}
+	if ids, _ := s.CompactCandidates(ctx, 0, 10, now.Add(time.Second)); len(ids) != 0 {
+		t.Fatalf("listed again a second later: %v", ids)
+	}
+	if ids, _ := s.CompactCandidates(ctx, 0, 10, now.Add(compactRetry)); len(ids) != 1 {
+		t.Fatalf("not listed again after %s: %v", compactRetry, ids)
 	}
 }

@@ -171,7 +171,7 @@ type Commit struct {
 func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 	tk := s.k.task(c.TaskID)
 	args := s.commitArgs(c, uuid.NewString())
-	res, err := s.evalBatched(ctx, s.commit, []string{tk.hash, tk.events, s.k.index(s.k.partition(c.TaskID), c.Owner), tk.push, tk.base}, args...).StringSlice()
+	res, err := s.evalBatched(ctx, s.commit, []string{tk.hash, tk.events, s.k.index(s.k.partition(c.TaskID), c.Owner), tk.push, tk.base, s.k.compact(s.k.partition(c.TaskID))}, args...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, ErrConflict

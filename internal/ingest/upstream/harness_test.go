@@ -232,4 +232,3 @@ func summary(evs []a2a.Event) []string {
 	}
 	return out
 }
-

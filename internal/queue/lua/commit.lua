@@ -28,8 +28,8 @@
 -- stream entry holds the event and its task version ('e', 'v'), never a
 -- task; lanes hold references to entries, never copies. The task after
 -- any version is the snapshot when it is the current one, else the fold
--- of the stream from the task's creation (or from the checkpoint 'base',
--- below) up to that version.
+-- of the stream from its first entry (the task's creation, or after the
+-- checkpoint, below) up to that version.
 -- Delivery keys (all in the task's partition, so in its hash slot):
 --   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId", oldest first (a
 --                                        previous relay wrote "…\n<event>\n<snapshot>")
@@ -38,18 +38,14 @@
 --   <p>dl:task:<task>                    zset of the task's notification ids by creation ms
 --   <p>dl:status:<status>                zset of notification ids by update ms, for every
 --                                        status but delivered (listed per task)
--- Trimming: once the stream is a quarter (at least 16 entries) over ARGV[5]
--- (looked at every 8th version),
--- it is cut back to ARGV[5] entries (what SSE resumes from) but never past
--- an entry a lane still refers to, nor past what a fold needs: entries
--- after the checkpoint. The checkpoint (KEYS[5]: the snapshot at version
--- 'ver', whose last stream entry is 'id') moves to this commit's
--- snapshot when no lane waits on an older entry; without a checkpoint the
--- stream is not trimmed (the fold starts at the creation).
+-- Trimming is not done here: a stream a quarter over ARGV[5] entries is
+-- listed in KEYS[6], and the compactor (compact.lua) cuts it back, folding
+-- what it cuts into the task's checkpoint (KEYS[5]: the task as it was just
+-- before the stream's first entry), so that every entry still stored can
+-- be rendered exactly.
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
 local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck')
 local cur = tonumber(stored[1] or '0')
-local checkpointed = stored[2] ~= false
 if cur ~= tonumber(ARGV[1]) then
   local nf0 = tonumber(ARGV[7])
   local cid = ARGV[8 + 2 * nf0 + 1 + 2 * tonumber(ARGV[8 + 2 * nf0]) + 4]
@@ -113,59 +109,11 @@ while i <= #ARGV do
   i = i + 1
 end
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
--- Stream ids order as (ms, seq) pairs.
-local function idParts(id)
-  local dash = string.find(id, '-', 1, true)
-  return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
-end
-local function before(a, b)
-  local am, as = idParts(a)
-  local bm, bs = idParts(b)
-  return am < bm or (am == bm and as < bs)
-end
+-- A stream a quarter (at least 16 entries) over its length is listed for
+-- compaction (looked at every 8th version).
 local maxLen = tonumber(ARGV[5])
-local size = 0
-if #ids > 0 and ver % 8 == 0 then -- (looked at every 8 versions: the slack is wider)
-  size = redis.call('XLEN', KEYS[2])
-end
-if size > maxLen + math.max(16, math.floor(maxLen / 4)) then
-  -- The oldest entry a lane refers to (a redelivered one may stand
-  -- behind newer ones).
-  local oldest
-  for _, cfg in ipairs(redis.call('HKEYS', KEYS[4])) do
-    for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
-      local eid = string.sub(head, 1, string.find(head, ' ', 1, true) - 1)
-      if not oldest or before(eid, oldest) then
-        oldest = eid
-      end
-    end
-  end
-  local bid
-  if not oldest or not before(oldest, ids[1]) then
-    bid = ids[#ids]
-    redis.call('HSET', KEYS[5], 'snap', ARGV[2], 'ver', ver, 'id', bid)
-    if not checkpointed then
-      fields[#fields + 1] = 'ck' -- the task has a checkpoint, to expire with it
-      fields[#fields + 1] = '1'
-      checkpointed = true
-    end
-  else
-    bid = redis.call('HGET', KEYS[5], 'id')
-  end
-  if bid then
-    -- Entries up to bid are in the checkpoint; keep the newest maxLen.
-    local bm, bs = idParts(bid)
-    local cut = bm .. '-' .. (bs + 1)
-    local window = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', size - maxLen + 1)
-    local first = window[#window][1]
-    if before(first, cut) then
-      cut = first
-    end
-    if oldest and before(oldest, cut) then
-      cut = oldest
-    end
-    redis.call('XTRIM', KEYS[2], 'MINID', cut)
-  end
+if #ids > 0 and ver % 8 == 0 and redis.call('XLEN', KEYS[2]) > maxLen + math.max(16, math.floor(maxLen / 4)) then
+  redis.call('ZADD', KEYS[6], 'NX', now, task)
 end
 fields[#fields + 1] = 'cid'
 fields[#fields + 1] = commitID
@@ -177,7 +125,7 @@ if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('PEXPIRE', KEYS[2], ttl)
   redis.call('PEXPIRE', KEYS[4], ttl)
-  if checkpointed then
+  if stored[2] then
     redis.call('PEXPIRE', KEYS[5], ttl)
   end
 end

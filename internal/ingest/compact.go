@@ -1,0 +1,84 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/queue"
+)
+
+// CompactStore is what the Compactor needs of Redis (queue.Store).
+type CompactStore interface {
+	Partitions() int
+	CompactCandidates(ctx context.Context, p, n int, now time.Time) ([]string, error)
+	Compact(ctx context.Context, taskID string, now time.Time, fold queue.Fold) (bool, error)
+	Lead(ctx context.Context, role, holder string, ttl time.Duration) (bool, error)
+}
+
+// Compactor keeps task event streams bounded: the commit lists a stream
+// that has grown a quarter over its length, and the Compactor cuts it back
+// (never past an entry a webhook still waits on), storing the task as it
+// was before the first entry kept as the task's checkpoint. It is the one
+// place that folds stored events into a stored task. One instance at a
+// time compacts (a Redis lease).
+type Compactor struct {
+	store  CompactStore
+	holder string
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// NewCompactor returns a Compactor; holder names this instance in the lease.
+func NewCompactor(store CompactStore, holder string, log *slog.Logger) *Compactor {
+	return &Compactor{store: store, holder: holder, log: log, now: time.Now}
+}
+
+// Run compacts listed streams every second until ctx ends.
+func (c *Compactor) Run(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if lead, err := c.store.Lead(ctx, "compaction", c.holder, 5*time.Second); err != nil || !lead {
+				continue
+			}
+			c.RunOnce(ctx)
+		}
+	}
+}
+
+// RunOnce compacts up to 64 listed streams of every partition.
+func (c *Compactor) RunOnce(ctx context.Context) {
+	for p := range c.store.Partitions() {
+		ids, err := c.store.CompactCandidates(ctx, p, 64, c.now())
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log.WarnContext(ctx, "listing streams to compact", "partition", p, "err", err)
+			}
+			continue
+		}
+		for _, id := range ids {
+			if _, err := c.store.Compact(ctx, id, c.now(), foldStored); err != nil && ctx.Err() == nil {
+				c.log.WarnContext(ctx, "compacting a task's event stream", "task_id", id, "err", err)
+			}
+		}
+	}
+}
+
+// foldStored rebuilds a stored task version as the commit path encodes it.
+func foldStored(at queue.TaskAt) ([]byte, error) {
+	if at.Snapshot != nil {
+		return at.Snapshot, nil
+	}
+	t, err := a2a.FoldStored(at.Base, at.Events)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(t)
+}

@@ -1,0 +1,94 @@
+package queue
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed lua/compactplan.lua
+	compactPlanLua string
+	//go:embed lua/compact.lua
+	compactLua string
+
+	compactPlanScript = redis.NewScript(compactPlanLua)
+	compactScript     = redis.NewScript(compactLua)
+)
+
+// compactAt is the length over which a task's event stream is compacted:
+// a quarter (at least 16 entries) over the length kept, so that a stream
+// is cut now and then, not at every commit.
+func (s *Store) compactAt() int {
+	n, _ := strconv.Atoi(s.maxLen)
+	return n + max(16, n/4)
+}
+
+// compactRetry is how long a stream that a lagging webhook keeps from
+// being cut waits before it is looked at again.
+const compactRetry = 30 * time.Second
+
+// CompactCandidates returns up to n tasks of partition p whose event
+// streams are due for compaction at now, the longest listed first.
+func (s *Store) CompactCandidates(ctx context.Context, p, n int, now time.Time) ([]string, error) {
+	ids, err := s.rdb.ZRangeByScore(ctx, s.k.compact(p), &redis.ZRangeBy{Min: "-inf",
+		Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(n)}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("queue: compaction candidates: %w", err)
+	}
+	return ids, nil
+}
+
+// Fold rebuilds the task after a version from what TaskAt returned, encoded
+// as stored (the caller knows the task model; the store does not).
+type Fold func(TaskAt) ([]byte, error)
+
+// Compact cuts a task's event stream back to the entries kept for stream
+// resumes and those a lane still refers to, storing as the task's
+// checkpoint the task as it was after the last entry cut, so that every
+// entry left can still be rendered exactly. It returns whether it cut
+// anything; a compaction that raced with another is planned again.
+func (s *Store) Compact(ctx context.Context, taskID string, now time.Time, fold Fold) (bool, error) {
+	tk := s.k.task(taskID)
+	p := s.k.partition(taskID)
+	at := s.compactAt()
+	for range 3 {
+		res, err := compactPlanScript.Run(ctx, s.rdb, []string{tk.events, tk.push, tk.base, s.k.compact(p)},
+			taskID, s.k.tag(p), s.maxLen, at, now.Add(compactRetry).UnixMilli()).Slice()
+		if err != nil {
+			return false, fmt.Errorf("queue: plan compaction: %w", err)
+		}
+		if n, _ := res[0].(int64); n == 0 || len(res) < 5 {
+			return false, nil
+		}
+		last, _ := res[1].(string)
+		ver, _ := res[2].(string)
+		first, _ := res[3].(string)
+		from, _ := res[4].(string)
+		v, err := strconv.ParseInt(ver, 10, 64)
+		if err != nil {
+			return false, fmt.Errorf("queue: plan compaction: version %q: %w", ver, err)
+		}
+		state, err := s.TaskAt(ctx, taskID, last, v)
+		if err != nil {
+			return false, err
+		}
+		snap, err := fold(state)
+		if err != nil {
+			return false, fmt.Errorf("queue: compaction of %s: %w", taskID, err)
+		}
+		done, err := compactScript.Run(ctx, s.rdb, []string{tk.hash, tk.events, tk.push, tk.base, s.k.compact(p)},
+			taskID, s.k.tag(p), last, v, first, from, snap, at).Int()
+		if err != nil {
+			return false, fmt.Errorf("queue: compact: %w", err)
+		}
+		if done == 1 {
+			return true, nil
+		}
+	}
+	return false, nil
+}

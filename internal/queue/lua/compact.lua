@@ -1,0 +1,44 @@
+-- compact.lua: cuts a task's event stream and stores, as its checkpoint,
+-- the task as it was after the last entry cut (folded by the caller from
+-- what TaskAt gave for that version), atomically, if nothing changed
+-- since the plan (compactplan.lua): the checkpoint is the one the fold
+-- started from, the last entry is still there, and no lane refers to an
+-- entry before the cut.
+--
+-- KEYS[1] task hash   KEYS[2] task event stream   KEYS[3] task push-config hash
+-- KEYS[4] task checkpoint hash   KEYS[5] the partition's compaction zset
+-- ARGV[1] task id   ARGV[2] the partition key prefix   ARGV[3] last entry cut
+-- ARGV[4] its version   ARGV[5] first entry kept   ARGV[6] the checkpoint id the fold
+--   started from ("" for none)   ARGV[7] the new checkpoint   ARGV[8] the compaction length
+-- Returns 1 when cut, 0 when something changed (plan again).
+local task, pfx = ARGV[1], ARGV[2]
+if (redis.call('HGET', KEYS[4], 'id') or '') ~= ARGV[6] or #redis.call('XRANGE', KEYS[2], ARGV[3], ARGV[3]) == 0 then
+  return 0
+end
+local function idParts(id)
+  local dash = string.find(id, '-', 1, true)
+  return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
+end
+local function before(a, b)
+  local am, as = idParts(a)
+  local bm, bs = idParts(b)
+  return am < bm or (am == bm and as < bs)
+end
+for _, cfg in ipairs(redis.call('HKEYS', KEYS[3])) do
+  for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
+    if before(string.sub(head, 1, string.find(head, ' ', 1, true) - 1), ARGV[5]) then
+      return 0
+    end
+  end
+end
+redis.call('HSET', KEYS[4], 'snap', ARGV[7], 'ver', ARGV[4], 'id', ARGV[3])
+redis.call('HSET', KEYS[1], 'ck', '1') -- commit.lua expires the checkpoint with the task
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[4], ttl)
+end
+redis.call('XTRIM', KEYS[2], 'MINID', ARGV[5])
+if redis.call('XLEN', KEYS[2]) <= tonumber(ARGV[8]) then
+  redis.call('ZREM', KEYS[5], task)
+end
+return 1

@@ -1,0 +1,60 @@
+-- compactplan.lua: what a compaction of a task's event stream would cut.
+-- The stream keeps its newest ARGV[3] entries (what SSE resumes from) and
+-- every entry a lane still refers to; the cut falls on a version boundary,
+-- so that the checkpoint is the task after a whole version.
+--
+-- KEYS[1] task event stream   KEYS[2] task push-config hash   KEYS[3] task checkpoint hash
+-- KEYS[4] the partition's compaction zset
+-- ARGV[1] task id   ARGV[2] the partition key prefix (lanes: see commit.lua)
+-- ARGV[3] entries to keep   ARGV[4] the length over which a stream is compacted
+-- ARGV[5] when to look again (ms) if a lane keeps the stream from being cut
+-- Returns {0} when there is nothing to cut (the task leaves the zset, or
+-- waits there until ARGV[5] while a lane holds the entries back), or
+-- {1, last entry to cut, its version, first entry to keep, the checkpoint's
+-- id or ""}.
+local task, pfx = ARGV[1], ARGV[2]
+local size = redis.call('XLEN', KEYS[1])
+if size <= tonumber(ARGV[4]) then
+  redis.call('ZREM', KEYS[4], task)
+  return {0}
+end
+local function idParts(id)
+  local dash = string.find(id, '-', 1, true)
+  return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
+end
+local function before(a, b)
+  local am, as = idParts(a)
+  local bm, bs = idParts(b)
+  return am < bm or (am == bm and as < bs)
+end
+-- The entries the length would cut, and the first one it keeps.
+local window = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', size - tonumber(ARGV[3]) + 1)
+local cut = #window
+-- Not past the oldest entry a lane refers to (a redelivered one may stand
+-- behind newer ones).
+for _, cfg in ipairs(redis.call('HKEYS', KEYS[2])) do
+  for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
+    local eid = string.sub(head, 1, string.find(head, ' ', 1, true) - 1)
+    while cut > 1 and not before(window[cut - 1][1], eid) do
+      cut = cut - 1
+    end
+  end
+end
+local function version(entry)
+  local f = entry[2]
+  for j = 1, #f, 2 do
+    if f[j] == 'v' then
+      return f[j + 1]
+    end
+  end
+end
+-- Not inside a version.
+while cut > 1 and version(window[cut - 1]) == version(window[cut]) do
+  cut = cut - 1
+end
+if cut == 1 then
+  redis.call('ZADD', KEYS[4], 'XX', ARGV[5], task)
+  return {0}
+end
+local last = window[cut - 1]
+return {1, last[1], version(last), window[cut][1], redis.call('HGET', KEYS[3], 'id') or ''}

@@ -369,6 +369,10 @@ func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, 
 	switch {
 	case h.Entry == "" || h.Event == nil:
 		f.Outcome = queue.Skip
+		if h.Entry != "" {
+			w.log.WarnContext(ctx, "notification dropped: its event is no longer stored (the task expired)",
+				"notification_id", h.NotificationID, "task_id", t.TaskID, "event_id", h.EventID)
+		}
 	case h.Config == nil:
 		f.Outcome = queue.Drop
 	default:

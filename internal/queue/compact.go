@@ -16,8 +16,8 @@ var (
 	//go:embed lua/compact.lua
 	compactLua string
 
-	compactPlanScript = redis.NewScript(compactPlanLua)
-	compactScript     = redis.NewScript(compactLua)
+	compactPlanScript = withLib(compactPlanLua)
+	compactScript     = withLib(compactLua)
 )
 
 // compactAt is the length over which a task's event stream is compacted:

@@ -38,15 +38,5 @@ if not redis.call('SET', KEYS[2], ARGV[5], 'NX', 'PX', ARGV[3]) and redis.call('
   return {2} -- (a lease of this very Begin, sent twice after a lost reply, is the caller's)
 end
 local head = redis.call('LINDEX', KEYS[3], 0)
-local ev, ver = false, false
-if head and not string.find(head, '\n', 1, true) then
-  local eid = string.sub(head, 1, string.find(head, ' ', 1, true) - 1)
-  local entry = redis.call('XRANGE', KEYS[5], eid, eid)[1]
-  if entry then
-    local f = entry[2]
-    for j = 1, #f, 2 do
-      if f[j] == 'e' then ev = f[j + 1] elseif f[j] == 'v' then ver = f[j + 1] end
-    end
-  end
-end
+local ev, ver = eventOf(KEYS[5], head)
 return {1, head, redis.call('HGET', KEYS[4], ARGV[4]), ev, ver, redis.call('TIME')}

@@ -15,18 +15,9 @@ local task, pfx = ARGV[1], ARGV[2]
 if (redis.call('HGET', KEYS[4], 'id') or '') ~= ARGV[6] or #redis.call('XRANGE', KEYS[2], ARGV[3], ARGV[3]) == 0 then
   return 0
 end
-local function idParts(id)
-  local dash = string.find(id, '-', 1, true)
-  return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
-end
-local function before(a, b)
-  local am, as = idParts(a)
-  local bm, bs = idParts(b)
-  return am < bm or (am == bm and as < bs)
-end
 for _, cfg in ipairs(redis.call('HKEYS', KEYS[3])) do
   for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
-    if before(string.sub(head, 1, string.find(head, ' ', 1, true) - 1), ARGV[5]) then
+    if before(entryOf(head), ARGV[5]) then
       return 0
     end
   end

@@ -18,15 +18,6 @@ if size <= tonumber(ARGV[4]) then
   redis.call('ZREM', KEYS[4], task)
   return {0}
 end
-local function idParts(id)
-  local dash = string.find(id, '-', 1, true)
-  return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
-end
-local function before(a, b)
-  local am, as = idParts(a)
-  local bm, bs = idParts(b)
-  return am < bm or (am == bm and as < bs)
-end
 -- The entries the length would cut, and the first one it keeps.
 local window = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', size - tonumber(ARGV[3]) + 1)
 local cut = #window
@@ -34,7 +25,7 @@ local cut = #window
 -- behind newer ones).
 for _, cfg in ipairs(redis.call('HKEYS', KEYS[2])) do
   for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
-    local eid = string.sub(head, 1, string.find(head, ' ', 1, true) - 1)
+    local eid = entryOf(head)
     while cut > 1 and not before(window[cut - 1][1], eid) do
       cut = cut - 1
     end

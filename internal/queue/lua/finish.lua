@@ -40,17 +40,7 @@ end
 -- next answers a run's next head h: {status, h, config, event, version},
 -- the event read from the stream entry h refers to (unless h carries it).
 local function nextHead(status, h)
-  local ev, ver = false, false
-  if not string.find(h, '\n', 1, true) then
-    local eid = string.sub(h, 1, string.find(h, ' ', 1, true) - 1)
-    local entry = redis.call('XRANGE', KEYS[9], eid, eid)[1]
-    if entry then
-      local f = entry[2]
-      for j = 1, #f, 2 do
-        if f[j] == 'e' then ev = f[j + 1] elseif f[j] == 'v' then ver = f[j + 1] end
-      end
-    end
-  end
+  local ev, ver = eventOf(KEYS[9], h)
   return {status, h, redis.call('HGET', KEYS[7], ARGV[5]), ev, ver}
 end
 -- The attempt log: a list per delivery of its last ARGV[11] attempts; the

@@ -12,15 +12,6 @@ import (
 	"strings"
 )
 
-// The headers of relay's notifications.
-const (
-	HeaderJWT     = "A2A-Notification-JWT"     // the JWT relay signs every notification with
-	HeaderID      = "A2A-Notification-Id"      // the notification id, the same on every retry (= jti)
-	HeaderToken   = "X-A2A-Notification-Token" // the push config's token (v0.x SDKs)
-	HeaderTokenV1 = "A2A-Notification-Token"   // the same token (a2a-go v2)
-	HeaderVersion = "A2A-Version"              // the config's dialect: 0.1, 0.3 or 1.0
-)
-
 // notificationJWT finds the JWT: A2A-Notification-JWT, else Authorization:
 // Bearer when its credentials look like a JWT (relay sends the config's
 // own credentials there when it has some).

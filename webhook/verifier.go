@@ -184,10 +184,10 @@ func isLoopback(host string) bool {
 }
 
 // claims are the claims of relay's notification JWT.
+// Verify reads them leniently (aud may be an array, nbf may be there).
 type claims struct {
 	jwt.RegisteredClaims
-	TaskID     string `json:"taskId"`
-	BodySHA256 string `json:"request_body_sha256"`
+	RelayClaims
 }
 
 // Verify checks that r is a notification relay sent to this webhook, and

@@ -11,10 +11,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/golang-jwt/jwt/v5"
-
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/ssrf"
+	"github.com/a2arelay/relay/webhook"
 )
 
 // Attempt is one logged delivery attempt.
@@ -71,17 +70,18 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 func (w *Workers) setHeaders(req *http.Request, cfg a2a.PushConfig, n a2a.Notification, nid string) error {
 	sum := sha256.Sum256(n.Body)
 	now := w.now()
-	tok, err := w.signer.Sign(&claims{Iss: w.cfg.Issuer, Aud: cfg.URL, Iat: now.Unix(), Exp: now.Add(w.cfg.TokenTTL).Unix(),
-		Jti: nid, TaskID: cfg.TaskID, BodySHA256: hex.EncodeToString(sum[:])})
+	tok, err := w.signer.Sign(&webhook.Claims{Issuer: w.cfg.Issuer, Audience: cfg.URL, IssuedAt: now.Unix(),
+		ExpiresAt: now.Add(w.cfg.TokenTTL).Unix(), ID: nid,
+		RelayClaims: webhook.RelayClaims{TaskID: cfg.TaskID, BodySHA256: hex.EncodeToString(sum[:])}})
 	if err != nil {
 		return err
 	}
 	h := req.Header
 	h.Set("Content-Type", n.ContentType)
 	h.Set("User-Agent", w.cfg.UserAgent)
-	h.Set("A2A-Version", n.Version)
-	h.Set("A2A-Notification-Id", nid)
-	h.Set("A2A-Notification-JWT", tok)
+	h.Set(webhook.HeaderVersion, n.Version)
+	h.Set(webhook.HeaderID, nid)
+	h.Set(webhook.HeaderJWT, tok)
 	if a := cfg.Auth; a != nil && a.Credentials != "" {
 		scheme := "Bearer"
 		if len(a.Schemes) > 0 && a.Schemes[0] != "" {
@@ -92,8 +92,8 @@ func (w *Workers) setHeaders(req *http.Request, cfg a2a.PushConfig, n a2a.Notifi
 		h.Set("Authorization", "Bearer "+tok)
 	}
 	if cfg.Token != "" {
-		h.Set("X-A2A-Notification-Token", cfg.Token)
-		h.Set("A2A-Notification-Token", cfg.Token)
+		h.Set(webhook.HeaderToken, cfg.Token)
+		h.Set(webhook.HeaderTokenV1, cfg.Token)
 	}
 	return nil
 }
@@ -113,26 +113,3 @@ func validUTF8(b []byte) string {
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
-
-// claims are a notification JWT's claims (a struct: it encodes faster than
-// a map).
-type claims struct {
-	Iss        string `json:"iss"`
-	Aud        string `json:"aud"`
-	Iat        int64  `json:"iat"`
-	Exp        int64  `json:"exp"`
-	Jti        string `json:"jti"`
-	TaskID     string `json:"taskId"`
-	BodySHA256 string `json:"request_body_sha256"`
-}
-
-func (c *claims) GetExpirationTime() (*jwt.NumericDate, error) {
-	return jwt.NewNumericDate(time.Unix(c.Exp, 0)), nil
-}
-func (c *claims) GetIssuedAt() (*jwt.NumericDate, error) {
-	return jwt.NewNumericDate(time.Unix(c.Iat, 0)), nil
-}
-func (c *claims) GetNotBefore() (*jwt.NumericDate, error) { return nil, nil }
-func (c *claims) GetIssuer() (string, error)              { return c.Iss, nil }
-func (c *claims) GetSubject() (string, error)             { return "", nil }
-func (c *claims) GetAudience() (jwt.ClaimStrings, error)  { return jwt.ClaimStrings{c.Aud}, nil }

@@ -1,0 +1,63 @@
+package webhook
+
+import (
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// The wire contract of relay's notifications: the headers and JWT claims
+// relay sends (internal/delivery builds its requests from these) and that
+// Verify checks. It is defined here, once, for both sides.
+
+// The headers of relay's notifications.
+const (
+	HeaderJWT     = "A2A-Notification-JWT"     // the JWT relay signs every notification with
+	HeaderID      = "A2A-Notification-Id"      // the notification id, the same on every retry (= jti)
+	HeaderToken   = "X-A2A-Notification-Token" // the push config's token (v0.x SDKs)
+	HeaderTokenV1 = "A2A-Notification-Token"   // the same token (a2a-go v2)
+	HeaderVersion = "A2A-Version"              // the config's dialect: 0.1, 0.3 or 1.0
+)
+
+// RelayClaims are the claims relay adds to the registered ones (RFC 7519).
+type RelayClaims struct {
+	// TaskID is the task the notification is about.
+	TaskID string `json:"taskId"`
+	// BodySHA256 is the hex SHA-256 of the exact body bytes.
+	BodySHA256 string `json:"request_body_sha256"`
+}
+
+// Claims are the claims of a notification JWT as relay writes them: iss
+// (relay's public URL), aud (the webhook URL), iat, exp, jti (the
+// notification id) and RelayClaims. A flat struct, which encodes faster
+// than jwt.RegisteredClaims; it implements jwt.Claims.
+type Claims struct {
+	Issuer    string `json:"iss"`
+	Audience  string `json:"aud"`
+	IssuedAt  int64  `json:"iat"`
+	ExpiresAt int64  `json:"exp"`
+	ID        string `json:"jti"`
+	RelayClaims
+}
+
+// GetExpirationTime implements jwt.Claims.
+func (c *Claims) GetExpirationTime() (*jwt.NumericDate, error) {
+	return jwt.NewNumericDate(time.Unix(c.ExpiresAt, 0)), nil
+}
+
+// GetIssuedAt implements jwt.Claims.
+func (c *Claims) GetIssuedAt() (*jwt.NumericDate, error) {
+	return jwt.NewNumericDate(time.Unix(c.IssuedAt, 0)), nil
+}
+
+// GetNotBefore implements jwt.Claims: relay sends no nbf.
+func (c *Claims) GetNotBefore() (*jwt.NumericDate, error) { return nil, nil }
+
+// GetIssuer implements jwt.Claims.
+func (c *Claims) GetIssuer() (string, error) { return c.Issuer, nil }
+
+// GetSubject implements jwt.Claims: relay sends no sub.
+func (c *Claims) GetSubject() (string, error) { return "", nil }
+
+// GetAudience implements jwt.Claims.
+func (c *Claims) GetAudience() (jwt.ClaimStrings, error) { return jwt.ClaimStrings{c.Audience}, nil }

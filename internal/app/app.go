@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/auth"
+	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/delivery"
 	"github.com/a2arelay/relay/internal/ingest"
@@ -122,7 +123,7 @@ func (a *App) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pressure := delivery.NewPressure(a.cfg.BackpressureLag, a.cfg.BackpressureMaxHold, nil)
+	pressure := backpressure.NewPressure(a.cfg.BackpressureLag, a.cfg.BackpressureMaxHold, nil)
 	svc := ingest.NewService(a.store, commit, hub, router, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
 		CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics}, Secrets: a.ring}, a.log)
 	card, err := a2a.NewCard(a.cardConfig())

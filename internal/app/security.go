@@ -11,7 +11,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/auth"
-	"github.com/a2arelay/relay/internal/delivery"
+	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/metrics"
 	"github.com/a2arelay/relay/internal/queue"
 	"github.com/a2arelay/relay/internal/secrets"
@@ -166,7 +166,7 @@ func (a *App) guardAdmin(c *fiber.Ctx) error {
 
 // heldGate is backpressure that reports how long it held new tasks.
 type heldGate struct {
-	p *delivery.Pressure
+	p *backpressure.Pressure
 	m *metrics.Metrics
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/queue"
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/ssrf"
@@ -108,7 +109,7 @@ type Workers struct {
 	log       *slog.Logger
 	now       func() time.Time
 	consumer  string
-	pressure  *Pressure
+	pressure  *backpressure.Pressure
 	validator *Validator
 	observer  Observer
 	mover     *mover
@@ -167,9 +168,9 @@ func (w *Workers) validate(ctx context.Context, url string, a *Attempt) error {
 // ReportTo makes the workers report each token's queue wait to p, the
 // backpressure that holds new tasks while the queue is behind. Call it
 // before Run.
-func (w *Workers) ReportTo(p *Pressure) {
+func (w *Workers) ReportTo(p *backpressure.Pressure) {
 	w.pressure = p
-	p.watch(func() bool { return w.waiting.Load() > 0 })
+	p.Watch(func() bool { return w.waiting.Load() > 0 })
 }
 
 // Run delivers until ctx is cancelled. On return no attempt is in flight;

@@ -58,7 +58,7 @@ type Config struct {
 	// check of literal addresses); nil checks only the URL's shape.
 	CheckURL func(string) error
 	// Gate, when set, may hold the creation of a new task while delivery
-	// is behind (delivery.Pressure implements it).
+	// is behind (backpressure.Pressure implements it).
 	Gate Gate
 	// Secrets seals push config tokens and credentials at rest (nil: they
 	// are stored in plain text).

@@ -30,7 +30,7 @@ func (s *Store) compactAt() int {
 
 // compactRetry is how long a stream that a lagging webhook keeps from
 // being cut waits before it is looked at again.
-const compactRetry = 30 * time.Second
+const compactRetry = 5 * time.Second
 
 // CompactCandidates returns up to n tasks of partition p whose event
 // streams are due for compaction at now, the longest listed first.

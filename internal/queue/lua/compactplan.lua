@@ -1,7 +1,9 @@
 -- compactplan.lua: what a compaction of a task's event stream would cut.
 -- The stream keeps its newest ARGV[3] entries (what SSE resumes from) and
 -- every entry a lane still refers to; the cut falls on a version boundary,
--- so that the checkpoint is the task after a whole version.
+-- so that the checkpoint is the task after a whole version. It reads no
+-- entry a lane holds back, so a stream a lagging webhook keeps long costs
+-- little to look at again.
 --
 -- KEYS[1] task event stream   KEYS[2] task push-config hash   KEYS[3] task checkpoint hash
 -- KEYS[4] the partition's compaction zset
@@ -18,16 +20,14 @@ if size <= tonumber(ARGV[4]) then
   redis.call('ZREM', KEYS[4], task)
   return {0}
 end
--- The entries the length would cut, and the first one it keeps.
-local window = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', size - tonumber(ARGV[3]) + 1)
-local cut = #window
--- Not past the oldest entry a lane refers to (a redelivered one may stand
--- behind newer ones).
+-- The oldest entry a lane refers to (a redelivered one may stand behind
+-- newer ones): the cut stays before it.
+local oldest
 for _, cfg in ipairs(redis.call('HKEYS', KEYS[2])) do
   for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
     local eid = entryOf(head)
-    while cut > 1 and not before(window[cut - 1][1], eid) do
-      cut = cut - 1
+    if not oldest or before(eid, oldest) then
+      oldest = eid
     end
   end
 end
@@ -39,13 +39,22 @@ local function version(entry)
     end
   end
 end
+-- The entries that may be cut: at most those over the length, and none
+-- from the oldest a lane refers to on (read no further than that).
+local cand = redis.call('XRANGE', KEYS[1], '-', oldest and ('(' .. oldest) or '+', 'COUNT', size - tonumber(ARGV[3]))
+local cut = #cand
+local kept
+if cut > 0 then
+  kept = redis.call('XRANGE', KEYS[1], '(' .. cand[cut][1], '+', 'COUNT', 1)[1]
+end
 -- Not inside a version.
-while cut > 1 and version(window[cut - 1]) == version(window[cut]) do
+while cut > 0 and kept and version(cand[cut]) == version(kept) do
+  kept = cand[cut]
   cut = cut - 1
 end
-if cut == 1 then
+if cut == 0 or not kept then
   redis.call('ZADD', KEYS[4], 'XX', ARGV[5], task)
   return {0}
 end
-local last = window[cut - 1]
-return {1, last[1], version(last), window[cut][1], redis.call('HGET', KEYS[3], 'id') or ''}
+local last = cand[cut]
+return {1, last[1], version(last), kept[1], redis.call('HGET', KEYS[3], 'id') or ''}

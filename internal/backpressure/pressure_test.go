@@ -1,4 +1,4 @@
-package delivery
+package backpressure
 
 import (
 	"context"
@@ -117,7 +117,7 @@ func TestPressureAdmitGivesUpWithContext(t *testing.T) {
 func TestPressureProbesAQuietQueue(t *testing.T) {
 	p, c := newTestPressure(5*time.Millisecond, time.Second)
 	queued := false
-	p.watch(func() bool { return queued })
+	p.Watch(func() bool { return queued })
 	p.Observe(50 * time.Millisecond)
 	held, err := p.Admit(context.Background())
 	if err != nil || held <= 10*time.Millisecond || held > 15*time.Millisecond {
@@ -145,7 +145,7 @@ func TestPressureProbesAQuietQueue(t *testing.T) {
 // not drained, so no probe goes and the hold lasts.
 func TestPressureDoesNotProbeBusyWorkers(t *testing.T) {
 	p, _ := newTestPressure(5*time.Millisecond, 200*time.Millisecond)
-	p.watch(func() bool { return true })
+	p.Watch(func() bool { return true })
 	p.Observe(50 * time.Millisecond)
 	if held, err := p.Admit(context.Background()); err != nil || held != 200*time.Millisecond {
 		t.Fatalf("Admit = %v, %v; want held MaxHold", held, err)

@@ -1,4 +1,8 @@
-package delivery
+// Package backpressure holds the creation of new tasks while webhook
+// delivery lags: the delivery workers report how long each token waited
+// before a worker started it, and the A2A side asks Admit before it commits
+// a new task. It never talks to Redis and never decides task state.
+package backpressure
 
 import (
 	"context"
@@ -85,8 +89,9 @@ func (p *Pressure) Lag() time.Duration {
 	return time.Duration(p.lag)
 }
 
-// watch makes probe ask queued whether a token read waits for a worker.
-func (p *Pressure) watch(queued func() bool) {
+// Watch makes probe ask queued whether a token read waits for a worker
+// (the delivery workers call it once, before they run).
+func (p *Pressure) Watch(queued func() bool) {
 	if p != nil {
 		p.mu.Lock()
 		p.queued = queued
@@ -148,4 +153,14 @@ func (p *Pressure) probe() bool {
 	}
 	p.probed = now
 	return true
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }

@@ -98,13 +98,22 @@ func (a *App) Run(ctx context.Context) error {
 }
 
 // Start connects to Redis, builds every component and starts listening.
-// It returns once relay accepts connections.
-func (a *App) Start(ctx context.Context) error {
+// It returns once relay accepts connections; when it fails, it undoes what
+// it started (background loops, Redis connections).
+func (a *App) Start(ctx context.Context) (err error) {
 	if err := a.openStore(ctx); err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			if a.demo != nil {
+				a.demo.Close()
+			}
+			a.stopBackgroundLoops()
+			a.closeStore()
+		}
+	}()
 	if err := a.setupSecurity(ctx); err != nil {
-		a.closeStore()
 		return err
 	}
 	guard, err := ssrf.NewGuard(a.cfg.WebhookAllowCIDRs)
@@ -130,14 +139,17 @@ func (a *App) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
 	}
-	workers := delivery.New(a.store, a.keys, guard.Transport(), a.deliveryConfig(), a.log)
-	workers.ReportTo(pressure)
-	workers.ObserveWith(a.metrics)
+	deps := delivery.Deps{Queue: a.store, Signer: a.keys, Transport: guard.Transport(), Log: a.log,
+		Pressure: pressure, Observer: a.metrics}
 	if a.cfg.OperatorWebhookURL != "" {
-		workers.AlertTo(delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log))
+		deps.Operator = delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log)
 	}
 	if a.cfg.WebhookValidation {
-		workers.ValidateWith(delivery.NewValidator(a.store, guard.Transport(), a.cfg.DeliveryTimeout, a.cfg.WebhookValidationTTL))
+		deps.Validator = delivery.NewValidator(a.store, guard.Transport(), a.cfg.DeliveryTimeout, a.cfg.WebhookValidationTTL)
+	}
+	workers, err := delivery.New(deps, a.deliveryConfig())
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
 	}
 	a.startBackground(workers, ingest.NewCompactor(a.store, "relay-"+uuid.NewString(), a.log))
 	a.handler = a2a.NewHandler(svc, card, a.log)
@@ -180,10 +192,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if a.demo != nil {
 		a.demo.Close()
 	}
-	if a.stopBackground != nil {
-		a.stopBackground()
-		<-a.background
-	}
+	a.stopBackgroundLoops()
 	a.closeStore()
 	a.log.InfoContext(ctx, "relay stopped")
 	return errors.Join(errs...)
@@ -273,6 +282,15 @@ func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor) 
 			a.log.ErrorContext(ctx, "delivery workers stopped", "err", err)
 		}
 	}()
+}
+
+// stopBackgroundLoops stops what startBackground started and waits for it.
+func (a *App) stopBackgroundLoops() {
+	if a.stopBackground != nil {
+		a.stopBackground()
+		<-a.background
+		a.stopBackground = nil
+	}
 }
 
 func (a *App) deliveryConfig() delivery.Config {

@@ -75,7 +75,7 @@ func TestRedeliveredOldEventKeepsItsVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := New(store, keys, guard.Transport(), Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w := mustNew(t, Deps{Queue: store, Signer: keys, Transport: guard.Transport(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Config{})
 	drain := func() {
 		t.Helper()
 		for {

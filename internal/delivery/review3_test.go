@@ -51,10 +51,10 @@ func TestReview3ValidationPlusPostOutlivesTheLease(t *testing.T) {
 	}))
 	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
 	cfg := Config{Timeout: 200 * time.Millisecond, ReclaimIdle: 300 * time.Millisecond} // the defaults' 10s : 15s
-	w1 := New(store, keys, guard.Transport(), cfg, log)
-	w1.ValidateWith(NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour))
-	w2 := New(store, keys, guard.Transport(), cfg, log) // another instance
-	w2.ValidateWith(NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour))
+	w1 := mustNew(t, Deps{Queue: store, Signer: keys, Transport: guard.Transport(), Log: log,
+		Validator: NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour)}, cfg)
+	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Transport: guard.Transport(), Log: log, // another instance
+		Validator: NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour)}, cfg)
 
 	toks, err := store.ReadTokens(ctx, 0, w1.consumer, 1, time.Second)
 	if err != nil || len(toks) != 1 {

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/google/uuid"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/backpressure"
@@ -124,27 +123,6 @@ type Workers struct {
 	waiting atomic.Int64
 }
 
-// AlertTo makes the workers tell an operator about disabled configs and
-// dead letters. Call it before Run; Run runs the Operator too.
-func (w *Workers) AlertTo(o *Operator) { w.operator = o }
-
-// New returns a worker pool. transport carries the POSTs (the SSRF guard's);
-// redirects are never followed.
-func New(q Queue, signer Signer, transport http.RoundTripper, cfg Config, log *slog.Logger) *Workers {
-	cfg = cfg.withDefaults()
-	return &Workers{
-		q: q, signer: signer, cfg: cfg, log: log, now: time.Now, mover: newMover(q, 10*cfg.MoveEvery, log),
-		consumer: "relay-" + uuid.NewString(),
-		client: &http.Client{Transport: transport, CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		}},
-	}
-}
-
-// ValidateWith makes the workers check webhook URL ownership (v) before a
-// host's first notification. Call it before Run.
-func (w *Workers) ValidateWith(v *Validator) { w.validator = v }
-
 // validate checks the webhook's host when validation is on; a failure is
 // the attempt's failure (error class "validation"), retried like any other.
 func (w *Workers) validate(ctx context.Context, url string, a *Attempt) error {
@@ -163,14 +141,6 @@ func (w *Workers) validate(ctx context.Context, url string, a *Attempt) error {
 		a.ErrorClass, a.Error = ssrf.Classify(err), errorText(err)
 	}
 	return err
-}
-
-// ReportTo makes the workers report each token's queue wait to p, the
-// backpressure that holds new tasks while the queue is behind. Call it
-// before Run.
-func (w *Workers) ReportTo(p *backpressure.Pressure) {
-	w.pressure = p
-	p.Watch(func() bool { return w.waiting.Load() > 0 })
 }
 
 // Run delivers until ctx is cancelled. On return no attempt is in flight;
@@ -450,10 +420,6 @@ func streamTime(id string) time.Time {
 type Observer interface {
 	Attempt(outcome, class, reason string, took, sinceCommit time.Duration)
 }
-
-// ObserveWith makes the workers report finished attempts to o. Call it
-// before Run.
-func (w *Workers) ObserveWith(o Observer) { w.observer = o }
 
 // attempt delivers the head once and fills f.
 func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *queue.Finish, rec *Attempt, began time.Time) error {

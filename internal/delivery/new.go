@@ -1,0 +1,89 @@
+package delivery
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/a2arelay/relay/internal/backpressure"
+)
+
+// Deps are what the workers work with. Queue, Signer and Transport are
+// required; the others are optional.
+type Deps struct {
+	Queue  Queue
+	Signer Signer
+	// Transport carries the POSTs: the SSRF guard's. Redirects are never
+	// followed.
+	Transport http.RoundTripper
+	// Log defaults to slog.Default().
+	Log *slog.Logger
+	// Pressure, the backpressure that holds new tasks while the queue is
+	// behind, is told how long each token waited for a worker.
+	Pressure *backpressure.Pressure
+	// Observer receives every finished attempt (metrics).
+	Observer Observer
+	// Operator is told of disabled configs and dead letters; Run runs it.
+	Operator *Operator
+	// Validator checks a webhook host's ownership before its first
+	// notification.
+	Validator *Validator
+}
+
+// New returns a worker pool, or an error naming what is missing or out of
+// range.
+func New(d Deps, cfg Config) (*Workers, error) {
+	switch {
+	case d.Queue == nil:
+		return nil, errors.New("delivery: Deps.Queue is required")
+	case d.Signer == nil:
+		return nil, errors.New("delivery: Deps.Signer is required")
+	case d.Transport == nil:
+		return nil, errors.New("delivery: Deps.Transport is required")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	log := d.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	w := &Workers{
+		q: d.Queue, signer: d.Signer, cfg: cfg, log: log, now: time.Now, mover: newMover(d.Queue, 10*cfg.MoveEvery, log),
+		consumer: "relay-" + uuid.NewString(),
+		client: &http.Client{Transport: d.Transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}},
+		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator,
+	}
+	if d.Pressure != nil {
+		d.Pressure.Watch(func() bool { return w.waiting.Load() > 0 })
+	}
+	return w, nil
+}
+
+// validate refuses negative durations and counts (zero takes the default).
+func (c Config) validate() error {
+	for name, v := range map[string]time.Duration{"Timeout": c.Timeout, "TokenTTL": c.TokenTTL, "ReclaimIdle": c.ReclaimIdle,
+		"MoveEvery": c.MoveEvery, "Policy.Initial": c.Policy.Initial, "Policy.MaxInterval": c.Policy.MaxInterval,
+		"Policy.MaxElapsed": c.Policy.MaxElapsed} {
+		if v < 0 {
+			return fmt.Errorf("delivery: Config.%s is negative (%s)", name, v)
+		}
+	}
+	for name, v := range map[string]int{"Workers": c.Workers, "ExcerptBytes": c.ExcerptBytes, "LaneRun": c.LaneRun,
+		"Policy.MaxAttempts": c.Policy.MaxAttempts} {
+		if v < 0 {
+			return fmt.Errorf("delivery: Config.%s is negative (%d)", name, v)
+		}
+	}
+	if c.Policy.Jitter < 0 || c.Policy.Jitter > 1 {
+		return fmt.Errorf("delivery: Config.Policy.Jitter %v is outside [0, 1]", c.Policy.Jitter)
+	}
+	return nil
+}

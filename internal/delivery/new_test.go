@@ -1,0 +1,44 @@
+package delivery
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mustNew is New for tests.
+func mustNew(t *testing.T, d Deps, cfg Config) *Workers {
+	t.Helper()
+	w, err := New(d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// New refuses missing dependencies and out-of-range settings, naming them.
+func TestNewNamesWhatIsWrong(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t, 1, "new", http.NotFoundHandler())
+	ok := Deps{Queue: fx.store, Signer: fx.keys, Transport: fx.guard.Transport()}
+	for _, tc := range []struct {
+		deps Deps
+		cfg  Config
+		want string
+	}{
+		{Deps{Signer: fx.keys, Transport: fx.guard.Transport()}, Config{}, "Deps.Queue"},
+		{Deps{Queue: fx.store, Transport: fx.guard.Transport()}, Config{}, "Deps.Signer"},
+		{Deps{Queue: fx.store, Signer: fx.keys}, Config{}, "Deps.Transport"},
+		{ok, Config{Timeout: -time.Second}, "Config.Timeout"},
+		{ok, Config{Workers: -1}, "Config.Workers"},
+		{ok, Config{Policy: Policy{Jitter: 2}}, "Config.Policy.Jitter"},
+	} {
+		if _, err := New(tc.deps, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%s wrong) = %v, want an error naming it", tc.want, err)
+		}
+	}
+	if w, err := New(ok, Config{}); err != nil || w.log == nil || w.cfg.Workers != 256 {
+		t.Fatalf("New with the defaults = %+v, %v", w, err)
+	}
+}

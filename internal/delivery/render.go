@@ -11,6 +11,77 @@ import (
 	"github.com/a2arelay/relay/internal/secrets"
 )
 
+// render returns the body of h's notification in dialect d: from the
+// cache when another config of the task in the same dialect, or an earlier
+// attempt, rendered it already.
+func (w *Workers) render(ctx context.Context, t queue.Token, h queue.Head, d a2a.Dialect) (a2a.Notification, error) {
+	key := bodyKey{task: t.TaskID, event: h.EventID, dialect: d}
+	if n, ok := w.bodies.get(key); ok {
+		return n, nil
+	}
+	var ev a2a.Event
+	if err := decodeInto(h.Event, &ev, "event"); err != nil {
+		return a2a.Notification{}, err
+	}
+	var snap a2a.Task
+	switch {
+	case d == a2a.V10 && ev.Task != nil:
+		snap = *ev.Task // v1.0 sends the snapshot only for the task event, which carries it
+	case d != a2a.V10:
+		var err error
+		if snap, err = w.taskAfter(ctx, t, h, ev); err != nil {
+			return a2a.Notification{}, err
+		}
+	}
+	n, err := a2a.EncodeNotification(d, ev, snap)
+	if err != nil {
+		return n, fmt.Errorf("encode notification: %w", err)
+	}
+	w.bodies.put(key, n)
+	return n, nil
+}
+
+// bodyCacheBytes bounds the bodies the cache keeps.
+const bodyCacheBytes = 16 << 20
+
+// bodyCache keeps rendered notification bodies by (task, event, dialect),
+// bounded in bytes (emptied when full): a body depends on nothing else, so
+// the configs of a task that share a dialect, and the retries of a
+// notification, render it once.
+type bodyCache struct {
+	mu    sync.Mutex
+	m     map[bodyKey]a2a.Notification
+	bytes int
+}
+
+type bodyKey struct {
+	task, event string
+	dialect     a2a.Dialect
+}
+
+func (c *bodyCache) get(k bodyKey) (a2a.Notification, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.m[k]
+	return n, ok
+}
+
+func (c *bodyCache) put(k bodyKey, n a2a.Notification) {
+	size := len(n.Body) + len(k.task) + len(k.event)
+	if size > bodyCacheBytes/8 {
+		return // a large body is not worth evicting everything for
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.bytes+size > bodyCacheBytes {
+		c.m, c.bytes = make(map[bodyKey]a2a.Notification, 256), 0
+	}
+	if _, ok := c.m[k]; !ok {
+		c.m[k] = n
+		c.bytes += size
+	}
+}
+
 // taskAfter returns the task as it was after h's event: the body of a v0.3
 // or v0.1 notification. Redis keeps one copy of each task (its current
 // snapshot, and a checkpoint once its event stream is compacted), not one

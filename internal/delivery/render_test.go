@@ -1,8 +1,14 @@
 package delivery
 
 import (
+	"context"
 	"strconv"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/queue"
 )
 
 // A stored push config is decoded once per distinct stored value: a
@@ -28,5 +34,63 @@ func TestConfigCacheDecodesEachStoredValueOnce(t *testing.T) {
 	}
 	if n := len(c.m); n > configCacheSize {
 		t.Fatalf("%d configs cached, want at most %d", n, configCacheSize)
+	}
+}
+
+// countingTaskAt counts the task versions rebuilt for v0.3 bodies.
+type countingTaskAt struct {
+	*queue.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countingTaskAt) TaskAt(ctx context.Context, taskID, eventID string, version int64) (queue.TaskAt, error) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return c.Store.TaskAt(ctx, taskID, eventID, version)
+}
+
+// Two v0.3 webhooks of one task that fell behind get the same bodies, and
+// each past version is rebuilt once, not once per webhook.
+func TestBodyRenderedOncePerEventAndDialect(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hook := &bodyRecorder{}
+	fx := newFixture(t, 1, "twice", hook)
+	for _, id := range []string{"a", "b"} {
+		cfg := []byte(`{"id":"` + id + `","taskId":"twice","url":"` + fx.hookURL + `","dialect":"0.3"}`)
+		if err := fx.store.SetPushConfig(ctx, "twice", id, cfg, 16); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, st := range []a2a.TaskState{a2a.StateWorking, a2a.StateWorking, a2a.StateCompleted} {
+		if _, err := fx.commit.Append(ctx, "twice", a2a.Event{Kind: a2a.EventStatus, TaskID: "twice", Status: &a2a.TaskStatus{State: st}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := &countingTaskAt{Store: fx.store}
+	w := mustNew(t, Deps{Queue: q, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, Config{})
+	for {
+		toks, err := fx.store.ReadTokens(ctx, 0, w.consumer, 16, 10*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(toks) == 0 {
+			break
+		}
+		for _, tok := range toks {
+			w.Process(ctx, tok)
+		}
+	}
+	hook.mu.Lock()
+	defer hook.mu.Unlock()
+	// The fixture's v1.0 config gets the task and 3 updates; a and b the
+	// 3 updates (versions 2 to 4) each.
+	if len(hook.order) != 10 {
+		t.Fatalf("%d notifications, want 10", len(hook.order))
+	}
+	if q.n != 3 {
+		t.Fatalf("versions read %d times for two v0.3 webhooks, want 3 (once each)", q.n)
 	}
 }

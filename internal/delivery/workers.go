@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/queue"
 	"github.com/a2arelay/relay/internal/secrets"
@@ -114,6 +112,7 @@ type Workers struct {
 	mover     *mover
 	tally     tally
 	configs   configCache
+	bodies    bodyCache
 	operator  *Operator
 	// stopping is closed when Run's context ends: lane runs end early then.
 	stopping <-chan struct{}
@@ -423,26 +422,13 @@ type Observer interface {
 
 // attempt delivers the head once and fills f.
 func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *queue.Finish, rec *Attempt, began time.Time) error {
-	var ev a2a.Event
-	var snap a2a.Task
 	cfg, err := w.configs.open(w.cfg.Secrets, h.Config)
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(h.Event, &ev); err != nil {
-		return fmt.Errorf("decode event: %w", err)
-	}
-	switch {
-	case cfg.Dialect == a2a.V10 && ev.Task != nil:
-		snap = *ev.Task // v1.0 sends the snapshot only for the task event, which carries it
-	case cfg.Dialect != a2a.V10:
-		if snap, err = w.taskAfter(ctx, t, h, ev); err != nil {
-			return err
-		}
-	}
-	n, err := a2a.EncodeNotification(cfg.Dialect, ev, snap)
+	n, err := w.render(ctx, t, h, cfg.Dialect)
 	if err != nil {
-		return fmt.Errorf("encode notification: %w", err)
+		return err
 	}
 	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt}
 	// The validation GET and the POST share one timeout: an attempt never

@@ -236,6 +236,8 @@ type fixture struct {
 	guard  *ssrf.Guard
 	log    *slog.Logger
 	commit *ingest.Committer
+	// hookURL is the URL of the test's webhook.
+	hookURL string
 }
 
 func newFixture(t *testing.T, partitions int, taskID string, hook http.Handler) fixture {
@@ -263,7 +265,8 @@ func newFixture(t *testing.T, partitions int, taskID string, hook http.Handler) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{store: store, keys: keys, guard: guard, log: slog.New(slog.NewTextHandler(io.Discard, nil)), commit: commit}
+	return fixture{store: store, keys: keys, guard: guard, log: slog.New(slog.NewTextHandler(io.Discard, nil)), commit: commit,
+		hookURL: srv.URL + "/hook"}
 }
 
 // oneToken reads the one token in partition 0's stream for consumer, and

@@ -6,19 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/queue"
-	"github.com/a2arelay/relay/internal/redistest"
-	"github.com/a2arelay/relay/internal/ssrf"
 )
 
 // bodyRecorder is a webhook that records each notification's bodies by id.
@@ -51,31 +46,11 @@ func (r *bodyRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 func TestRedeliveredOldEventKeepsItsVersion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb, prefix := redistest.New(t)
-	prefix = strings.TrimSuffix(prefix, ":")
-	store := queue.NewStore(rdb, queue.Config{Prefix: prefix, Partitions: 1, EventsMaxLen: 40})
-	if err := store.EnsureGroups(ctx); err != nil {
-		t.Fatal(err)
-	}
 	hook := &bodyRecorder{}
-	srv := httptest.NewServer(hook)
-	t.Cleanup(srv.Close)
-	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
 	const id = "long"
-	task := a2a.Task{ID: id, ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
-	push := a2a.PushConfig{ID: "hook", TaskID: id, URL: srv.URL + "/hook", Dialect: a2a.V03}
-	if _, err := commit.Create(ctx, task, a2a.V03, []a2a.PushConfig{push}); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := auth.NewKeys(ctx, rdb, auth.KeyConfig{Prefix: prefix}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	guard, err := ssrf.NewGuard([]string{"127.0.0.0/8"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := mustNew(t, Deps{Queue: store, Signer: keys, Transport: guard.Transport(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Config{})
+	fx := newFixtureWith(t, queue.Config{Partitions: 1, EventsMaxLen: 40}, a2a.V03, id, hook)
+	store, commit, rdb := fx.store, fx.commit, fx.rdb
+	w := mustNew(t, Deps{Queue: store, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, Config{})
 	drain := func() {
 		t.Helper()
 		for {

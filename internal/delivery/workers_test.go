@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/ingest"
@@ -238,14 +240,23 @@ type fixture struct {
 	commit *ingest.Committer
 	// hookURL is the URL of the test's webhook.
 	hookURL string
+	rdb     redis.UniversalClient
 }
 
 func newFixture(t *testing.T, partitions int, taskID string, hook http.Handler) fixture {
 	t.Helper()
+	return newFixtureWith(t, queue.Config{Partitions: partitions}, a2a.V10, taskID, hook)
+}
+
+// newFixtureWith is newFixture on a store configured as cfg (its prefix
+// set here), with the task's webhook in dialect d.
+func newFixtureWith(t *testing.T, cfg queue.Config, d a2a.Dialect, taskID string, hook http.Handler) fixture {
+	t.Helper()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	prefix = strings.TrimSuffix(prefix, ":")
-	store := queue.NewStore(rdb, queue.Config{Prefix: prefix, Partitions: partitions})
+	cfg.Prefix = prefix
+	store := queue.NewStore(rdb, cfg)
 	if err := store.EnsureGroups(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -253,8 +264,8 @@ func newFixture(t *testing.T, partitions int, taskID string, hook http.Handler) 
 	t.Cleanup(srv.Close)
 	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
 	task := a2a.Task{ID: taskID, ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
-	push := a2a.PushConfig{ID: "hook", TaskID: taskID, URL: srv.URL + "/hook", Dialect: a2a.V10}
-	if _, err := commit.Create(ctx, task, a2a.V10, []a2a.PushConfig{push}); err != nil {
+	push := a2a.PushConfig{ID: "hook", TaskID: taskID, URL: srv.URL + "/hook", Dialect: d}
+	if _, err := commit.Create(ctx, task, d, []a2a.PushConfig{push}); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := auth.NewKeys(ctx, rdb, auth.KeyConfig{Prefix: prefix}, nil)
@@ -266,7 +277,7 @@ func newFixture(t *testing.T, partitions int, taskID string, hook http.Handler) 
 		t.Fatal(err)
 	}
 	return fixture{store: store, keys: keys, guard: guard, log: slog.New(slog.NewTextHandler(io.Discard, nil)), commit: commit,
-		hookURL: srv.URL + "/hook"}
+		hookURL: srv.URL + "/hook", rdb: rdb}
 }
 
 // oneToken reads the one token in partition 0's stream for consumer, and

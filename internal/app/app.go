@@ -101,9 +101,6 @@ func (a *App) Run(ctx context.Context) error {
 // It returns once relay accepts connections; when it fails, it undoes what
 // it started (background loops, Redis connections).
 func (a *App) Start(ctx context.Context) (err error) {
-	if err := a.openStore(ctx); err != nil {
-		return err
-	}
 	defer func() {
 		if err != nil {
 			if a.demo != nil {
@@ -113,6 +110,9 @@ func (a *App) Start(ctx context.Context) (err error) {
 			a.closeStore()
 		}
 	}()
+	if err := a.openStore(ctx); err != nil {
+		return err
+	}
 	if err := a.setupSecurity(ctx); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -96,8 +97,11 @@ func (w *Workers) taskAfter(ctx context.Context, t queue.Token, h queue.Head, ev
 		return *ev.Task, nil // the creation, which commits the task event alone
 	}
 	at, err := w.q.TaskAt(ctx, t.TaskID, h.EventID, h.Version)
+	if errors.Is(err, queue.ErrNotFound) {
+		return task, fmt.Errorf("read the task after event %s: %w", h.EventID, err) // gone: permanent
+	}
 	if err != nil {
-		return task, fmt.Errorf("read the task after event %s: %w", h.EventID, err)
+		return task, fmt.Errorf("%w: read the task after event %s: %w", errTransient, h.EventID, err)
 	}
 	if at.Snapshot != nil {
 		return task, decodeInto(at.Snapshot, &task, "snapshot")

@@ -347,6 +347,13 @@ func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, 
 		f.Outcome = queue.Drop
 	default:
 		err := w.attempt(ctx, t, h, &f, &rec, began)
+		if errors.Is(err, errTransient) {
+			// Redis did not answer (a timeout, a failover): not the
+			// notification's fault. Leave the token pending; it is
+			// reclaimed and tried again.
+			w.log.WarnContext(ctx, "delivery put off: reading the notification failed", "notification_id", h.NotificationID, "err", err)
+			return queue.Finished{}, time.Time{}, false
+		}
 		if errors.Is(err, errLeaseShort) {
 			// Paused past the point where the attempt could end within the
 			// lease (a frozen process): another worker may own the lane by
@@ -402,6 +409,10 @@ func (w *Workers) isStopping() bool {
 
 // errLeaseShort: the lane lease has less time left than an attempt takes.
 var errLeaseShort = errors.New("too little of the lane lease left for an attempt")
+
+// errTransient marks an attempt that could not start because Redis did not
+// answer: it is tried again, not dead-lettered.
+var errTransient = errors.New("redis did not answer")
 
 // streamTime is the time in a Redis stream id ("ms-seq"); zero when it has none.
 func streamTime(id string) time.Time {

@@ -3,6 +3,8 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -77,6 +79,9 @@ func foldStored(at queue.TaskAt) ([]byte, error) {
 		return at.Snapshot, nil
 	}
 	t, err := a2a.FoldStored(at.Base, at.Events)
+	if errors.Is(err, a2a.ErrNoOrigin) {
+		return nil, fmt.Errorf("%w: %w", queue.ErrNoOrigin, err)
+	}
 	if err != nil {
 		return nil, err
 	}

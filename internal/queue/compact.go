@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -28,12 +29,20 @@ func (s *Store) compactAt() int {
 	return n + max(16, n/4)
 }
 
-// compactRetry is how long a stream that a lagging webhook keeps from
-// being cut waits before it is looked at again.
-const compactRetry = 5 * time.Second
+// ErrNoOrigin is what a Fold returns (wrapped) when the events neither
+// start at the task's creation nor come with a base: a stream a previous
+// relay cut. Compaction then trims it without a checkpoint.
+var ErrNoOrigin = errors.New("no creation or base to fold from")
+
+// How long a listed stream waits before it is looked at again: held back
+// by a lagging webhook, or after a compaction that failed.
+const (
+	compactRetry     = 5 * time.Second
+	compactFailRetry = time.Minute
+)
 
 // CompactCandidates returns up to n tasks of partition p whose event
-// streams are due for compaction at now, the longest listed first.
+// streams are due for compaction at now, the earliest due first.
 func (s *Store) CompactCandidates(ctx context.Context, p, n int, now time.Time) ([]string, error) {
 	ids, err := s.rdb.ZRangeByScore(ctx, s.k.compact(p), &redis.ZRangeBy{Min: "-inf",
 		Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(n)}).Result()
@@ -51,8 +60,18 @@ type Fold func(TaskAt) ([]byte, error)
 // resumes and those a lane still refers to, storing as the task's
 // checkpoint the task as it was after the last entry cut, so that every
 // entry left can still be rendered exactly. It returns whether it cut
-// anything; a compaction that raced with another is planned again.
+// anything; a compaction that raced with another is planned again, and
+// one that fails is put off for a minute (it cannot starve the others).
 func (s *Store) Compact(ctx context.Context, taskID string, now time.Time, fold Fold) (bool, error) {
+	cut, err := s.compact(ctx, taskID, now, fold)
+	if err != nil {
+		key := s.k.compact(s.k.partition(taskID))
+		_ = s.rdb.ZAddXX(ctx, key, redis.Z{Score: float64(now.Add(compactFailRetry).UnixMilli()), Member: taskID}).Err()
+	}
+	return cut, err
+}
+
+func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold Fold) (bool, error) {
 	tk := s.k.task(taskID)
 	p := s.k.partition(taskID)
 	at := s.compactAt()
@@ -78,7 +97,10 @@ func (s *Store) Compact(ctx context.Context, taskID string, now time.Time, fold 
 			return false, err
 		}
 		snap, err := fold(state)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNoOrigin):
+			snap = nil // trimmed all the same: those versions could not be rebuilt before either
+		case err != nil:
 			return false, fmt.Errorf("queue: compaction of %s: %w", taskID, err)
 		}
 		done, err := compactScript.Run(ctx, s.rdb, []string{tk.hash, tk.events, tk.push, tk.base, s.k.compact(p)},

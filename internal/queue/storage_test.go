@@ -77,13 +77,13 @@ func fakeFold(at TaskAt) ([]byte, error) {
 	}
 	if len(at.Events) == 0 {
 		if at.Base == nil {
-			return nil, fmt.Errorf("nothing to fold")
+			return nil, fmt.Errorf("%w: nothing to fold", ErrNoOrigin)
 		}
 		return at.Base, nil
 	}
 	last := string(at.Events[len(at.Events)-1])
 	if at.Base == nil && string(at.Events[0]) != "e1" {
-		return nil, fmt.Errorf("no creation and no base: %q", at.Events[0])
+		return nil, fmt.Errorf("%w: no creation and no base: %q", ErrNoOrigin, at.Events[0])
 	}
 	return []byte("v" + strings.TrimPrefix(last, "e")), nil
 }

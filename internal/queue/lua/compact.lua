@@ -9,7 +9,9 @@
 -- KEYS[4] task checkpoint hash   KEYS[5] the partition's compaction zset
 -- ARGV[1] task id   ARGV[2] the partition key prefix   ARGV[3] last entry cut
 -- ARGV[4] its version   ARGV[5] first entry kept   ARGV[6] the checkpoint id the fold
---   started from ("" for none)   ARGV[7] the new checkpoint   ARGV[8] the compaction length
+--   started from ("" for none)   ARGV[7] the new checkpoint ("": none could be
+--   folded, as in a stream a previous relay cut: it is trimmed all the same)
+--   ARGV[8] the compaction length
 -- Returns 1 when cut, 0 when something changed (plan again).
 local task, pfx = ARGV[1], ARGV[2]
 if (redis.call('HGET', KEYS[4], 'id') or '') ~= ARGV[6] or #redis.call('XRANGE', KEYS[2], ARGV[3], ARGV[3]) == 0 then
@@ -17,16 +19,20 @@ if (redis.call('HGET', KEYS[4], 'id') or '') ~= ARGV[6] or #redis.call('XRANGE',
 end
 for _, cfg in ipairs(redis.call('HKEYS', KEYS[3])) do
   for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
-    if before(entryOf(head), ARGV[5]) then
+    if not string.find(head, '\n', 1, true) and before(entryOf(head), ARGV[5]) then
       return 0
     end
   end
 end
-redis.call('HSET', KEYS[4], 'snap', ARGV[7], 'ver', ARGV[4], 'id', ARGV[3])
-redis.call('HSET', KEYS[1], 'ck', '1') -- commit.lua expires the checkpoint with the task
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[4], ttl)
+if ARGV[7] ~= '' then
+  redis.call('HSET', KEYS[4], 'snap', ARGV[7], 'ver', ARGV[4], 'id', ARGV[3])
+  redis.call('HSET', KEYS[1], 'ck', '1') -- commit.lua expires the checkpoint with the task
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[4], ttl)
+  end
+elseif ARGV[6] ~= '' then
+  return 0 -- (a stream with a checkpoint always folds)
 end
 redis.call('XTRIM', KEYS[2], 'MINID', ARGV[5])
 if redis.call('XLEN', KEYS[2]) <= tonumber(ARGV[8]) then

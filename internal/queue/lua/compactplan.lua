@@ -25,9 +25,11 @@ end
 local oldest
 for _, cfg in ipairs(redis.call('HKEYS', KEYS[2])) do
   for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
-    local eid = entryOf(head)
-    if not oldest or before(eid, oldest) then
-      oldest = eid
+    if not string.find(head, '\n', 1, true) then -- (a previous relay's head carries its copy)
+      local eid = entryOf(head)
+      if not oldest or before(eid, oldest) then
+        oldest = eid
+      end
     end
   end
 end

@@ -29,8 +29,12 @@ local ck = redis.call('HMGET', KEYS[3], 'ver', 'snap')
 if ck[1] and tonumber(ck[1]) == version then
   return {1, ck[2]}
 end
-local out = {2, ck[2] or false}
-local baseVer = tonumber(ck[1] or '0')
+-- The checkpoint is the task before the stream's first entry: a base for
+-- later versions only.
+local out, baseVer = {2, false}, 0
+if ck[1] and tonumber(ck[1]) < version then
+  out, baseVer = {2, ck[2]}, tonumber(ck[1])
+end
 -- add appends an entry's event, unless it is of a later version or
 -- already in the base; an entry that carries its task becomes the base.
 local function add(entry)

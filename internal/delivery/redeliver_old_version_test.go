@@ -51,21 +51,7 @@ func TestRedeliveredOldEventKeepsItsVersion(t *testing.T) {
 	fx := newFixtureWith(t, queue.Config{Partitions: 1, EventsMaxLen: 40}, a2a.V03, id, hook)
 	store, commit, rdb := fx.store, fx.commit, fx.rdb
 	w := mustNew(t, Deps{Queue: store, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, Config{})
-	drain := func() {
-		t.Helper()
-		for {
-			toks, err := store.ReadTokens(ctx, 0, w.consumer, 16, 10*time.Millisecond)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(toks) == 0 {
-				return
-			}
-			for _, tok := range toks {
-				w.Process(ctx, tok)
-			}
-		}
-	}
+	drain := func() { fx.drain(t, w) }
 	drain()
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: id, Status: &a2a.TaskStatus{State: a2a.StateWorking}}
 	if _, err := commit.Append(ctx, id, working); err != nil {

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/queue"
@@ -71,18 +70,7 @@ func TestBodyRenderedOncePerEventAndDialect(t *testing.T) {
 	}
 	q := &countingTaskAt{Store: fx.store}
 	w := mustNew(t, Deps{Queue: q, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, Config{})
-	for {
-		toks, err := fx.store.ReadTokens(ctx, 0, w.consumer, 16, 10*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(toks) == 0 {
-			break
-		}
-		for _, tok := range toks {
-			w.Process(ctx, tok)
-		}
-	}
+	fx.drain(t, w)
 	hook.mu.Lock()
 	defer hook.mu.Unlock()
 	// The fixture's v1.0 config gets the task and 3 updates; a and b the

@@ -45,18 +45,7 @@ func TestTransientTaskAtErrorIsRetriedNotDeadLettered(t *testing.T) {
 	q := &flakyTaskAt{Store: fx.store}
 	w := mustNew(t, Deps{Queue: q, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log},
 		Config{ReclaimIdle: 300 * time.Millisecond, Timeout: time.Second})
-	for {
-		toks, err := fx.store.ReadTokens(ctx, 0, w.consumer, 16, 10*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(toks) == 0 {
-			break
-		}
-		for _, tok := range toks {
-			w.Process(ctx, tok)
-		}
-	}
+	fx.drain(t, w)
 	dead, _, err := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "blip", Status: "dead", Limit: 10})
 	if err != nil {
 		t.Fatal(err)

@@ -280,6 +280,24 @@ func newFixtureWith(t *testing.T, cfg queue.Config, d a2a.Dialect, taskID string
 		hookURL: srv.URL + "/hook", rdb: rdb}
 }
 
+// drain has w deliver every token of partition 0 until none is left.
+func (fx fixture) drain(t *testing.T, w *Workers) {
+	t.Helper()
+	ctx := context.Background()
+	for {
+		toks, err := fx.store.ReadTokens(ctx, 0, w.consumer, 16, 10*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(toks) == 0 {
+			return
+		}
+		for _, tok := range toks {
+			w.Process(ctx, tok)
+		}
+	}
+}
+
 // oneToken reads the one token in partition 0's stream for consumer, and
 // fails the test unless there is exactly one.
 func (fx fixture) oneToken(t *testing.T, consumer string) queue.Token {

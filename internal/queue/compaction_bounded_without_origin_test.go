@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
@@ -25,16 +23,8 @@ func TestLegacyStreamWithoutOriginIsStillBounded(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 10})
-	old := redis.NewScript(commitV1Lua)
 	tk := s.k.task("nohook")
-	keys := []string{tk.hash, tk.events, s.k.index(0, ""), tk.push}
-	for v := 1; v <= 300; v++ {
-		c := Commit{TaskID: "nohook", Version: int64(v - 1), Snapshot: []byte("v" + strconv.Itoa(v)), UpdatedAt: time.Now(),
-			Events: [][]byte{[]byte("e" + strconv.Itoa(v))}, Deliver: []bool{true}}
-		if err := old.Run(ctx, rdb, keys, s.commitArgs(c, "old-"+strconv.Itoa(v))...).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	commitV1(t, s, "nohook", 300, nil)
 	var lastErr error
 	for v := 301; v <= 700; v += 10 {
 		commitN(t, s, "nohook", v, 10, nil)

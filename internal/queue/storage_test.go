@@ -193,6 +193,26 @@ func TestTaskAtTakesTheWholeVersion(t *testing.T) {
 //go:embed testdata/commit_v1.lua
 var commitV1Lua string
 
+// commitV1 commits versions 1 to n of task as the previous relay did
+// (commit_v1.lua: snapshot "v<n>", event "e<n>", delivered), with configs
+// registered at the creation.
+func commitV1(t *testing.T, s *Store, task string, n int, configs map[string][]byte) {
+	t.Helper()
+	old := redis.NewScript(commitV1Lua)
+	tk := s.k.task(task)
+	keys := []string{tk.hash, tk.events, s.k.index(s.k.partition(task), ""), tk.push}
+	for v := 1; v <= n; v++ {
+		c := Commit{TaskID: task, Version: int64(v - 1), Snapshot: []byte("v" + strconv.Itoa(v)), UpdatedAt: time.Now(),
+			Events: [][]byte{[]byte("e" + strconv.Itoa(v))}, Deliver: []bool{true}}
+		if v == 1 {
+			c.PushConfigs = configs
+		}
+		if err := old.Run(context.Background(), s.rdb, keys, s.commitArgs(c, "old-"+task+"-"+strconv.Itoa(v))...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A Redis written by the previous relay (lanes and stream entries holding
 // copies of event and task) is served by this one: its heads come with
 // their copies, finish pops them, and the task after such an event is the

@@ -2,12 +2,8 @@ package queue
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/redistest"
 )
@@ -25,20 +21,9 @@ func TestTaskAtAfterUpgradeOfATrimmedStream(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 10})
-	old := redis.NewScript(commitV1Lua)
 	tk := s.k.task("up")
-	keys := []string{tk.hash, tk.events, s.k.index(0, ""), tk.push}
 	const legacy = 300
-	for v := 1; v <= legacy; v++ {
-		c := Commit{TaskID: "up", Version: int64(v - 1), Snapshot: []byte("v" + strconv.Itoa(v)), UpdatedAt: time.Now(),
-			Events: [][]byte{[]byte("e" + strconv.Itoa(v))}, Deliver: []bool{true}}
-		if v == 1 {
-			c.PushConfigs = map[string][]byte{"hook": []byte(`{}`)}
-		}
-		if err := old.Run(ctx, rdb, keys, s.commitArgs(c, "old-"+strconv.Itoa(v))...).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	commitV1(t, s, "up", legacy, map[string][]byte{"hook": []byte(`{}`)})
 	if err := rdb.Del(ctx, s.k.lane("up", "hook")).Err(); err != nil { // all delivered before the upgrade
 		t.Fatal(err)
 	}

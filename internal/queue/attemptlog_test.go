@@ -64,8 +64,8 @@ func TestAttemptLogKeepsTheLatest(t *testing.T) {
 		t.Fatalf("record %+v, %v; want delivered after one logged attempt", r, err)
 	}
 	for _, id := range []string{nid, h.NotificationID} {
-		if ttl, _ := rdb.PTTL(ctx, s.k.tag(0)+"dla:"+id).Result(); ttl <= 0 {
-			t.Fatalf("the attempt list of %s has no expiry (%s)", id, ttl)
+		if ttl, _ := rdb.PTTL(ctx, s.k.tag(0)+"dl:"+id).Result(); ttl <= 0 {
+			t.Fatalf("the record of %s, with its attempts, has no expiry (%s)", id, ttl)
 		}
 	}
 }

@@ -57,6 +57,27 @@ func (s *Store) Delivery(ctx context.Context, id string) (DeliveryRecord, error)
 	if !ok {
 		return DeliveryRecord{}, ErrNotFound
 	}
+	key := s.k.tag(p) + "dl:" + id
+	raw, err := s.rdb.Get(ctx, key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return DeliveryRecord{}, ErrNotFound
+	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		return s.legacyDelivery(ctx, p, id)
+	case err != nil:
+		return DeliveryRecord{}, fmt.Errorf("queue: read delivery: %w", err)
+	}
+	r, err := decodeRecord(raw)
+	if err != nil {
+		return DeliveryRecord{}, fmt.Errorf("queue: delivery %s: %w", id, err)
+	}
+	r.ID = id
+	return r, nil
+}
+
+// legacyDelivery reads a record a previous relay wrote: a hash, and its
+// attempts in a list of their own.
+func (s *Store) legacyDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
 	pfx := s.k.tag(p)
 	pipe := s.rdb.Pipeline()
 	h := pipe.HGetAll(ctx, pfx+"dl:"+id)
@@ -170,7 +191,8 @@ func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
 		return ErrQueued
 	}
 	p := s.k.partition(r.TaskID)
-	keys := []string{s.k.lane(r.TaskID, r.ConfigID), s.k.deliveries(p), s.k.tag(p) + "dl:" + id, s.k.task(r.TaskID).events}
+	keys := []string{s.k.lane(r.TaskID, r.ConfigID), s.k.deliveries(p), s.k.tag(p) + "dl:" + id, s.k.task(r.TaskID).events,
+		s.k.tag(p) + "dla:" + id}
 	err = s.redeliver.Run(ctx, s.rdb, keys, r.EventID, r.TaskID, r.ConfigID, now.UnixMilli(), s.k.tag(p), id).Err()
 	if err != nil && strings.Contains(err.Error(), "NOTFOUND") {
 		return ErrNotFound
@@ -202,11 +224,11 @@ func (s *Store) Redrive(ctx context.Context, taskID string, now time.Time) (int,
 			}
 			// A dead letter an operator already redelivered is no longer
 			// dead: drop its entry, do not send it again.
-			status, err := s.rdb.HGet(ctx, s.k.tag(p)+"dl:"+id, "status").Result()
-			if err != nil && !errors.Is(err, redis.Nil) {
+			r, err := s.Delivery(ctx, id)
+			if err != nil && !errors.Is(err, ErrNotFound) {
 				return n, fmt.Errorf("queue: read dead letter: %w", err)
 			}
-			if status == "dead" {
+			if err == nil && r.Status == "dead" {
 				switch err := s.Redeliver(ctx, id, now); {
 				case err == nil:
 					n++

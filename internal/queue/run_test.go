@@ -232,7 +232,7 @@ func (s *Store) notificationID(t *testing.T, eventID string) string {
 		t.Fatal(err)
 	}
 	for _, nid := range ids {
-		if ev, _ := s.rdb.HGet(context.Background(), s.k.tag(0)+"dl:"+nid, "event").Result(); ev == eventID {
+		if r, _ := s.Delivery(context.Background(), nid); r.EventID == eventID {
 			return nid
 		}
 	}

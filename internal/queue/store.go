@@ -75,7 +75,7 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 		rdb:     rdb,
 		k:       keys{prefix: cmp.Or(cfg.Prefix, "relay"), partitions: cmp.Or(cfg.Partitions, 16)},
 		maxLen:  strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
-		commit:  redis.NewScript(commitLua),
+		commit:  withLib(commitLua),
 		pushSet: redis.NewScript(pushSetLua),
 
 		batch:        newBatcher(rdb),
@@ -84,7 +84,7 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 		begin:        withLib(beginLua),
 		finish:       withLib(finishLua),
 		mover:        redis.NewScript(moverLua),
-		redeliver:    redis.NewScript(redeliverLua),
+		redeliver:    withLib(redeliverLua),
 		taskAt:       redis.NewScript(taskAtLua),
 	}
 }

@@ -34,7 +34,7 @@
 --   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId", oldest first (a
 --                                        previous relay wrote "…\n<event>\n<snapshot>")
 --   <p>deliveries                        stream of lane tokens (consumer group "workers")
---   <p>dl:<notificationId>               hash: the delivery record
+--   <p>dl:<notificationId>               the delivery record (lib.lua: recWrite)
 --   <p>dl:task:<task>                    zset of the task's notification ids by creation ms
 --   <p>dl:status:<status>                zset of notification ids by update ms, for every
 --                                        status but delivered (listed per task)
@@ -85,6 +85,7 @@ if string.find(flags, '1', 1, true) then
 end
 local ids = {}
 local n = 0
+local made = false
 while i <= #ARGV do
   n = n + 1
   local deliver = string.sub(flags, n, n) == '1' and #configs > 0
@@ -95,11 +96,9 @@ while i <= #ARGV do
       local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
       local lane = pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg
       local dl = pfx .. 'dl:' .. nid
-      redis.call('HSET', dl, 'task', task, 'config', cfg, 'event', id, 'status', 'pending',
-        'created', now, 'updated', now, 'attempts', 0)
-      redis.call('PEXPIRE', dl, keep)
+      recWrite(dl, recNew(task, cfg, id, now), keep)
       redis.call('ZADD', pfx .. 'dl:task:' .. task, now, nid)
-      redis.call('PEXPIRE', pfx .. 'dl:task:' .. task, keep)
+      made = true
       redis.call('ZADD', pfx .. 'dl:status:pending', now, nid)
       if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
         redis.call('XADD', pfx .. 'deliveries', '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
@@ -107,6 +106,9 @@ while i <= #ARGV do
     end
   end
   i = i + 1
+end
+if made then
+  redis.call('PEXPIRE', pfx .. 'dl:task:' .. task, keep)
 end
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
 -- A stream a quarter (at least 16 entries) over its length is listed for

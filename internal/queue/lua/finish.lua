@@ -5,7 +5,7 @@
 --
 -- KEYS[1] the partition's delivery stream     KEYS[2] the lane
 -- KEYS[3] the partition's retry zset           KEYS[4] the partition's dead-letter stream
--- KEYS[5] the delivery record hash             KEYS[6] the delivery's attempt list
+-- KEYS[5] the delivery record                  KEYS[6] a previous relay's attempt list of it
 -- KEYS[7] the task's push-config hash       KEYS[8] the lane's lease (released here)
 -- KEYS[9] the task's event stream
 -- ARGV[1] token stream id     ARGV[2] the head this attempt delivered ("eventId notificationId";
@@ -43,32 +43,14 @@ local function nextHead(status, h)
   local ev, ver = eventOf(KEYS[9], h)
   return {status, h, redis.call('HGET', KEYS[7], ARGV[5]), ev, ver}
 end
--- The attempt log: a list per delivery of its last ARGV[11] attempts; the
--- record counts them all. attemptFields logs this attempt (if any) after
--- cur earlier ones and returns the record fields to write with it.
-local function attemptFields(cur)
-  if ARGV[10] == '' then
-    return {}
-  end
-  local n = redis.call('RPUSH', KEYS[6], ARGV[10])
-  if n == 1 then
-    -- A new list: it expires the retention after the first attempt, so
-    -- after its record, which expires the retention after the commit.
-    redis.call('PEXPIRE', KEYS[6], ARGV[15])
-  elseif n > tonumber(ARGV[11]) then
-    redis.call('LTRIM', KEYS[6], -tonumber(ARGV[11]), -1)
-  end
-  return {'attempts', cur + 1}
-end
--- logAttempt logs the attempt alone, leaving the record's status be; an
--- expired record logs nothing.
+-- The attempt log is the record's (lib.lua): its last ARGV[11] attempts;
+-- the record counts them all. logAttempt logs the attempt alone, leaving
+-- the record's status be; an expired record logs nothing.
 local function logAttempt()
-  local cur = redis.call('HGET', KEYS[5], 'attempts')
-  if cur then
-    local f = attemptFields(tonumber(cur))
-    if #f > 0 then
-      redis.call('HSET', KEYS[5], unpack(f))
-    end
+  local r = ARGV[10] ~= '' and recRead(KEYS[5], KEYS[6])
+  if r then
+    recLog(r, ARGV[10], tonumber(ARGV[11]))
+    recWrite(KEYS[5], r, ARGV[15])
   end
 end
 local holder = redis.call('GET', KEYS[8])
@@ -120,22 +102,21 @@ if not run then
 end
 -- indexed lists the statuses kept in a zset of their own.
 local indexed = {pending = true, failed = true, dead = true, disabled = true, dropped = true}
--- setStatus logs the attempt and moves the record to status st, with the
--- extra field pairs given; an expired record is left alone.
-local function setStatus(st, ...)
-  local rec = redis.call('HMGET', KEYS[5], 'status', 'attempts')
-  local old = rec[1]
-  if not old then
+-- setStatus logs the attempt and moves the record to status st, due
+-- next at ms due (a retry); an expired record is left alone.
+local function setStatus(st, due)
+  local r = recRead(KEYS[5], KEYS[6])
+  if not r then
     return -- the record expired
   end
-  if indexed[old] then
-    redis.call('ZREM', pfx .. 'dl:status:' .. old, nid)
+  if indexed[r.status] then
+    redis.call('ZREM', pfx .. 'dl:status:' .. r.status, nid)
   end
-  local f = attemptFields(tonumber(rec[2]) or 0)
-  for _, v in ipairs({'status', st, 'updated', now, ...}) do
-    f[#f + 1] = v
+  if ARGV[10] ~= '' then
+    recLog(r, ARGV[10], tonumber(ARGV[11]))
   end
-  redis.call('HSET', KEYS[5], unpack(f))
+  r.status, r.updated, r.next = st, now, due or '0'
+  recWrite(KEYS[5], r, ARGV[15])
   if indexed[st] then
     redis.call('ZADD', pfx .. 'dl:status:' .. st, now, nid)
   end
@@ -154,7 +135,7 @@ local function activate()
   end
 end
 if outcome == 'retry' then
-  setStatus('failed', 'next', ARGV[9])
+  setStatus('failed', ARGV[9])
   -- n names the notification the retry is for: a token that delivered
   -- other heads in a run since (and was then reclaimed) is not its retry.
   redis.call('ZADD', KEYS[3], ARGV[9], cjson.encode({t = ARGV[4], c = ARGV[5], a = tonumber(ARGV[6]), f = tonumber(ARGV[7]), n = nid}))
@@ -163,9 +144,6 @@ end
 local head = redis.call('LPOP', KEYS[2])
 if head and (ARGV[2] == '' or not isHead(head)) then
   redis.call('LPUSH', KEYS[2], head) -- not the head this attempt was for: put it back
-end
-if tonumber(ARGV[6]) > 2 then
-  redis.call('HDEL', KEYS[5], 'next') -- set by a failed attempt only
 end
 if outcome == 'delivered' then
   setStatus('delivered')
@@ -183,12 +161,13 @@ else -- gone or drop: nothing more goes to this config
     local sp = string.find(h, ' ', 1, true)
     local other = string.sub(h, sp + 1, (string.find(h, '\n', sp, true) or #h + 1) - 1)
     local rec = pfx .. 'dl:' .. other
-    local old = redis.call('HGET', rec, 'status')
-    if old then
-      if indexed[old] then
-        redis.call('ZREM', pfx .. 'dl:status:' .. old, other)
+    local r = recRead(rec, pfx .. 'dla:' .. other)
+    if r then
+      if indexed[r.status] then
+        redis.call('ZREM', pfx .. 'dl:status:' .. r.status, other)
       end
-      redis.call('HSET', rec, 'status', 'dropped', 'updated', now)
+      r.status, r.updated = 'dropped', now
+      recWrite(rec, r, ARGV[15])
       redis.call('ZADD', pfx .. 'dl:status:dropped', now, other)
     end
   end

@@ -37,3 +37,77 @@ local function eventOf(stream, h)
   return ev, ver
 end
 
+
+-- Delivery records. A record is one string (codec "d1", the format
+-- records.go documents and decodes):
+--   d1 <status> <attempts> <created ms> <updated ms> <next ms or 0> <event id> <len task> <len config>
+--   "\n" <task><config>, then "\n" <attempt> for each logged attempt, oldest first.
+-- A previous relay kept a hash (these fields) and the attempts in a list
+-- of their own: recRead reads that too, and recWrite replaces it.
+
+-- recNew is a pending record of a new notification.
+local function recNew(task, config, event, now)
+  return {status = 'pending', attempts = 0, created = now, updated = now, next = '0', event = event,
+    task = task, config = config, log = '', fresh = true}
+end
+
+-- recRead returns the record at key (la: a previous relay's attempt list),
+-- or nil when it expired.
+local function recRead(key, la)
+  local s = redis.pcall('GET', key)
+  if type(s) == 'table' and s.err then -- a previous relay's hash
+    local h = redis.call('HGETALL', key)
+    local r = {next = '0', attempts = 0, log = '', legacy = la, ttl = redis.call('PTTL', key)}
+    for j = 1, #h, 2 do
+      r[h[j]] = h[j + 1]
+    end
+    for _, a in ipairs(redis.call('LRANGE', la, 0, -1)) do
+      r.log = r.log .. '\n' .. a
+    end
+    r.attempts = tonumber(r.attempts) or 0
+    return r
+  end
+  if not s then
+    return nil
+  end
+  local nl = string.find(s, '\n', 1, true)
+  local f = {}
+  for w in string.gmatch(string.sub(s, 1, nl - 1), '%S+') do
+    f[#f + 1] = w
+  end
+  local lt, lc = tonumber(f[8]), tonumber(f[9])
+  return {status = f[2], attempts = tonumber(f[3]), created = f[4], updated = f[5], next = f[6], event = f[7],
+    task = string.sub(s, nl + 1, nl + lt), config = string.sub(s, nl + lt + 1, nl + lt + lc),
+    log = string.sub(s, nl + lt + lc + 1)}
+end
+
+-- recLog appends attempt a to r's log, keeping the last kept attempts.
+local function recLog(r, a, kept)
+  r.attempts = r.attempts + 1
+  r.log = r.log .. '\n' .. a
+  local _, n = string.gsub(r.log, '\n', '')
+  while n > kept do
+    local second = string.find(r.log, '\n', 2, true)
+    r.log = string.sub(r.log, second)
+    n = n - 1
+  end
+end
+
+-- recWrite stores r at key: a new record expires keepMs later, a stored
+-- one keeps its expiry.
+local function recWrite(key, r, keepMs)
+  local s = table.concat({'d1', r.status, r.attempts, r.created, r.updated, r.next, r.event, #r.task, #r.config}, ' ') ..
+    '\n' .. r.task .. r.config .. r.log
+  if r.fresh then
+    redis.call('SET', key, s, 'PX', keepMs)
+  elseif r.legacy then
+    redis.call('DEL', key, r.legacy)
+    if r.ttl > 0 then
+      redis.call('SET', key, s, 'PX', r.ttl)
+    else
+      redis.call('SET', key, s)
+    end
+  else
+    redis.call('SET', key, s, 'KEEPTTL')
+  end
+end

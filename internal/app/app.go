@@ -139,7 +139,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
 	}
-	deps := delivery.Deps{Queue: a.store, Signer: a.keys, Transport: guard.Transport(), Log: a.log,
+	deps := delivery.Deps{Queue: a.store, Signer: a.keys, Dial: guard.DialContext, Log: a.log,
 		Pressure: pressure, Observer: a.metrics}
 	if a.cfg.OperatorWebhookURL != "" {
 		deps.Operator = delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log)

@@ -1,15 +1,17 @@
 package delivery
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
-	"net/http"
+	"errors"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/ssrf"
@@ -36,38 +38,46 @@ type Attempt struct {
 // post sends one notification and returns what happened, filling a. ctx
 // bounds the attempt (the caller's per-attempt timeout).
 func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notification, nid string, a *Attempt) result {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(n.Body))
-	if err != nil {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		a.ErrorClass, a.Error = "http", "bad webhook URL"
-		return result{err: err}
+		return result{err: cmp.Or(err, errors.New("bad webhook URL"))}
 	}
-	if err := w.setHeaders(req, cfg, n, nid); err != nil {
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI(cfg.URL)
+	req.SetBodyRaw(n.Body)
+	if err := w.setHeaders(&req.Header, cfg, n, nid); err != nil {
 		a.ErrorClass, a.Error = "sign", err.Error()
 		return result{err: err}
 	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = w.now().Add(w.cfg.Timeout)
+	}
 	start := w.now()
-	resp, err := w.client.Do(req)
+	err := w.client.DoDeadline(req, resp, deadline)
 	a.LatencyMs = float64(w.now().Sub(start).Microseconds()) / 1000
 	if err != nil {
+		err = clientError(err)
 		a.ErrorClass, a.Error = ssrf.Classify(err), errorText(err)
 		return result{err: err}
 	}
-	defer resp.Body.Close()
-	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, int64(w.cfg.ExcerptBytes)))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
-	a.Status, a.Response = resp.StatusCode, validUTF8(excerpt)
-	r := result{status: resp.StatusCode}
-	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+	status := resp.StatusCode()
+	a.Status, a.Response = status, validUTF8(readExcerpt(resp, w.cfg.ExcerptBytes))
+	r := result{status: status}
+	if status < 200 || status >= 300 {
 		a.ErrorClass = "http"
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-			r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), w.now())
+		if status == fasthttp.StatusTooManyRequests || status == fasthttp.StatusServiceUnavailable {
+			r.retryAfter = parseRetryAfter(string(resp.Header.Peek("Retry-After")), w.now())
 		}
 	}
 	return r
 }
 
 // setHeaders sets the notification's headers, the JWT among them.
-func (w *Workers) setHeaders(req *http.Request, cfg a2a.PushConfig, n a2a.Notification, nid string) error {
+func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2a.Notification, nid string) error {
 	sum := sha256.Sum256(n.Body)
 	now := w.now()
 	tok, err := w.signer.Sign(&webhook.Claims{Issuer: w.cfg.Issuer, Audience: cfg.URL, IssuedAt: now.Unix(),
@@ -76,9 +86,8 @@ func (w *Workers) setHeaders(req *http.Request, cfg a2a.PushConfig, n a2a.Notifi
 	if err != nil {
 		return err
 	}
-	h := req.Header
-	h.Set("Content-Type", n.ContentType)
-	h.Set("User-Agent", w.cfg.UserAgent)
+	h.SetContentType(n.ContentType)
+	h.SetUserAgent(w.cfg.UserAgent)
 	h.Set(webhook.HeaderVersion, n.Version)
 	h.Set(webhook.HeaderID, nid)
 	h.Set(webhook.HeaderJWT, tok)

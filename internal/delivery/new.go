@@ -1,10 +1,10 @@
 package delivery
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,14 +12,17 @@ import (
 	"github.com/a2arelay/relay/internal/backpressure"
 )
 
-// Deps are what the workers work with. Queue, Signer and Transport are
+// Deps are what the workers work with. Queue, Signer and Dial are
 // required; the others are optional.
 type Deps struct {
 	Queue  Queue
 	Signer Signer
-	// Transport carries the POSTs: the SSRF guard's. Redirects are never
-	// followed.
-	Transport http.RoundTripper
+	// Dial opens every connection the POSTs use: the SSRF guard's
+	// DialContext. Redirects are never followed.
+	Dial DialFunc
+	// TLS configures HTTPS webhooks (default: the system roots, TLS 1.2
+	// at least).
+	TLS *tls.Config
 	// Log defaults to slog.Default().
 	Log *slog.Logger
 	// Pressure, the backpressure that holds new tasks while the queue is
@@ -42,8 +45,8 @@ func New(d Deps, cfg Config) (*Workers, error) {
 		return nil, errors.New("delivery: Deps.Queue is required")
 	case d.Signer == nil:
 		return nil, errors.New("delivery: Deps.Signer is required")
-	case d.Transport == nil:
-		return nil, errors.New("delivery: Deps.Transport is required")
+	case d.Dial == nil:
+		return nil, errors.New("delivery: Deps.Dial is required")
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -56,9 +59,7 @@ func New(d Deps, cfg Config) (*Workers, error) {
 	w := &Workers{
 		q: d.Queue, signer: d.Signer, cfg: cfg, log: log, now: time.Now, mover: newMover(d.Queue, 10*cfg.MoveEvery, log),
 		consumer: "relay-" + uuid.NewString(),
-		client: &http.Client{Transport: d.Transport, CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		}},
+		client:   newClient(d.Dial, d.TLS, max(cfg.Workers, 64)),
 		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator,
 	}
 	if d.Pressure != nil {

@@ -50,7 +50,7 @@ func TestRedeliveredOldEventKeepsItsVersion(t *testing.T) {
 	const id = "long"
 	fx := newFixtureWith(t, queue.Config{Partitions: 1, EventsMaxLen: 40}, a2a.V03, id, hook)
 	store, commit, rdb := fx.store, fx.commit, fx.rdb
-	w := mustNew(t, Deps{Queue: store, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, Config{})
+	w := mustNew(t, Deps{Queue: store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
 	drain := func() { fx.drain(t, w) }
 	drain()
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: id, Status: &a2a.TaskStatus{State: a2a.StateWorking}}

@@ -69,7 +69,7 @@ func TestBodyRenderedOncePerEventAndDialect(t *testing.T) {
 		}
 	}
 	q := &countingTaskAt{Store: fx.store}
-	w := mustNew(t, Deps{Queue: q, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, Config{})
+	w := mustNew(t, Deps{Queue: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
 	fx.drain(t, w)
 	hook.mu.Lock()
 	defer hook.mu.Unlock()

@@ -51,9 +51,9 @@ func TestReview3ValidationPlusPostOutlivesTheLease(t *testing.T) {
 	}))
 	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
 	cfg := Config{Timeout: 200 * time.Millisecond, ReclaimIdle: 300 * time.Millisecond} // the defaults' 10s : 15s
-	w1 := mustNew(t, Deps{Queue: store, Signer: keys, Transport: guard.Transport(), Log: log,
+	w1 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log,
 		Validator: NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour)}, cfg)
-	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Transport: guard.Transport(), Log: log, // another instance
+	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log, // another instance
 		Validator: NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour)}, cfg)
 
 	toks, err := store.ReadTokens(ctx, 0, w1.consumer, 1, time.Second)

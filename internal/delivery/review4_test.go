@@ -64,7 +64,7 @@ func TestReview4ReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 	}
 	cfg := Config{Timeout: 100 * time.Millisecond, ReclaimIdle: 300 * time.Millisecond,
 		Policy: Policy{Initial: time.Millisecond, MaxAttempts: 2}}
-	w1 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, cfg)
+	w1 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 
 	w1.Process(ctx, fx.oneToken(t, w1.consumer)) // head 1 fails: retry token a=2
 	if n, _, err := fx.store.MoveDue(ctx, 0, time.Now().Add(time.Minute), 10); err != nil || n != 1 {
@@ -74,7 +74,7 @@ func TestReview4ReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 	if retry.Attempt != 2 {
 		t.Fatalf("retry token %+v, want attempt 2", retry)
 	}
-	w2 := mustNew(t, Deps{Queue: &finishLoses{Store: fx.store, lose: 2}, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, cfg)
+	w2 := mustNew(t, Deps{Queue: &finishLoses{Store: fx.store, lose: 2}, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 	w2.Process(ctx, retry) // head 1 delivered, run goes on; head 2 POSTed, its finish lost
 	mu.Lock()
 	if len(posts) != 3 {
@@ -112,7 +112,7 @@ func TestReview4NotificationJWTVerifies(t *testing.T) {
 		tok, url = r.Header.Get("A2A-Notification-JWT"), "http://"+r.Host+r.URL.Path
 		mu.Unlock()
 	}))
-	w := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, Config{Issuer: "https://relay.example"})
+	w := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Issuer: "https://relay.example"})
 	w.Process(ctx, fx.oneToken(t, w.consumer))
 	mu.Lock()
 	defer mu.Unlock()

@@ -45,7 +45,7 @@ func review5Setup(t *testing.T, hook *idRecorder, task string) (fixture, queue.T
 	if _, err := fx.commit.Append(ctx, task, working, working); err != nil {
 		t.Fatal(err)
 	}
-	w1 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, Config{ReclaimIdle: time.Minute})
+	w1 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{ReclaimIdle: time.Minute})
 	return fx, fx.oneToken(t, w1.consumer), w1
 }
 
@@ -54,7 +54,7 @@ func review5Takeover(t *testing.T, fx fixture) {
 	t.Helper()
 	ctx := context.Background()
 	cfg := Config{ReclaimIdle: 50 * time.Millisecond, Timeout: 20 * time.Millisecond, LaneRun: 1}
-	w2 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, cfg)
+	w2 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 	time.Sleep(80 * time.Millisecond)
 	again, err := fx.store.Reclaim(ctx, 0, w2.consumer, cfg.ReclaimIdle, 10)
 	if err != nil || len(again) != 1 {
@@ -131,10 +131,10 @@ func TestReview5FreshDecisionGoesStaleBeforeBeginRuns(t *testing.T) {
 	}
 	cfg := Config{ReclaimIdle: time.Second, Timeout: 50 * time.Millisecond}
 	delayed := &beginDelayed{Store: fx.store}
-	w1 := mustNew(t, Deps{Queue: delayed, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, cfg)
+	w1 := mustNew(t, Deps{Queue: delayed, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 	w2cfg := cfg
 	w2cfg.LaneRun = 1
-	w2 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log}, w2cfg)
+	w2 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, w2cfg)
 	read := time.Now()
 	tok := fx.oneToken(t, w1.consumer)
 	tok.Read = read

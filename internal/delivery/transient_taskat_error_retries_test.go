@@ -43,7 +43,7 @@ func TestTransientTaskAtErrorIsRetriedNotDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := &flakyTaskAt{Store: fx.store}
-	w := mustNew(t, Deps{Queue: q, Signer: fx.keys, Transport: fx.guard.Transport(), Log: fx.log},
+	w := mustNew(t, Deps{Queue: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
 		Config{ReclaimIdle: 300 * time.Millisecond, Timeout: time.Second})
 	fx.drain(t, w)
 	dead, _, err := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "blip", Status: "dead", Limit: 10})

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/valyala/fasthttp"
 
 	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/queue"
@@ -101,7 +101,7 @@ func (c Config) withDefaults() Config {
 type Workers struct {
 	q         Queue
 	signer    Signer
-	client    *http.Client
+	client    *fasthttp.Client
 	cfg       Config
 	log       *slog.Logger
 	now       func() time.Time

@@ -50,8 +50,8 @@ func TestKilledWorkerLeadsToRedeliveryWithSameID(t *testing.T) {
 	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
 	cfg := Config{ReclaimIdle: 50 * time.Millisecond}
 	crashing := &crashingQueue{Store: store}
-	w1 := mustNew(t, Deps{Queue: crashing, Signer: keys, Transport: guard.Transport(), Log: log}, cfg)
-	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Transport: guard.Transport(), Log: log}, cfg)
+	w1 := mustNew(t, Deps{Queue: crashing, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
+	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
 
 	toks, err := store.ReadTokens(ctx, store.PartitionOf("killed"), w1.consumer, 10, time.Second)
 	if err != nil || len(toks) != 1 {
@@ -162,8 +162,8 @@ func TestDuplicateTokenCopiesDeliverOnce(t *testing.T) {
 	}
 	guard, _ := ssrf.NewGuard([]string{"127.0.0.0/8"})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w1 := mustNew(t, Deps{Queue: store, Signer: keys, Transport: guard.Transport(), Log: log}, Config{})
-	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Transport: guard.Transport(), Log: log}, Config{})
+	w1 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
+	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
 	toks, err := store.ReadTokens(ctx, 0, w1.consumer, 1, time.Second)
 	if err != nil || len(toks) != 1 {
 		t.Fatalf("tokens %v, err %v", toks, err)
@@ -207,7 +207,7 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 	cfg := Config{Timeout: time.Second, ReclaimIdle: 100 * time.Millisecond}
 	clock := time.Now()
 	paused := &pausingQueue{Store: store}
-	w1 := mustNew(t, Deps{Queue: paused, Signer: keys, Transport: guard.Transport(), Log: log}, Config{Timeout: 50 * time.Millisecond, ReclaimIdle: 100 * time.Millisecond})
+	w1 := mustNew(t, Deps{Queue: paused, Signer: keys, Dial: guard.DialContext, Log: log}, Config{Timeout: 50 * time.Millisecond, ReclaimIdle: 100 * time.Millisecond})
 	w1.now = func() time.Time { return clock }
 	paused.advance = func() { clock = clock.Add(80 * time.Millisecond) } // 80ms of a 100ms lease gone, 50ms needed
 	toks, err := store.ReadTokens(ctx, store.PartitionOf("paused"), w1.consumer, 10, time.Second)
@@ -219,7 +219,7 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 		t.Fatalf("the paused worker POSTed %v", ids)
 	}
 	time.Sleep(150 * time.Millisecond)
-	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Transport: guard.Transport(), Log: log}, cfg)
+	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
 	again, err := store.Reclaim(ctx, store.PartitionOf("paused"), w2.consumer, cfg.ReclaimIdle, 10)
 	if err != nil || len(again) != 1 {
 		t.Fatalf("reclaimed %v, err %v", again, err)

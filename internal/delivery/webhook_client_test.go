@@ -1,0 +1,166 @@
+package delivery
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/ssrf"
+	"github.com/a2arelay/relay/webhook"
+)
+
+// postOnce makes one POST of a small v1.0 notification to url with the
+// workers w, bounded by timeout, and returns the attempt it logged.
+func postOnce(t *testing.T, w *Workers, url string, timeout time.Duration) (Attempt, result) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var a Attempt
+	n := a2a.Notification{Body: []byte(`{"statusUpdate":{}}`), ContentType: "application/a2a+json", Version: "1.0"}
+	r := w.post(ctx, a2a.PushConfig{ID: "c", TaskID: "t", URL: url, Token: "tok"}, n, "0.abc", &a)
+	return a, r
+}
+
+func clientWorkers(t *testing.T, d Deps) *Workers {
+	t.Helper()
+	fx := newFixture(t, 1, "client", http.NotFoundHandler())
+	d.Queue, d.Signer = fx.store, fx.keys
+	if d.Dial == nil {
+		d.Dial = fx.guard.DialContext
+	}
+	return mustNew(t, d, Config{ExcerptBytes: 16})
+}
+
+// An HTTPS webhook is reached through the dialer, with the configured
+// roots, and gets every header of the wire contract.
+func TestPostOverTLS(t *testing.T) {
+	t.Parallel()
+	var got http.Header
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		rw.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	var dials atomic.Int32
+	guard, err := ssrf.NewGuard([]string{"127.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := clientWorkers(t, Deps{TLS: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return guard.DialContext(ctx, network, addr)
+		}})
+	a, r := postOnce(t, w, srv.URL+"/hook", 5*time.Second)
+	if r.err != nil || a.Status != http.StatusNoContent {
+		t.Fatalf("attempt %+v, %v; want 204", a, r.err)
+	}
+	if dials.Load() != 1 {
+		t.Fatalf("%d dials through the guard, want 1", dials.Load())
+	}
+	for _, h := range []string{webhook.HeaderID, webhook.HeaderJWT, webhook.HeaderVersion, webhook.HeaderToken, "Authorization", "User-Agent"} {
+		if got.Get(h) == "" {
+			t.Errorf("header %s missing (got %v)", h, got)
+		}
+	}
+	if ct := got.Get("Content-Type"); ct != "application/a2a+json" {
+		t.Errorf("Content-Type %q", ct)
+	}
+}
+
+// A webhook whose certificate is not trusted fails with error class tls.
+func TestPostUntrustedCertificateIsClassTLS(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	w := clientWorkers(t, Deps{})
+	if a, r := postOnce(t, w, srv.URL, 5*time.Second); r.err == nil || a.ErrorClass != ssrf.ClassTLS {
+		t.Fatalf("attempt %+v, %v; want error class tls", a, r.err)
+	}
+}
+
+// A webhook slower than the attempt's time fails with class timeout when
+// the time is up, not when the webhook answers.
+func TestPostTimesOutWithTheAttempt(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { <-release }))
+	defer srv.Close()
+	defer close(release)
+	w := clientWorkers(t, Deps{})
+	start := time.Now()
+	a, r := postOnce(t, w, srv.URL, 300*time.Millisecond)
+	if r.err == nil || a.ErrorClass != ssrf.ClassTimeout {
+		t.Fatalf("attempt %+v, %v; want error class timeout", a, r.err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the attempt ended after %s, not with its deadline", took)
+	}
+}
+
+// Only the excerpt of a large answer is kept; the attempt still lands.
+func TestPostKeepsOnlyTheExcerpt(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		_, _ = rw.Write([]byte(strings.Repeat("x", 4<<20)))
+	}))
+	defer srv.Close()
+	w := clientWorkers(t, Deps{})
+	a, r := postOnce(t, w, srv.URL, 5*time.Second)
+	if r.err != nil || a.Status != 200 || a.Response != strings.Repeat("x", 16) {
+		t.Fatalf("attempt %+v, %v; want 200 with a 16-byte excerpt", a, r.err)
+	}
+}
+
+// A redirect is an answer, never followed.
+func TestPostDoesNotFollowRedirects(t *testing.T) {
+	t.Parallel()
+	var followed atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/hook", func(rw http.ResponseWriter, r *http.Request) { http.Redirect(rw, r, "/elsewhere", http.StatusFound) })
+	mux.HandleFunc("/elsewhere", func(rw http.ResponseWriter, r *http.Request) { followed.Add(1) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	w := clientWorkers(t, Deps{})
+	a, _ := postOnce(t, w, srv.URL+"/hook", 5*time.Second)
+	if a.Status != http.StatusFound || a.ErrorClass != ssrf.ClassHTTP || followed.Load() != 0 {
+		t.Fatalf("attempt %+v, followed %d times; want the 302 itself", a, followed.Load())
+	}
+}
+
+// A refused connection is class connect; an address the guard refuses is
+// class blocked, and nothing is dialled.
+func TestPostErrorClasses(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/hook"
+	ln.Close()
+	w := clientWorkers(t, Deps{})
+	if a, _ := postOnce(t, w, closed, 5*time.Second); a.ErrorClass != ssrf.ClassConnect {
+		t.Errorf("refused connection: attempt %+v, want class connect", a)
+	}
+	strict, err := ssrf.NewGuard(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = clientWorkers(t, Deps{Dial: strict.DialContext})
+	if a, _ := postOnce(t, w, closed, 5*time.Second); a.ErrorClass != ssrf.ClassBlocked {
+		t.Errorf("loopback without an allowlist: attempt %+v, want class blocked", a)
+	}
+	if a, r := postOnce(t, w, "ftp://127.0.0.1/x", 5*time.Second); r.err == nil || a.Error != "bad webhook URL" {
+		t.Errorf("ftp URL: attempt %+v, %v", a, r.err)
+	}
+}

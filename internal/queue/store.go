@@ -139,6 +139,7 @@ func recordOf(m map[string]string) (Record, error) {
 	delete(m, "cid")
 	delete(m, "cids")
 	delete(m, "ck")
+	delete(m, "dx")
 	return Record{Snapshot: []byte(snap), Version: ver, Fields: m}, nil
 }
 

@@ -44,7 +44,7 @@
 -- before the stream's first entry), so that every entry still stored can
 -- be rendered exactly.
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
-local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck')
+local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx')
 local cur = tonumber(stored[1] or '0')
 if cur ~= tonumber(ARGV[1]) then
   local nf0 = tonumber(ARGV[7])
@@ -107,8 +107,15 @@ while i <= #ARGV do
   end
   i = i + 1
 end
-if made then
-  redis.call('PEXPIRE', pfx .. 'dl:task:' .. task, keep)
+-- The task's delivery index lives at least the retention after its newest
+-- notification: set to 1.5 retentions and renewed (its deadline kept in
+-- the task hash, 'dx') once less than a retention is left, not at every
+-- commit. Its members past the retention point at expired records, which
+-- listings skip.
+if made and tonumber(stored[3] or '0') < tonumber(now) + keep then
+  redis.call('PEXPIRE', pfx .. 'dl:task:' .. task, math.floor(keep * 1.5))
+  fields[#fields + 1] = 'dx'
+  fields[#fields + 1] = string.format('%d', tonumber(now) + math.floor(keep * 1.5))
 end
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
 -- A stream a quarter (at least 16 entries) over its length is listed for

@@ -57,15 +57,14 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 		deadline = w.now().Add(w.cfg.Timeout)
 	}
 	start := w.now()
-	err := w.client.DoDeadline(req, resp, deadline)
+	err := doPost(w.client, req, resp, deadline)
 	a.LatencyMs = float64(w.now().Sub(start).Microseconds()) / 1000
 	if err != nil {
-		err = clientError(err)
 		a.ErrorClass, a.Error = ssrf.Classify(err), errorText(err)
 		return result{err: err}
 	}
-	status := resp.StatusCode()
-	a.Status, a.Response = status, validUTF8(readExcerpt(resp, w.cfg.ExcerptBytes))
+	status, body := resp.StatusCode(), resp.Body()
+	a.Status, a.Response = status, validUTF8(body[:min(len(body), w.cfg.ExcerptBytes)])
 	r := result{status: status}
 	if status < 200 || status >= 300 {
 		a.ErrorClass = "http"

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"time"
 
@@ -17,13 +16,16 @@ import (
 // before connecting.
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
+// maxResponseBody is the most of a webhook's answer read: the excerpt an
+// attempt logs is its start; an answer longer than this is not read at all
+// (the attempt keeps its status), and its connection is closed.
+const maxResponseBody = 64 << 10
+
 // newClient returns the HTTP/1.1 client that POSTs notifications. It is
 // fasthttp's: requests run on the caller's goroutine, with no reader and
 // writer goroutine per connection and no allocation per request once warm.
 // Every connection, TLS ones included, is opened by dial, within the
-// attempt's time; redirects are never followed and no proxy is used. The
-// response body is streamed: only the excerpt an attempt logs is read (and
-// up to 64 KiB more, so that the connection can be reused).
+// attempt's time; redirects are never followed and no proxy is used.
 func newClient(dial DialFunc, tlsConfig *tls.Config, maxConns int) *fasthttp.Client {
 	if tlsConfig == nil {
 		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -39,29 +41,22 @@ func newClient(dial DialFunc, tlsConfig *tls.Config, maxConns int) *fasthttp.Cli
 		MaxConnWaitTimeout:       time.Minute, // bounded by each attempt's deadline
 		MaxIdleConnDuration:      90 * time.Second,
 		ReadBufferSize:           64 << 10, // the largest response head accepted
-		StreamResponseBody:       true,
+		MaxResponseBodySize:      maxResponseBody,
 		NoDefaultUserAgentHeader: true,
 		DisablePathNormalizing:   true,
 	}
 }
 
-// readExcerpt returns the first n bytes of resp's body, and drains up to
-// 64 KiB more so that the connection can carry the next request.
-func readExcerpt(resp *fasthttp.Response, n int) []byte {
-	body := resp.BodyStream()
-	if body == nil {
-		b := resp.Body()
-		return append([]byte(nil), b[:min(n, len(b))]...)
+// doPost sends req and reads the answer into resp. An answer whose body is
+// over maxResponseBody is still an answer: its status counts, its body is
+// not read (and its connection is not reused).
+func doPost(c *fasthttp.Client, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time) error {
+	err := c.DoDeadline(req, resp, deadline)
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) && resp.StatusCode() != 0 {
+		return nil // the body holds what was read of it, if anything
 	}
-	excerpt, _ := io.ReadAll(io.LimitReader(body, int64(n)))
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
-	return excerpt
-}
-
-// clientError turns fasthttp's timeouts that do not say so into ones the
-// error classes (ssrf.Classify) know.
-func clientError(err error) error {
 	if errors.Is(err, fasthttp.ErrDialTimeout) || errors.Is(err, fasthttp.ErrTLSHandshakeTimeout) {
+		// Timeouts fasthttp does not mark as such, for the error classes.
 		return fmt.Errorf("%w (%w)", err, context.DeadlineExceeded)
 	}
 	return err

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -108,17 +109,38 @@ func TestPostTimesOutWithTheAttempt(t *testing.T) {
 	}
 }
 
-// Only the excerpt of a large answer is kept; the attempt still lands.
-func TestPostKeepsOnlyTheExcerpt(t *testing.T) {
+// A large answer still counts by its status; only its start is kept, its
+// connection is let go (not left half read), and the next POST gets its
+// own answer whole.
+func TestPostLargeAnswerCountsAndIsLetGo(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		_, _ = rw.Write([]byte(strings.Repeat("x", 4<<20)))
-	}))
-	defer srv.Close()
-	w := clientWorkers(t, Deps{})
-	a, r := postOnce(t, w, srv.URL, 5*time.Second)
-	if r.err != nil || a.Status != 200 || a.Response != strings.Repeat("x", 16) {
-		t.Fatalf("attempt %+v, %v; want 200 with a 16-byte excerpt", a, r.err)
+	for _, sized := range []bool{false, true} {
+		done := make(chan struct{}, 1)
+		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/small" {
+				_, _ = rw.Write([]byte("small answer"))
+				return
+			}
+			defer func() { done <- struct{}{} }()
+			if sized {
+				rw.Header().Set("Content-Length", strconv.Itoa(4<<20))
+			}
+			_, _ = rw.Write([]byte(strings.Repeat("x", 4<<20)))
+		}))
+		w := clientWorkers(t, Deps{})
+		a, r := postOnce(t, w, srv.URL+"/large", 5*time.Second)
+		if r.err != nil || a.Status != 200 || strings.Trim(a.Response, "x") != "" || len(a.Response) > 16 {
+			t.Fatalf("sized %v: attempt %+v, %v; want 200 with at most a 16-byte excerpt", sized, a, r.err)
+		}
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("sized %v: the webhook is still writing its answer: the connection was kept half read", sized)
+		}
+		if a, r := postOnce(t, w, srv.URL+"/small", 5*time.Second); r.err != nil || a.Status != 200 || a.Response != "small answer" {
+			t.Fatalf("sized %v: the next POST got %+v, %v", sized, a, r.err)
+		}
+		srv.Close()
 	}
 }
 

@@ -6,7 +6,7 @@
 -- KEYS[1] the partition's delivery stream     KEYS[2] the lane
 -- KEYS[3] the partition's retry zset           KEYS[4] the partition's dead-letter stream
 -- KEYS[5] the delivery record                  KEYS[6] a previous relay's attempt list of it
--- KEYS[7] the task's push-config hash       KEYS[8] the lane's lease (released here)
+-- KEYS[7] the task's push-config hash       KEYS[8] the lane's lease (released here, or renewed by a run step)
 -- KEYS[9] the task's event stream
 -- ARGV[1] token stream id     ARGV[2] the head this attempt delivered ("eventId notificationId";
 --   a head a previous relay wrote goes on with "\n<event>\n<snapshot>")
@@ -53,14 +53,18 @@ local function logAttempt()
     recWrite(KEYS[5], r, ARGV[15])
   end
 end
-local holder = redis.call('GET', KEYS[8])
+-- The lease is taken off at once (GETDEL): a finish releases it, and a
+-- run step sets it again, renewed.
+local holder = redis.call('GETDEL', KEYS[8])
 -- Another worker holds the lane: this caller's lease ran out while it was
 -- paused between its POST and this finish, and the token was taken over.
--- The lane, its token and its record are that worker's now: log the
--- attempt that happened, change nothing else (acking the token or moving
--- the lane here would end the other worker's run or give the lane a
--- second token).
+-- The lane, its token and its record are that worker's now: give the
+-- lease back (for a whole lease: at worst a dead holder's lane is
+-- reclaimed a little later), log the attempt that happened, change
+-- nothing else (acking the token or moving the lane here would end the
+-- other worker's run or give the lane a second token).
 if holder and holder ~= ARGV[19] then
+  redis.call('SET', KEYS[8], holder, 'PX', ARGV[17])
   logAttempt()
   return {0}
 end
@@ -81,7 +85,7 @@ if want and ARGV[2] ~= '' then
   end
   if not isHead(head) then
     redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID')
-    redis.call('PEXPIRE', KEYS[8], ARGV[17])
+    redis.call('SET', KEYS[8], ARGV[19], 'PX', ARGV[17])
     return nextHead(4, head)
   end
   second = two[2]
@@ -95,9 +99,6 @@ local run = want and (outcome == 'delivered' or outcome == 'skip') and second ~=
 if not run then
   if redis.call('XACK', KEYS[1], 'workers', ARGV[1]) == 0 then
     return {0}
-  end
-  if holder then
-    redis.call('DEL', KEYS[8]) -- the caller's (another's returned above)
   end
 end
 -- indexed lists the statuses kept in a zset of their own.
@@ -181,7 +182,7 @@ if run then
   if ARGV[20] == '1' then
     redis.call('XCLAIM', KEYS[1], 'workers', ARGV[18], 0, ARGV[1], 'JUSTID')
   end
-  redis.call('PEXPIRE', KEYS[8], ARGV[17])
+  redis.call('SET', KEYS[8], ARGV[19], 'PX', ARGV[17])
   return nextHead(3, second)
 end
 activate()

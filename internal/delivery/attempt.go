@@ -41,12 +41,17 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		a.ErrorClass, a.Error = "http", "bad webhook URL"
 		return result{err: cmp.Or(err, errors.New("bad webhook URL"))}
 	}
+	// Credentials in the URL are not sent: the Authorization header is
+	// relay's own (below), as it was with net/http, which added Basic
+	// auth only when no Authorization was set.
+	u.User = nil
 	req.Header.SetMethod(fasthttp.MethodPost)
-	req.SetRequestURI(cfg.URL)
+	req.SetRequestURI(u.String())
 	req.SetBodyRaw(n.Body)
 	if err := w.setHeaders(&req.Header, cfg, n, nid); err != nil {
 		a.ErrorClass, a.Error = "sign", err.Error()
@@ -57,7 +62,7 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 		deadline = w.now().Add(w.cfg.Timeout)
 	}
 	start := w.now()
-	err := doPost(w.client, req, resp, deadline)
+	err = doPost(w.client, req, resp, deadline)
 	a.LatencyMs = float64(w.now().Sub(start).Microseconds()) / 1000
 	if err != nil {
 		a.ErrorClass, a.Error = ssrf.Classify(err), errorText(err)
@@ -68,6 +73,9 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 	r := result{status: status}
 	if status < 200 || status >= 300 {
 		a.ErrorClass = "http"
+		if status < 200 {
+			a.Error = "an informational (1xx) response before the answer: not supported"
+		}
 		if status == fasthttp.StatusTooManyRequests || status == fasthttp.StatusServiceUnavailable {
 			r.retryAfter = parseRetryAfter(string(resp.Header.Peek("Retry-After")), w.now())
 		}
@@ -106,11 +114,19 @@ func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2
 	return nil
 }
 
-// errorText is an error's message without the URL Go's client prefixes.
+// maxErrorText caps the error text an attempt logs: a client error may
+// quote what the webhook sent.
+const maxErrorText = 512
+
+// errorText is an error's message without the URL Go's client prefixes,
+// cut to maxErrorText bytes (on a rune boundary).
 func errorText(err error) string {
 	s := err.Error()
 	if i := strings.LastIndex(s, "\": "); i >= 0 {
 		s = s[i+3:]
+	}
+	if len(s) > maxErrorText {
+		s = strings.ToValidUTF8(s[:maxErrorText], "") + "…"
 	}
 	return s
 }

@@ -1,9 +1,11 @@
 package delivery
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/ssrf"
@@ -184,5 +187,144 @@ func TestPostErrorClasses(t *testing.T) {
 	}
 	if a, r := postOnce(t, w, "ftp://127.0.0.1/x", 5*time.Second); r.err == nil || a.Error != "bad webhook URL" {
 		t.Errorf("ftp URL: attempt %+v, %v", a, r.err)
+	}
+}
+
+// An informational (1xx) response before the answer fails the attempt with
+// its status, and its connection is closed: the answer behind it is never
+// taken for the next POST's.
+func TestPostInformationalResponseIsNotTakenForTheNextAnswer(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			rw.WriteHeader(http.StatusEarlyHints)
+			rw.WriteHeader(http.StatusNoContent)
+			return
+		}
+		rw.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	w := clientWorkers(t, Deps{})
+	first, _ := postOnce(t, w, srv.URL+"/hook", 5*time.Second)
+	if first.Status == 204 || first.ErrorClass == "" {
+		t.Fatalf("first POST: %+v; want a failed attempt (the 103, or the connection closed under it)", first)
+	}
+	for i := range 3 {
+		if a, r := postOnce(t, w, srv.URL+"/hook", 5*time.Second); r.err != nil || a.Status != http.StatusAccepted {
+			t.Fatalf("POST %d after it: %+v, %v; want its own 202", i+2, a, r.err)
+		}
+	}
+}
+
+// A keep-alive connection the webhook closed while it sat idle costs no
+// failed attempt: the POST goes again, once, on a new connection.
+func TestPostAfterTheServerClosedAnIdleConnection(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.WriteHeader(http.StatusNoContent)
+	}))
+	srv.Config.IdleTimeout = 50 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	w := clientWorkers(t, Deps{})
+	for i := range 3 {
+		if a, r := postOnce(t, w, srv.URL+"/hook", 5*time.Second); r.err != nil || a.Status != 204 {
+			t.Fatalf("POST %d: %+v, %v; want 204", i+1, a, r.err)
+		}
+		time.Sleep(200 * time.Millisecond) // the server closes the idle connection
+	}
+}
+
+// Credentials in a webhook URL are not sent; the Authorization header
+// stays relay's (the JWT, or the config's credentials).
+func TestPostURLCredentialsDoNotReplaceAuthorization(t *testing.T) {
+	t.Parallel()
+	var got atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	w := clientWorkers(t, Deps{})
+	u := strings.Replace(srv.URL, "http://", "http://user:pw@", 1) + "/hook"
+	if a, r := postOnce(t, w, u, 5*time.Second); r.err != nil || a.Status != 200 {
+		t.Fatalf("attempt %+v, %v", a, r.err)
+	}
+	if auth, _ := got.Load().(string); !strings.HasPrefix(auth, "Bearer ") {
+		t.Fatalf("Authorization %q, want relay's Bearer JWT", auth)
+	}
+}
+
+// An HTTPS webhook that accepts the connection and never answers the TLS
+// handshake ends with the attempt's deadline, class timeout.
+func TestPostStalledTLSHandshakeEndsWithTheAttempt(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	w := clientWorkers(t, Deps{})
+	done := make(chan Attempt, 1)
+	go func() {
+		a, _ := postOnce(t, w, "https://"+ln.Addr().String()+"/hook", 300*time.Millisecond)
+		done <- a
+	}()
+	select {
+	case a := <-done:
+		if a.ErrorClass != ssrf.ClassTimeout {
+			t.Fatalf("attempt %+v, want class timeout", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the attempt outlived its deadline: the TLS handshake has none")
+	}
+}
+
+// An error text that quotes what the webhook sent is cut.
+func TestErrorTextIsCapped(t *testing.T) {
+	t.Parallel()
+	long := errors.New(strings.Repeat("é", 2000))
+	if s := errorText(long); len(s) > maxErrorText+len("…") || !utf8.ValidString(s) {
+		t.Fatalf("errorText kept %d bytes (valid UTF-8: %v)", len(s), utf8.ValidString(s))
+	}
+}
+
+// An answer announcing an absurd length is not read (nor allocated): its
+// status counts.
+func TestPostHugeContentLengthIsNotRead(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+					return
+				}
+				_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775807\r\n\r\nxx"))
+				time.Sleep(time.Second)
+			}()
+		}
+	}()
+	w := clientWorkers(t, Deps{})
+	if a, r := postOnce(t, w, "http://"+ln.Addr().String()+"/hook", 5*time.Second); r.err != nil || a.Status != 200 {
+		t.Fatalf("attempt %+v, %v; want the 200 counted", a, r.err)
 	}
 }

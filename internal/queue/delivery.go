@@ -78,8 +78,14 @@ type Head struct {
 	Lease string
 }
 
-// EnsureGroups creates the consumer group of every partition's delivery stream.
+// EnsureGroups creates the consumer group of every partition's delivery
+// stream, and finds out whether the server enforces hash slots.
 func (s *Store) EnsureGroups(ctx context.Context) error {
+	// A server in cluster mode refuses commands across slots even from a
+	// plain client (one node holding every slot, a managed endpoint).
+	if info, err := s.rdb.Info(ctx, "cluster").Result(); err == nil && strings.Contains(info, "cluster_enabled:1") {
+		s.clusterMode.Store(true)
+	}
 	for p := 0; p < s.k.partitions; p++ {
 		err := s.rdb.XGroupCreateMkStream(ctx, s.k.deliveries(p), group, "0").Err()
 		if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
@@ -97,12 +103,13 @@ func (s *Store) ReadTokens(ctx context.Context, p int, consumer string, count in
 
 // ReadGroups are the sets of partitions whose tokens one read can take
 // together (ReadTokensOf): every partition at once on a single Redis; on
-// a Redis Cluster each partition alone, since their streams live in
+// a Redis Cluster (a cluster client, or a server in cluster mode as
+// EnsureGroups found) each partition alone, since their streams live in
 // different hash slots. One blocked read per group, instead of one per
 // partition, means fewer round trips under load and fewer wake-ups idle.
 func (s *Store) ReadGroups() [][]int {
 	var out [][]int
-	if _, cluster := s.rdb.(*redis.ClusterClient); cluster {
+	if _, cluster := s.rdb.(*redis.ClusterClient); cluster || s.clusterMode.Load() {
 		for p := range s.k.partitions {
 			out = append(out, []int{p})
 		}

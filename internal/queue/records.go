@@ -63,7 +63,17 @@ func (s *Store) Delivery(ctx context.Context, id string) (DeliveryRecord, error)
 	case errors.Is(err, redis.Nil):
 		return DeliveryRecord{}, ErrNotFound
 	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
-		return s.legacyDelivery(ctx, p, id)
+		r, err := s.legacyDelivery(ctx, p, id)
+		if err != nil && strings.Contains(err.Error(), "WRONGTYPE") {
+			// A script carried the record over to the current form
+			// between the two reads: read that.
+			raw, err = s.rdb.Get(ctx, key).Result()
+			if err != nil {
+				return DeliveryRecord{}, fmt.Errorf("queue: read delivery: %w", err)
+			}
+			break
+		}
+		return r, err
 	case err != nil:
 		return DeliveryRecord{}, fmt.Errorf("queue: read delivery: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"syscall"
 	"time"
@@ -23,13 +22,20 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // (the attempt keeps its status), and its connection is closed.
 const maxResponseBody = 64 << 10
 
+// errStaleConn: a kept-alive connection turned out closed (or holding
+// bytes nobody asked for) before a request was written on it. Nothing was
+// sent, so the request goes again on another connection.
+var errStaleConn = errors.New("kept-alive connection closed by the webhook")
+
 // newClient returns the HTTP/1.1 client that POSTs notifications. It is
 // fasthttp's: requests run on the caller's goroutine, with no reader and
 // writer goroutine per connection and no allocation per request once warm.
 // Redirects are never followed and no proxy is used. Every connection is
 // opened by dial and, for https, given its TLS handshake here, both within
 // the attempt's remaining time (fasthttp would leave the handshake to the
-// first write, with no read deadline).
+// first write, with no read deadline). Connections are wrapped in
+// checkedConn, which does what net/http's connection reader does and
+// fasthttp does not (see there).
 func newClient(dial DialFunc, tlsConfig *tls.Config, maxConns int) *fasthttp.Client {
 	if tlsConfig == nil {
 		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -42,20 +48,29 @@ func newClient(dial DialFunc, tlsConfig *tls.Config, maxConns int) *fasthttp.Cli
 			}
 			return nil
 		},
-		RetryIfErr:               retryOnceIfClosed,
-		MaxConnsPerHost:          maxConns,
-		MaxConnWaitTimeout:       time.Minute, // bounded by each attempt's deadline
-		MaxIdleConnDuration:      30 * time.Second,
-		ReadBufferSize:           64 << 10, // the largest response head accepted
-		MaxResponseBodySize:      maxResponseBody,
-		NoDefaultUserAgentHeader: true,
-		DisablePathNormalizing:   true,
+		// Only a request that was not sent at all goes again (errStaleConn):
+		// one that may have reached the webhook is the attempt's failure,
+		// retried with backoff like any other.
+		RetryIfErr: func(_ *fasthttp.Request, _ int, err error) (bool, bool) {
+			return false, errors.Is(err, errStaleConn)
+		},
+		MaxIdemponentCallAttempts: 8, // stale kept-alive connections passed over
+		MaxConnsPerHost:           maxConns,
+		MaxConnWaitTimeout:        time.Minute, // bounded by each attempt's deadline
+		MaxIdleConnDuration:       30 * time.Second,
+		ReadBufferSize:            64 << 10, // the largest response head accepted
+		MaxResponseBodySize:       maxResponseBody,
+		NoDefaultUserAgentHeader:  true,
+		DisablePathNormalizing:    true,
 	}
 }
 
 // dialConn connects to addr through dial, and for https completes the TLS
 // handshake, all before the deadline timeout from now.
 func dialConn(dial DialFunc, tlsConfig *tls.Config, isTLS bool, addr string, timeout time.Duration) (net.Conn, error) {
+	if timeout <= 0 {
+		timeout = 10 * time.Second // a request that waited for a connection: fasthttp gives none
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	raw, err := dial(ctx, "tcp", addr)
@@ -75,52 +90,124 @@ func dialConn(dial DialFunc, tlsConfig *tls.Config, isTLS bool, addr string, tim
 		}
 		c = tc
 	}
-	return &finalOnly{Conn: c}, nil
+	return &checkedConn{Conn: c, raw: raw}, nil
 }
 
-// finalOnly is a client connection that is closed as soon as a response
-// starts with an informational status (101-199; fasthttp reads past 100
-// Continue itself). fasthttp takes such a response for the answer (the
-// attempt then fails with that status) and would leave the real answer on
-// the connection, for the next request to read as its own. Its Handshake
-// tells fasthttp that TLS, when wanted, is done already.
-type finalOnly struct {
+// checkedConn is a client connection that keeps fasthttp from taking the
+// bytes of one exchange for another's. net/http keeps a reader on every
+// idle connection for this; fasthttp reads only when it expects an answer.
+//   - Before a request goes out on a connection that carried one before,
+//     it looks (one non-blocking peek at the socket) for what arrived
+//     meanwhile: the webhook closing it, or sending something unasked (a
+//     408). Either way the request is not written (errStaleConn) and the
+//     connection is dropped.
+//   - It follows the heads of each answer. fasthttp reads one head past a
+//     first 100 Continue and takes any other head for the answer; an
+//     informational head other than that one 100 (a 103, a second 100)
+//     would leave the real answer on the connection for the next request.
+//     Then the connection is closed: the attempt fails, and the
+//     connection carries no other request.
+//
+// Its Handshake tells fasthttp that TLS, when wanted, is done already.
+type checkedConn struct {
 	net.Conn
-	head    [12]byte // the start of the current response: "HTTP/1.1 103"
-	n       int
-	checked bool
+	raw  net.Conn // the TCP connection (under TLS, when https)
+	used bool     // an answer was read on it: a later request checks it first
+	bad  bool     // closed by the checks above
+
+	writing bool     // a request is being written
+	state   int      // where in the answer it is: one of the conn* states
+	head    [12]byte // the start of a head: "HTTP/1.1 103"
+	n       int      // bytes of head held
+	tail    uint32   // the last 4 bytes read in a head, to find its end
+	heads   int      // heads of this answer seen
+	final   bool     // the current head is the answer's own
 }
 
-func (c *finalOnly) Handshake() error { return nil }
+const (
+	connStatus = iota // reading a head's status line
+	connHead          // reading the rest of a head
+	connBody          // past the answer's head
+)
 
-func (c *finalOnly) Write(b []byte) (int, error) {
-	c.n, c.checked = 0, false // a request: the next bytes read start its answer
+func (c *checkedConn) Handshake() error { return nil }
+
+func (c *checkedConn) Write(b []byte) (int, error) {
+	if c.bad {
+		return 0, errStaleConn
+	}
+	if !c.writing {
+		if c.used && !c.stillOpen() {
+			c.bad = true
+			_ = c.Conn.Close()
+			return 0, errStaleConn
+		}
+		c.writing, c.state, c.n, c.heads, c.tail = true, connStatus, 0, 0, 0
+	}
 	return c.Conn.Write(b)
 }
 
-func (c *finalOnly) Read(b []byte) (int, error) {
+// stillOpen looks at the socket without waiting (idleOpen).
+func (c *checkedConn) stillOpen() bool { return idleOpen(c.raw) }
+
+// SetWriteDeadline is fasthttp's first call on a pooled connection before
+// a request: a connection closed by the checks fails there, as stale, so
+// that the request goes on another.
+func (c *checkedConn) SetWriteDeadline(t time.Time) error {
+	if c.bad {
+		return errStaleConn
+	}
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *checkedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if !c.checked && n > 0 {
-		c.n += copy(c.head[c.n:], b[:n])
-		if c.n == len(c.head) {
-			c.checked = true
-			if h := c.head; string(h[:5]) == "HTTP/" && h[8] == ' ' && h[9] == '1' && string(h[9:12]) != "100" {
-				_ = c.Conn.Close()
-			}
+	c.writing = false
+	for _, x := range b[:n] {
+		if c.state == connBody {
+			break
 		}
+		c.scan(x)
+	}
+	if c.state == connBody || err != nil {
+		c.used = true
+	}
+	if c.bad {
+		_ = c.Conn.Close()
 	}
 	return n, err
 }
 
-// retryOnceIfClosed sends a POST again, once, on a new connection when the
-// one it went out on turned out closed: by the server (an idle keep-alive
-// connection it dropped as the request left; fasthttp, unlike net/http,
-// does not notice that while the connection is idle), or by finalOnly.
-// The same notification id goes again, as with any redelivery.
-func retryOnceIfClosed(_ *fasthttp.Request, attempts int, err error) (bool, bool) {
-	closed := errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, net.ErrClosed) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
-	return false, attempts == 1 && closed
+// scan follows the heads of an answer one byte at a time.
+func (c *checkedConn) scan(x byte) {
+	switch c.state {
+	case connStatus:
+		c.head[c.n] = x
+		c.n++
+		if c.n < len(c.head) {
+			return
+		}
+		c.heads++
+		h := c.head
+		switch {
+		case string(h[:5]) != "HTTP/" || h[9] != '1':
+			c.final = true
+		case string(h[9:12]) == "100" && c.heads == 1:
+			c.final = false // fasthttp reads the head after it
+		default:
+			c.bad = true // an informational head fasthttp would take for the answer
+		}
+		c.state, c.tail = connHead, 0
+	case connHead:
+		c.tail = c.tail<<8 | uint32(x)
+		if c.tail == 0x0d0a0d0a { // the blank line that ends a head
+			if c.final {
+				c.state = connBody
+			} else {
+				c.state, c.n = connStatus, 0
+			}
+		}
+	}
 }
 
 // doPost sends req and reads the answer into resp. An answer whose body is
@@ -131,9 +218,14 @@ func doPost(c *fasthttp.Client, req *fasthttp.Request, resp *fasthttp.Response, 
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) && resp.StatusCode() != 0 {
 		return nil // the body holds what was read of it, if anything
 	}
-	if errors.Is(err, fasthttp.ErrDialTimeout) || errors.Is(err, fasthttp.ErrTLSHandshakeTimeout) {
+	switch {
+	case errors.Is(err, fasthttp.ErrDialTimeout) || errors.Is(err, fasthttp.ErrTLSHandshakeTimeout):
 		// Timeouts fasthttp does not mark as such, for the error classes.
 		return fmt.Errorf("%w (%w)", err, context.DeadlineExceeded)
+	case errors.Is(err, fasthttp.ErrConnectionClosed):
+		// Closed or reset before the answer's first byte: a connection
+		// failure, as net/http's error said.
+		return fmt.Errorf("%w (%w)", err, syscall.ECONNRESET)
 	}
 	return err
 }

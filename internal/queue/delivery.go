@@ -102,8 +102,8 @@ func (s *Store) ReadTokens(ctx context.Context, p int, consumer string, count in
 }
 
 // ReadGroups are the sets of partitions whose tokens one read can take
-// together (ReadTokensOf): a quarter of the partitions each on a single
-// Redis; on a Redis Cluster (a cluster client, or a server in cluster mode as
+// together (ReadTokensOf): every partition at once on a single Redis; on
+// a Redis Cluster (a cluster client, or a server in cluster mode as
 // EnsureGroups found) each partition alone, since their streams live in
 // different hash slots. One blocked read per group, instead of one per
 // partition, means fewer round trips under load and fewer wake-ups idle.
@@ -115,18 +115,11 @@ func (s *Store) ReadGroups() [][]int {
 		}
 		return out
 	}
-	// Four reads, each over a quarter of the partitions: one read stalled
-	// (a slow connection, a pause) holds back a quarter of the work, not
-	// all of it.
-	size := max(1, (s.k.partitions+3)/4)
-	for p := 0; p < s.k.partitions; p += size {
-		g := make([]int, 0, size)
-		for q := p; q < min(p+size, s.k.partitions); q++ {
-			g = append(g, q)
-		}
-		out = append(out, g)
+	all := make([]int, s.k.partitions)
+	for p := range all {
+		all[p] = p
 	}
-	return out
+	return [][]int{all}
 }
 
 // ReadTokensOf reads up to count new tokens of each of partitions ps (a

@@ -30,8 +30,7 @@ import (
 type Queue interface {
 	Partitions() int
 	EnsureGroups(ctx context.Context) error
-	ReadGroups() [][]int
-	ReadTokensOf(ctx context.Context, ps []int, consumer string, count int, block time.Duration) ([]queue.Token, error)
+	ReadTokens(ctx context.Context, p int, consumer string, count int, block time.Duration) ([]queue.Token, error)
 	Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]queue.Token, error)
 	Begin(ctx context.Context, t queue.Token, consumer string, lease time.Duration) (queue.Head, int, error)
 	FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (queue.Finished, error)
@@ -152,8 +151,8 @@ func (w *Workers) Run(ctx context.Context) error {
 	tokens := make(chan queue.Token)
 	w.stopping = ctx.Done()
 	var readers, workers sync.WaitGroup
-	for _, ps := range w.q.ReadGroups() {
-		readers.Go(func() { w.readLoop(ctx, ps, tokens) })
+	for p := range w.q.Partitions() {
+		readers.Go(func() { w.readLoop(ctx, p, tokens) })
 	}
 	readers.Go(func() { w.every(ctx, w.cfg.MoveEvery, w.moveDue) })
 
@@ -185,21 +184,17 @@ func (w *Workers) Run(ctx context.Context) error {
 	return nil
 }
 
-// readLoop feeds the tokens of partitions ps to the workers.
-func (w *Workers) readLoop(ctx context.Context, ps []int, out chan<- queue.Token) {
-	// From each of the group's partitions up to an equal share of 64
-	// tokens a read (4 to 16), so that one busy partition cannot keep the
-	// others waiting.
-	count := min(16, max(4, 64/len(ps)))
+// readLoop feeds the tokens of partition p to the workers.
+func (w *Workers) readLoop(ctx context.Context, p int, out chan<- queue.Token) {
 	for ctx.Err() == nil {
 		// Tokens read wait in memory until a worker is free; one that waits
 		// longer than ReclaimIdle may be handed out again, and Begin makes
 		// sure only one of the copies delivers.
 		read := w.now() // no later than Redis handing the tokens out
-		ts, err := w.q.ReadTokensOf(ctx, ps, w.consumer, count, time.Second)
+		ts, err := w.q.ReadTokens(ctx, p, w.consumer, 16, time.Second)
 		if err != nil {
 			if ctx.Err() == nil {
-				w.log.WarnContext(ctx, "reading delivery tokens", "partitions", ps, "err", err)
+				w.log.WarnContext(ctx, "reading delivery tokens", "partition", p, "err", err)
 				sleep(ctx, time.Second)
 			}
 			continue

@@ -78,14 +78,8 @@ type Head struct {
 	Lease string
 }
 
-// EnsureGroups creates the consumer group of every partition's delivery
-// stream, and finds out whether the server enforces hash slots.
+// EnsureGroups creates the consumer group of every partition's delivery stream.
 func (s *Store) EnsureGroups(ctx context.Context) error {
-	// A server in cluster mode refuses commands across slots even from a
-	// plain client (one node holding every slot, a managed endpoint).
-	if info, err := s.rdb.Info(ctx, "cluster").Result(); err == nil && strings.Contains(info, "cluster_enabled:1") {
-		s.clusterMode.Store(true)
-	}
 	for p := 0; p < s.k.partitions; p++ {
 		err := s.rdb.XGroupCreateMkStream(ctx, s.k.deliveries(p), group, "0").Err()
 		if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
@@ -98,42 +92,8 @@ func (s *Store) EnsureGroups(ctx context.Context) error {
 // ReadTokens reads up to count new tokens of partition p for consumer,
 // blocking up to block when there are none.
 func (s *Store) ReadTokens(ctx context.Context, p int, consumer string, count int, block time.Duration) ([]Token, error) {
-	return s.ReadTokensOf(ctx, []int{p}, consumer, count, block)
-}
-
-// ReadGroups are the sets of partitions whose tokens one read can take
-// together (ReadTokensOf): every partition at once on a single Redis; on
-// a Redis Cluster (a cluster client, or a server in cluster mode as
-// EnsureGroups found) each partition alone, since their streams live in
-// different hash slots. One blocked read per group, instead of one per
-// partition, means fewer round trips under load and fewer wake-ups idle.
-func (s *Store) ReadGroups() [][]int {
-	var out [][]int
-	if _, cluster := s.rdb.(*redis.ClusterClient); cluster || s.clusterMode.Load() {
-		for p := range s.k.partitions {
-			out = append(out, []int{p})
-		}
-		return out
-	}
-	all := make([]int, s.k.partitions)
-	for p := range all {
-		all[p] = p
-	}
-	return [][]int{all}
-}
-
-// ReadTokensOf reads up to count new tokens of each of partitions ps (a
-// ReadGroups group) for consumer, in one call, blocking up to block when
-// none has any.
-func (s *Store) ReadTokensOf(ctx context.Context, ps []int, consumer string, count int, block time.Duration) ([]Token, error) {
-	streams := make([]string, 2*len(ps))
-	part := make(map[string]int, len(ps))
-	for i, p := range ps {
-		streams[i], streams[len(ps)+i] = s.k.deliveries(p), ">"
-		part[streams[i]] = p
-	}
 	res, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: group, Consumer: consumer,
-		Streams: streams, Count: int64(count), Block: block}).Result()
+		Streams: []string{s.k.deliveries(p), ">"}, Count: int64(count), Block: block}).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -142,7 +102,7 @@ func (s *Store) ReadTokensOf(ctx context.Context, ps []int, consumer string, cou
 	}
 	var out []Token
 	for _, st := range res {
-		out = append(out, tokensOf(part[st.Stream], st.Messages)...)
+		out = append(out, tokensOf(p, st.Messages)...)
 	}
 	return out, nil
 }

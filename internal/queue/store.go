@@ -58,11 +58,8 @@ type Store struct {
 	commit  *redis.Script
 	pushSet *redis.Script
 
-	batch  *batcher
-	leases atomic.Uint64 // numbers the lane leases this process takes
-	// clusterMode: the server enforces hash slots (cluster_enabled), even
-	// behind a plain client; found by EnsureGroups.
-	clusterMode  atomic.Bool
+	batch        *batcher
+	leases       atomic.Uint64 // numbers the lane leases this process takes
 	keep         time.Duration
 	attemptsKept int
 	begin        *redis.Script

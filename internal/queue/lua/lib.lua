@@ -70,21 +70,21 @@ local function recRead(key, la)
   if not s then
     return nil
   end
-  local nl = string.find(s, '\n', 1, true)
-  local f = {}
-  for w in string.gmatch(string.sub(s, 1, nl - 1), '%S+') do
-    f[#f + 1] = w
-  end
-  local lt, lc = tonumber(f[8]), tonumber(f[9])
-  return {status = f[2], attempts = tonumber(f[3]), created = f[4], updated = f[5], next = f[6], event = f[7],
-    task = string.sub(s, nl + 1, nl + lt), config = string.sub(s, nl + lt + 1, nl + lt + lc),
-    log = string.sub(s, nl + lt + lc + 1)}
+  local st, at, cr, up, nx, ev, lt, lc, body = string.match(s, '^d1 (%S+) (%d+) (%d+) (%d+) (%d+) (%S+) (%d+) (%d+)\n()')
+  lt, lc = tonumber(lt), tonumber(lc)
+  return {status = st, attempts = tonumber(at), created = cr, updated = up, next = nx, event = ev,
+    task = string.sub(s, body, body + lt - 1), config = string.sub(s, body + lt, body + lt + lc - 1),
+    log = string.sub(s, body + lt + lc)}
 end
 
--- recLog appends attempt a to r's log, keeping the last kept attempts.
+-- recLog appends attempt a to r's log, keeping the last kept attempts (the
+-- log holds at most as many as the record counts: only then is it counted).
 local function recLog(r, a, kept)
   r.attempts = r.attempts + 1
   r.log = r.log .. '\n' .. a
+  if r.attempts <= kept then
+    return
+  end
   local _, n = string.gsub(r.log, '\n', '')
   while n > kept do
     local second = string.find(r.log, '\n', 2, true)
@@ -96,8 +96,8 @@ end
 -- recWrite stores r at key: a new record expires keepMs later, a stored
 -- one keeps its expiry.
 local function recWrite(key, r, keepMs)
-  local s = table.concat({'d1', r.status, r.attempts, r.created, r.updated, r.next, r.event, #r.task, #r.config}, ' ') ..
-    '\n' .. r.task .. r.config .. r.log
+  local s = 'd1 ' .. r.status .. ' ' .. r.attempts .. ' ' .. r.created .. ' ' .. r.updated .. ' ' .. r.next .. ' ' ..
+    r.event .. ' ' .. #r.task .. ' ' .. #r.config .. '\n' .. r.task .. r.config .. r.log
   if r.fresh then
     redis.call('SET', key, s, 'PX', keepMs)
   elseif r.legacy then

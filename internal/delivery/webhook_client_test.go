@@ -1,7 +1,6 @@
 package delivery
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -259,24 +258,13 @@ func TestPostURLCredentialsDoNotReplaceAuthorization(t *testing.T) {
 // handshake ends with the attempt's deadline, class timeout.
 func TestPostStalledTLSHandshakeEndsWithTheAttempt(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // held open, never answered
-		}
-	}()
+	release := make(chan struct{})
+	defer close(release)
+	addr := acceptLoop(t, func(c net.Conn) { <-release }) // held open, never answered
 	w := clientWorkers(t, Deps{})
 	done := make(chan Attempt, 1)
 	go func() {
-		a, _ := postOnce(t, w, "https://"+ln.Addr().String()+"/hook", 300*time.Millisecond)
+		a, _ := postOnce(t, w, "https://"+addr+"/hook", 300*time.Millisecond)
 		done <- a
 	}()
 	select {
@@ -302,29 +290,12 @@ func TestErrorTextIsCapped(t *testing.T) {
 // status counts.
 func TestPostHugeContentLengthIsNotRead(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775807\r\n\r\nxx"))
-				time.Sleep(time.Second)
-			}()
-		}
-	}()
+	url, _ := rawServer(t, func(c net.Conn, n int32) {
+		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775807\r\n\r\nxx"))
+		time.Sleep(time.Second)
+	})
 	w := clientWorkers(t, Deps{})
-	if a, r := postOnce(t, w, "http://"+ln.Addr().String()+"/hook", 5*time.Second); r.err != nil || a.Status != 200 {
+	if a, r := postOnce(t, w, url, 5*time.Second); r.err != nil || a.Status != 200 {
 		t.Fatalf("attempt %+v, %v; want the 200 counted", a, r.err)
 	}
 }

@@ -14,17 +14,16 @@ import (
 	"github.com/a2arelay/relay/internal/ssrf"
 )
 
-// rawServer accepts connections on 127.0.0.1 and, for each request read on
-// one, calls answer with the request's number over the server (from 1). It
-// returns the webhook URL and the count of requests read.
-func rawServer(t *testing.T, answer func(c net.Conn, n int32)) (string, *atomic.Int32) {
+// acceptLoop accepts connections on a 127.0.0.1 port until the test ends,
+// each served by serve on a goroutine of its own (the connection closed
+// after), and returns the port's address.
+func acceptLoop(t *testing.T, serve func(c net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	var count atomic.Int32
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -33,19 +32,31 @@ func rawServer(t *testing.T, answer func(c net.Conn, n int32)) (string, *atomic.
 			}
 			go func() {
 				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					r, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					_, _ = io.Copy(io.Discard, r.Body)
-					answer(c, count.Add(1))
-				}
+				serve(c)
 			}()
 		}
 	}()
-	return "http://" + ln.Addr().String() + "/hook", &count
+	return ln.Addr().String()
+}
+
+// rawServer is a webhook that, for each request read on a connection,
+// calls answer with the request's number over the server (from 1). It
+// returns the webhook URL and the count of requests read.
+func rawServer(t *testing.T, answer func(c net.Conn, n int32)) (string, *atomic.Int32) {
+	t.Helper()
+	var count atomic.Int32
+	addr := acceptLoop(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			r, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, r.Body)
+			answer(c, count.Add(1))
+		}
+	})
+	return "http://" + addr + "/hook", &count
 }
 
 // Informational heads after a 100 Continue (a 103, a second 100) fail the

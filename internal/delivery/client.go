@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -54,7 +55,9 @@ func newClient(dial DialFunc, tlsConfig *tls.Config, maxConns int) *fasthttp.Cli
 		RetryIfErr: func(_ *fasthttp.Request, _ int, err error) (bool, bool) {
 			return false, errors.Is(err, errStaleConn)
 		},
-		MaxIdemponentCallAttempts: 8, // stale kept-alive connections passed over
+		// Stale kept-alive connections are passed over (a peek each), up to
+		// every connection the pool may hold.
+		MaxIdemponentCallAttempts: maxConns + 2,
 		MaxConnsPerHost:           maxConns,
 		MaxConnWaitTimeout:        time.Minute, // bounded by each attempt's deadline
 		MaxIdleConnDuration:       30 * time.Second,
@@ -97,16 +100,18 @@ func dialConn(dial DialFunc, tlsConfig *tls.Config, isTLS bool, addr string, tim
 // bytes of one exchange for another's. net/http keeps a reader on every
 // idle connection for this; fasthttp reads only when it expects an answer.
 //   - Before a request goes out on a connection that carried one before,
-//     it looks (one non-blocking peek at the socket) for what arrived
-//     meanwhile: the webhook closing it, or sending something unasked (a
-//     408). Either way the request is not written (errStaleConn) and the
-//     connection is dropped.
-//   - It follows the heads of each answer. fasthttp reads one head past a
-//     first 100 Continue and takes any other head for the answer; an
-//     informational head other than that one 100 (a 103, a second 100)
-//     would leave the real answer on the connection for the next request.
-//     Then the connection is closed: the attempt fails, and the
-//     connection carries no other request.
+//     it looks, without waiting, for what arrived meanwhile: in the TLS
+//     layer's buffer (a record that came in with the last answer) and in
+//     the socket (one peek). The webhook having closed the connection, or
+//     sent anything unasked (a 408, a second answer), means the request
+//     is not written (errStaleConn) and the connection is dropped.
+//   - It follows the heads of each answer as fasthttp reads them (blank
+//     lines before a status line skipped, lines ended by LF or CRLF).
+//     fasthttp reads one head past a first 100 Continue and takes any
+//     other head for the answer; an informational head other than that
+//     one 100 (a 103, a second 100) would leave the real answer on the
+//     connection for the next request. Then the connection is closed: the
+//     attempt fails, and the connection carries no other request.
 //
 // Its Handshake tells fasthttp that TLS, when wanted, is done already.
 type checkedConn struct {
@@ -117,17 +122,18 @@ type checkedConn struct {
 
 	writing bool     // a request is being written
 	state   int      // where in the answer it is: one of the conn* states
-	head    [12]byte // the start of a head: "HTTP/1.1 103"
-	n       int      // bytes of head held
-	tail    uint32   // the last 4 bytes read in a head, to find its end
+	line    [16]byte // the start of a head's status line: "HTTP/1.1 103 Ear"
+	lineN   int      // bytes of it held
+	inLine  int      // bytes of the current head line (CR not counted)
+	first   bool     // reading a head's status line
 	heads   int      // heads of this answer seen
 	final   bool     // the current head is the answer's own
 }
 
 const (
-	connStatus = iota // reading a head's status line
-	connHead          // reading the rest of a head
-	connBody          // past the answer's head
+	connHeadStart = iota // before a head: blank lines are skipped
+	connHead             // in a head
+	connBody             // past the answer's head
 )
 
 func (c *checkedConn) Handshake() error { return nil }
@@ -142,13 +148,27 @@ func (c *checkedConn) Write(b []byte) (int, error) {
 			_ = c.Conn.Close()
 			return 0, errStaleConn
 		}
-		c.writing, c.state, c.n, c.heads, c.tail = true, connStatus, 0, 0, 0
+		c.writing, c.state, c.heads = true, connHeadStart, 0
 	}
 	return c.Conn.Write(b)
 }
 
-// stillOpen looks at the socket without waiting (idleOpen).
-func (c *checkedConn) stillOpen() bool { return idleOpen(c.raw) }
+// stillOpen tells, without waiting, whether nothing arrived on the idle
+// connection: no bytes in the TLS layer (a read that may not wait), and
+// none in the socket, nor its end (idleOpen).
+func (c *checkedConn) stillOpen() bool {
+	if c.Conn != c.raw {
+		_ = c.Conn.SetReadDeadline(time.Now())
+		var one [1]byte
+		n, err := c.Conn.Read(one[:])
+		_ = c.Conn.SetReadDeadline(time.Time{})
+		var ne net.Error
+		if n > 0 || !errors.As(err, &ne) || !ne.Timeout() {
+			return false
+		}
+	}
+	return idleOpen(c.raw)
+}
 
 // SetWriteDeadline is fasthttp's first call on a pooled connection before
 // a request: a connection closed by the checks fails there, as stale, so
@@ -180,34 +200,51 @@ func (c *checkedConn) Read(b []byte) (int, error) {
 
 // scan follows the heads of an answer one byte at a time.
 func (c *checkedConn) scan(x byte) {
-	switch c.state {
-	case connStatus:
-		c.head[c.n] = x
-		c.n++
-		if c.n < len(c.head) {
-			return
+	if c.state == connHeadStart {
+		if x == '\r' || x == '\n' {
+			return // fasthttp skips blank lines before a status line
 		}
-		c.heads++
-		h := c.head
+		c.state, c.first, c.lineN, c.inLine = connHead, true, 0, 0
+	}
+	switch x {
+	case '\r':
+	case '\n':
 		switch {
-		case string(h[:5]) != "HTTP/" || h[9] != '1':
-			c.final = true
-		case string(h[9:12]) == "100" && c.heads == 1:
-			c.final = false // fasthttp reads the head after it
-		default:
-			c.bad = true // an informational head fasthttp would take for the answer
-		}
-		c.state, c.tail = connHead, 0
-	case connHead:
-		c.tail = c.tail<<8 | uint32(x)
-		if c.tail == 0x0d0a0d0a { // the blank line that ends a head
+		case c.first:
+			c.first = false
+			c.heads++
+			c.status()
+		case c.inLine == 0: // an empty line: the head ends
 			if c.final {
 				c.state = connBody
 			} else {
-				c.state, c.n = connStatus, 0
+				c.state = connHeadStart
 			}
 		}
+		c.inLine = 0
+	default:
+		c.inLine++
+		if c.first && c.lineN < len(c.line) {
+			c.line[c.lineN] = x
+			c.lineN++
+		}
 	}
+}
+
+// status judges the status line just read: the code is the token after
+// its first space, as fasthttp reads it.
+func (c *checkedConn) status() {
+	line := c.line[:c.lineN]
+	sp := bytes.IndexByte(line, ' ')
+	if sp < 0 || len(line) < sp+4 || line[sp+1] != '1' {
+		c.final = true // a final answer, or one fasthttp refuses
+		return
+	}
+	if string(line[sp+1:sp+4]) == "100" && c.heads == 1 {
+		c.final = false // fasthttp reads the head after it
+		return
+	}
+	c.bad = true // an informational head fasthttp would take for the answer
 }
 
 // doPost sends req and reads the answer into resp. An answer whose body is

@@ -89,8 +89,10 @@ func isTLS(err error) bool {
 		rootsErr    x509.SystemRootsError
 		critErr     x509.UnhandledCriticalExtension
 		algErr      x509.InsecureAlgorithmError
+		opErr       *net.OpError
 	)
 	return errors.Is(err, http.ErrSchemeMismatch) || // a TLS record that is plain HTTP
+		errors.As(err, &opErr) && opErr.Op == "remote error" || // an alert the server sent (crypto/tls's shape)
 		errors.As(err, &recordErr) ||
 		errors.As(err, &alertErr) ||
 		errors.As(err, &verifyErr) ||

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"os"
@@ -410,5 +412,23 @@ func TestClassify(t *testing.T) {
 				t.Errorf("Classify(%v) = %q; want %q", tt.err, got, tt.want)
 			}
 		})
+	}
+}
+
+// A TLS alert the server sends (here: no protocol version in common) is
+// class tls, not http.
+func TestClassifyRemoteTLSAlert(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS13}
+	srv.StartTLS()
+	defer srv.Close()
+	c, err := tls.Dial("tcp", srv.Listener.Addr().String(), &tls.Config{MaxVersion: tls.VersionTLS12, InsecureSkipVerify: true})
+	if err == nil {
+		c.Close()
+		t.Fatal("handshake succeeded")
+	}
+	if got := Classify(err); got != ClassTLS {
+		t.Fatalf("Classify(%v) = %q, want %q", err, got, ClassTLS)
 	}
 }

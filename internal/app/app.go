@@ -70,6 +70,7 @@ type App struct {
 	stopBackground context.CancelFunc
 	background     chan struct{}
 	http           *fiber.App
+	quiet          *quietConns // the server's connections that have sent nothing yet
 	ln             net.Listener
 	served         chan error
 }
@@ -165,7 +166,8 @@ func (a *App) Start(ctx context.Context) (err error) {
 	}
 	a.ln = ln
 	a.served = make(chan error, 1)
-	go func() { a.served <- a.http.Listener(ln) }()
+	a.quiet = newQuietConns()
+	go func() { a.served <- a.http.Listener(a.quiet.listen(ln)) }()
 	a.log.InfoContext(ctx, "relay listening", "addr", ln.Addr().String(), "public_url", a.cfg.PublicURL,
 		"auth", a.cfg.Auth, "partitions", a.store.Partitions())
 	return nil
@@ -181,7 +183,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if a.http != nil {
 		a.handler.CloseStreams() // open streams end; their clients resume elsewhere
 		a.workerAPI.Close()      // waiting claims end; their workers claim again
-		errs = append(errs, a.http.ShutdownWithContext(ctx))
+		errs = append(errs, a.shutdownHTTP(ctx))
 		// fasthttp misses a listener it had not started serving yet: close it
 		// here too so that Serve always returns.
 		_ = a.ln.Close()
@@ -196,6 +198,25 @@ func (a *App) Shutdown(ctx context.Context) error {
 	a.closeStore()
 	a.log.InfoContext(ctx, "relay stopped")
 	return errors.Join(errs...)
+}
+
+// shutdownHTTP stops the server gracefully: requests under way end, and
+// fasthttp closes connections between requests; connections that have
+// sent nothing yet are closed here as the shutdown goes (fasthttp would
+// wait for their first request, up to the read timeout).
+func (a *App) shutdownHTTP(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- a.http.ShutdownWithContext(ctx) }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		a.quiet.closeAll()
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+		}
+	}
 }
 
 // openStore connects to the configured Redis, or starts the embedded one.

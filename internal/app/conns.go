@@ -1,0 +1,81 @@
+package app
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+)
+
+// quietConns tracks the HTTP server's connections that have not sent a
+// byte yet: a client's spare connection, opened and never used. fasthttp
+// counts such a connection as busy (it waits for its first request, up to
+// the read timeout), so it would hold a graceful shutdown that long;
+// Shutdown closes them instead. A connection that has sent anything is left
+// to fasthttp, which ends it between requests.
+type quietConns struct {
+	mu    sync.Mutex
+	conns map[*firstByteConn]struct{}
+}
+
+func newQuietConns() *quietConns { return &quietConns{conns: map[*firstByteConn]struct{}{}} }
+
+// listen wraps ln so that the connections it accepts are tracked.
+func (q *quietConns) listen(ln net.Listener) net.Listener { return quietListener{Listener: ln, q: q} }
+
+// closeAll closes every connection that has not sent a byte (none before
+// the server listens).
+func (q *quietConns) closeAll() {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for c := range q.conns {
+		_ = c.Conn.Close()
+		delete(q.conns, c)
+	}
+}
+
+func (q *quietConns) drop(c *firstByteConn) {
+	q.mu.Lock()
+	delete(q.conns, c)
+	q.mu.Unlock()
+}
+
+type quietListener struct {
+	net.Listener
+	q *quietConns
+}
+
+func (l quietListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	fc := &firstByteConn{Conn: c, q: l.q}
+	l.q.mu.Lock()
+	l.q.conns[fc] = struct{}{}
+	l.q.mu.Unlock()
+	return fc, nil
+}
+
+// firstByteConn leaves the quiet set at its first byte read, or its close.
+type firstByteConn struct {
+	net.Conn
+	q     *quietConns
+	spoke atomic.Bool
+}
+
+func (c *firstByteConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.spoke.Load() {
+		c.spoke.Store(true)
+		c.q.drop(c)
+	}
+	return n, err
+}
+
+func (c *firstByteConn) Close() error {
+	c.q.drop(c)
+	return c.Conn.Close()
+}

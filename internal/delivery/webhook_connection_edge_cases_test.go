@@ -15,29 +15,6 @@ import (
 	"github.com/a2arelay/relay/internal/ssrf"
 )
 
-// A head ended by bare LFs ("HTTP/1.1 204 No Content\n\r\n"), which
-// fasthttp accepts, is followed too: an idle 408 on that connection is
-// not taken for the next POST's answer.
-func TestHeadEndedByBareLFStillChecksTheConnection(t *testing.T) {
-	t.Parallel()
-	url, count := rawServer(t, func(c net.Conn, n int32) {
-		_, _ = c.Write([]byte("HTTP/1.1 204 No Content\n\r\n"))
-		go func() {
-			time.Sleep(100 * time.Millisecond)
-			_, _ = c.Write([]byte("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"))
-			_ = c.(*net.TCPConn).CloseWrite()
-		}()
-	})
-	w := clientWorkers(t, Deps{})
-	if a, _ := postOnce(t, w, url, 2*time.Second); a.Status != 204 {
-		t.Fatalf("first: %d", a.Status)
-	}
-	time.Sleep(300 * time.Millisecond)
-	if a, r := postOnce(t, w, url, 2*time.Second); a.Status != 204 {
-		t.Fatalf("second POST: %d %s (%v), webhook got %d POSTs; want its own 204", a.Status, a.ErrorClass, r.err, count.Load())
-	}
-}
-
 // Informational heads are found however fasthttp reads them (after blank
 // lines, after a 100 ended by a bare LF, in another protocol): the real
 // answer behind them is never taken for the next POST's.

@@ -64,7 +64,7 @@ func TestAttemptLogKeepsTheLatest(t *testing.T) {
 		t.Fatalf("record %+v, %v; want delivered after one logged attempt", r, err)
 	}
 	for _, id := range []string{nid, h.NotificationID} {
-		if ttl, _ := rdb.PTTL(ctx, s.k.tag(0)+"dl:"+id).Result(); ttl <= 0 {
+		if ttl, _ := rdb.PTTL(ctx, s.k.record(0, id)).Result(); ttl <= 0 {
 			t.Fatalf("the record of %s, with its attempts, has no expiry (%s)", id, ttl)
 		}
 	}

@@ -309,8 +309,8 @@ type Finished struct {
 func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Finished, error) {
 	tk := s.k.task(t.TaskID)
 	pfx := s.k.tag(t.Partition)
-	keys := []string{s.k.deliveries(t.Partition), s.k.lane(t.TaskID, t.ConfigID), pfx + "retries", pfx + "dead",
-		pfx + "dl:" + h.NotificationID, pfx + "dla:" + h.NotificationID, tk.push, s.k.lease(t.TaskID, t.ConfigID), tk.events}
+	keys := []string{s.k.deliveries(t.Partition), s.k.lane(t.TaskID, t.ConfigID), s.k.retries(t.Partition), s.k.dead(t.Partition),
+		s.k.record(t.Partition, h.NotificationID), s.k.legacyAttempts(t.Partition, h.NotificationID), tk.push, s.k.lease(t.TaskID, t.ConfigID), tk.events}
 	run := "0"
 	if f.Run {
 		run = "1"
@@ -338,8 +338,7 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 // delivery stream. It returns how many it moved and when the earliest retry
 // left is due (zero when none is).
 func (s *Store) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error) {
-	pfx := s.k.tag(p)
-	res, err := s.mover.Run(ctx, s.rdb, []string{pfx + "retries", s.k.deliveries(p)}, now.UnixMilli(), limit).Slice()
+	res, err := s.mover.Run(ctx, s.rdb, []string{s.k.retries(p), s.k.deliveries(p)}, now.UnixMilli(), limit).Slice()
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("queue: move due retries: %w", err)
 	}

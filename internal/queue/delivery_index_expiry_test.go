@@ -19,7 +19,7 @@ func TestDeliveryIndexOutlivesTheRetentionRenewedOnlyWhenShort(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: time.Hour})
 	cfg := map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)}
-	index := s.k.tag(0) + "dl:task:t"
+	index := s.k.taskDeliveries("t")
 	deadline := func() int64 {
 		t.Helper()
 		v, err := rdb.HGet(ctx, s.k.task("t").hash, "dx").Result()

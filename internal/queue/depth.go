@@ -34,8 +34,8 @@ func (s *Store) Depths(ctx context.Context) ([]Depth, error) {
 		key := s.k.deliveries(p)
 		groups[p] = pipe.XInfoGroups(ctx, key)
 		pending[p] = pipe.XPending(ctx, key, group)
-		retries[p] = pipe.ZCard(ctx, s.k.tag(p)+"retries")
-		dead[p] = pipe.XLen(ctx, s.k.tag(p)+"dead")
+		retries[p] = pipe.ZCard(ctx, s.k.retries(p))
+		dead[p] = pipe.XLen(ctx, s.k.dead(p))
 	}
 	now := pipe.Time(ctx)
 	_, _ = pipe.Exec(ctx) // a partition whose stream does not exist yet answers an error: zero

@@ -69,6 +69,29 @@ func (k keys) lease(taskID, configID string) string {
 // compaction.
 func (k keys) compact(p int) string { return k.tag(p) + "compact" }
 
+// record is the delivery record of notification id in partition p (one
+// string, codec d1: record_codec.go). The Lua scripts build the same name
+// from the partition prefix for the records of a lane they drop.
+func (k keys) record(p int, id string) string { return k.tag(p) + "dl:" + id }
+
+// legacyAttempts is the attempt list a previous relay kept beside record.
+func (k keys) legacyAttempts(p int, id string) string { return k.tag(p) + "dla:" + id }
+
+// taskDeliveries is the zset of a task's notification ids by creation ms.
+func (k keys) taskDeliveries(taskID string) string {
+	return k.tag(k.partition(taskID)) + "dl:task:" + taskID
+}
+
+// statusIndex is partition p's zset of the notification ids in status st
+// (every status but delivered), by update ms.
+func (k keys) statusIndex(p int, st string) string { return k.tag(p) + "dl:status:" + st }
+
+// retries is partition p's zset of tokens waiting for their next attempt.
+func (k keys) retries(p int) string { return k.tag(p) + "retries" }
+
+// dead is partition p's stream of dead letters.
+func (k keys) dead(p int) string { return k.tag(p) + "dead" }
+
 // meta is the hash of facts fixed at first start (partition count).
 func (k keys) meta() string { return k.prefix + ":meta" }
 

@@ -12,7 +12,7 @@ import (
 func (s *Store) asLegacy(t *testing.T, nid string, r DeliveryRecord, attempts ...string) {
 	t.Helper()
 	ctx := context.Background()
-	key, list := s.k.tag(0)+"dl:"+nid, s.k.tag(0)+"dla:"+nid
+	key, list := s.k.record(0, nid), s.k.legacyAttempts(0, nid)
 	pipe := s.rdb.TxPipeline()
 	pipe.Del(ctx, key)
 	pipe.HSet(ctx, key, "task", r.TaskID, "config", r.ConfigID, "event", r.EventID, "status", r.Status,
@@ -60,13 +60,13 @@ func TestPreviousRelaysRecordIsReadAndCarriedOver(t *testing.T) {
 		got.TaskID != "run" || got.ConfigID != "c1" || !got.Created.Equal(old.Created.Truncate(time.Millisecond)) {
 		t.Fatalf("carried-over record = %+v (log %s)", got, log)
 	}
-	if typ, _ := s.rdb.Type(ctx, s.k.tag(0)+"dl:"+h.NotificationID).Result(); typ != "string" {
+	if typ, _ := s.rdb.Type(ctx, s.k.record(0, h.NotificationID)).Result(); typ != "string" {
 		t.Fatalf("record stored as %s, want the current form (a string)", typ)
 	}
-	if n, _ := s.rdb.Exists(ctx, s.k.tag(0)+"dla:"+h.NotificationID).Result(); n != 0 {
+	if n, _ := s.rdb.Exists(ctx, s.k.legacyAttempts(0, h.NotificationID)).Result(); n != 0 {
 		t.Fatal("the previous relay's attempt list is left behind")
 	}
-	if ttl, _ := s.rdb.PTTL(ctx, s.k.tag(0)+"dl:"+h.NotificationID).Result(); ttl <= 0 || ttl > time.Hour {
+	if ttl, _ := s.rdb.PTTL(ctx, s.k.record(0, h.NotificationID)).Result(); ttl <= 0 || ttl > time.Hour {
 		t.Fatalf("carried-over record expires in %s, want the hour it had left", ttl)
 	}
 }

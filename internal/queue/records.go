@@ -57,7 +57,7 @@ func (s *Store) Delivery(ctx context.Context, id string) (DeliveryRecord, error)
 	if !ok {
 		return DeliveryRecord{}, ErrNotFound
 	}
-	key := s.k.tag(p) + "dl:" + id
+	key := s.k.record(p, id)
 	raw, err := s.rdb.Get(ctx, key).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -88,10 +88,9 @@ func (s *Store) Delivery(ctx context.Context, id string) (DeliveryRecord, error)
 // legacyDelivery reads a record a previous relay wrote: a hash, and its
 // attempts in a list of their own.
 func (s *Store) legacyDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
-	pfx := s.k.tag(p)
 	pipe := s.rdb.Pipeline()
-	h := pipe.HGetAll(ctx, pfx+"dl:"+id)
-	a := pipe.LRange(ctx, pfx+"dla:"+id, 0, -1)
+	h := pipe.HGetAll(ctx, s.k.record(p, id))
+	a := pipe.LRange(ctx, s.k.legacyAttempts(p, id), 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return DeliveryRecord{}, fmt.Errorf("queue: read delivery: %w", err)
 	}
@@ -129,7 +128,7 @@ type DeliveryFilter struct {
 func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryRecord, *IndexEntry, error) {
 	var keys []string
 	if f.TaskID != "" {
-		keys = []string{s.k.tag(s.k.partition(f.TaskID)) + "dl:task:" + f.TaskID}
+		keys = []string{s.k.taskDeliveries(f.TaskID)}
 	} else {
 		statuses := IndexedStatuses
 		if f.Status != "" {
@@ -140,7 +139,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 		}
 		for p := 0; p < s.k.partitions; p++ {
 			for _, st := range statuses {
-				keys = append(keys, s.k.tag(p)+"dl:status:"+st)
+				keys = append(keys, s.k.statusIndex(p, st))
 			}
 		}
 	}
@@ -201,8 +200,8 @@ func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
 		return ErrQueued
 	}
 	p := s.k.partition(r.TaskID)
-	keys := []string{s.k.lane(r.TaskID, r.ConfigID), s.k.deliveries(p), s.k.tag(p) + "dl:" + id, s.k.task(r.TaskID).events,
-		s.k.tag(p) + "dla:" + id}
+	keys := []string{s.k.lane(r.TaskID, r.ConfigID), s.k.deliveries(p), s.k.record(p, id), s.k.task(r.TaskID).events,
+		s.k.legacyAttempts(p, id)}
 	err = s.redeliver.Run(ctx, s.rdb, keys, r.EventID, r.TaskID, r.ConfigID, now.UnixMilli(), s.k.tag(p), id).Err()
 	if err != nil && strings.Contains(err.Error(), "NOTFOUND") {
 		return ErrNotFound
@@ -222,7 +221,7 @@ func (s *Store) Redrive(ctx context.Context, taskID string, now time.Time) (int,
 		if taskID != "" && p != s.k.partition(taskID) {
 			continue
 		}
-		dead := s.k.tag(p) + "dead"
+		dead := s.k.dead(p)
 		msgs, err := s.rdb.XRange(ctx, dead, "-", "+").Result()
 		if err != nil {
 			return n, fmt.Errorf("queue: read dead letters: %w", err)
@@ -261,9 +260,9 @@ func (s *Store) ExpireRecords(ctx context.Context, p int, now time.Time) error {
 	cut := now.Add(-s.keep).UnixMilli()
 	pipe := s.rdb.Pipeline()
 	for _, st := range IndexedStatuses {
-		pipe.ZRemRangeByScore(ctx, s.k.tag(p)+"dl:status:"+st, "-inf", "("+strconv.FormatInt(cut, 10))
+		pipe.ZRemRangeByScore(ctx, s.k.statusIndex(p, st), "-inf", "("+strconv.FormatInt(cut, 10))
 	}
-	pipe.XTrimMinID(ctx, s.k.tag(p)+"dead", strconv.FormatInt(cut, 10))
+	pipe.XTrimMinID(ctx, s.k.dead(p), strconv.FormatInt(cut, 10))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("queue: expire delivery records: %w", err)
 	}

@@ -48,7 +48,7 @@ func TestExpireRecords(t *testing.T) {
 	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: time.Hour})
 	now := time.Now()
 	old, fresh := now.Add(-2*time.Hour), now.Add(-time.Minute)
-	key := s.k.tag(0) + "dl:status:dead"
+	key := s.k.statusIndex(0, "dead")
 	rdb.ZAdd(ctx, key, redis.Z{Score: float64(old.UnixMilli()), Member: "old"}, redis.Z{Score: float64(fresh.UnixMilli()), Member: "fresh"})
 	dead := s.k.tag(0) + "dead"
 	rdb.XAdd(ctx, &redis.XAddArgs{Stream: dead, ID: "1-1", Values: []any{"n", "old"}})

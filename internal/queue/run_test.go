@@ -227,7 +227,7 @@ func TestLaneRunResumesAfterACrash(t *testing.T) {
 // notificationID finds the notification id of event id of task "run".
 func (s *Store) notificationID(t *testing.T, eventID string) string {
 	t.Helper()
-	ids, err := s.rdb.ZRange(context.Background(), s.k.tag(0)+"dl:task:run", 0, -1).Result()
+	ids, err := s.rdb.ZRange(context.Background(), s.k.taskDeliveries("run"), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

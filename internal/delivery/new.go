@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -57,10 +58,11 @@ func New(d Deps, cfg Config) (*Workers, error) {
 		log = slog.Default()
 	}
 	w := &Workers{
-		q: d.Queue, signer: d.Signer, cfg: cfg, log: log, now: time.Now, mover: newMover(d.Queue, 10*cfg.MoveEvery, log),
+		q: d.Queue, signer: d.Signer, cfg: cfg, log: log, now: time.Now, mover: newMover(d.Queue, 50*cfg.MoveEvery, log),
 		consumer: "relay-" + uuid.NewString(),
 		client:   newClient(d.Dial, d.TLS, max(cfg.Workers, 64)),
 		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator,
+		acked: make([]atomic.Bool, d.Queue.Partitions()),
 	}
 	if d.Pressure != nil {
 		d.Pressure.Watch(func() bool { return w.waiting.Load() > 0 })

@@ -67,7 +67,7 @@ type Config struct {
 	ReclaimIdle time.Duration
 	// MoveEvery is how often due retries are moved back (default 100ms):
 	// a retry goes back within MoveEvery of its due time. A partition with
-	// no retry known to be due is looked at every 10 MoveEvery, for
+	// no retry known to be due is looked at every 50 MoveEvery, for
 	// retries other instances scheduled.
 	MoveEvery time.Duration
 	// ExcerptBytes caps the response excerpt kept per attempt (default 1024).
@@ -120,6 +120,10 @@ type Workers struct {
 	// wait, workers do not go on with lane runs, so busy lanes cannot keep
 	// newly active ones waiting.
 	waiting atomic.Int64
+	// acked marks, per partition, a token finished here since the last
+	// trim; trims counts the housekeeping passes (see trim).
+	acked []atomic.Bool
+	trims int
 }
 
 // validate checks the webhook's host when validation is on; a failure is
@@ -238,7 +242,10 @@ func (w *Workers) moveDue(ctx context.Context) { w.mover.pass(ctx, w.now()) }
 
 // trim drops acknowledged tokens from the delivery streams and, about once
 // a minute, the consumers departed processes left in their groups and the
-// index entries and dead letters past the retention.
+// index entries and dead letters past the retention. A partition is trimmed
+// at every pass (each second) after this instance finished a token there,
+// and otherwise every 10th pass (for other instances' tokens): an idle
+// relay asks Redis little.
 func (w *Workers) trim(ctx context.Context) {
 	// One instance is enough: the leader of "housekeeping" (a Redis lease
 	// renewed every pass; another instance takes over when it lapses).
@@ -249,9 +256,12 @@ func (w *Workers) trim(ctx context.Context) {
 		return
 	}
 	prune := w.now().Second() == 0 // about once a minute
+	w.trims++
 	for p := range w.q.Partitions() {
-		if err := w.q.TrimAcked(ctx, p); err != nil && ctx.Err() == nil {
-			w.log.WarnContext(ctx, "trimming a delivery stream", "partition", p, "err", err)
+		if w.acked[p].Swap(false) || w.trims%10 == 1 {
+			if err := w.q.TrimAcked(ctx, p); err != nil && ctx.Err() == nil {
+				w.log.WarnContext(ctx, "trimming a delivery stream", "partition", p, "err", err)
+			}
 		}
 		if !prune {
 			continue

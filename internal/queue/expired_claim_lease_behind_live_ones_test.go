@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// Review 2: Claims.Claim runs XAUTOCLAIM from "0-0" with COUNT 1 and drops
+// Claims.Claim runs XAUTOCLAIM from "0-0" with COUNT 1 and drops
 // the returned cursor. Redis scans at most COUNT*10 pending entries per
 // XAUTOCLAIM, so when the ten oldest pending entries are live leases (workers
 // heartbeating long tasks), an expired lease behind them is never found: its
 // task stays "working" until ten of the older ones finish.
-func TestReview2ExpiredLeaseBehindTenLiveOnesIsReclaimed(t *testing.T) {
+func TestExpiredLeaseBehindTenLiveOnesIsReclaimed(t *testing.T) {
 	t.Parallel()
 	c, ctx := newClaims(t)
 	const ttl = 300 * time.Millisecond

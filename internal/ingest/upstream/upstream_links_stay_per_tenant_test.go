@@ -13,7 +13,7 @@ import (
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
-// Review 2: links are keyed by the relay task id alone and live
+// links are keyed by the relay task id alone and live
 // TaskRetention+24h (the app's setting), longer than the task. A v0.1
 // client chooses its task id; once a finished task has expired, another
 // tenant (or the same client reusing its id) can create a task with that
@@ -21,17 +21,17 @@ import (
 // follow-up into the first tenant's upstream task and context (and would
 // forward that task's artifacts back if the agent accepted it; an agent
 // that refuses messages to a finished task fails the new task instead).
-func TestReview2UpstreamLinkOutlivesTaskAcrossTenants(t *testing.T) {
+func TestUpstreamLinkOutlivesTaskAcrossTenants(t *testing.T) {
 	t.Parallel()
 	for _, lenient := range []bool{false, true} {
 		t.Run(map[bool]string{false: "agent refuses messages to finished tasks", true: "agent takes them"}[lenient], func(t *testing.T) {
 			t.Parallel()
-			review2LinkReuse(t, lenient)
+			linkReuse(t, lenient)
 		})
 	}
 }
 
-func review2LinkReuse(t *testing.T, lenient bool) {
+func linkReuse(t *testing.T, lenient bool) {
 	f := startAgent(t, agentOptions{})
 	f.mu.Lock()
 	f.lazyFollowUp = lenient // answers a follow-up with the task as it stands
@@ -95,12 +95,12 @@ func review2LinkReuse(t *testing.T, lenient bool) {
 	}
 }
 
-// Review 2: the app's Router.Cancel calls Cancel on every backend, so every
+// the app's Router.Cancel calls Cancel on every backend, so every
 // bridge's Cancel runs for every canceled task. Links are keyed by relay
 // task id alone, shared by all bridges (app/agents.go gives each the same
 // prefix), so a bridge to agent B finds the link of a task that agent A
 // works on and sends B a CancelTask for A's upstream task id.
-func TestReview2CancelOfOneUpstreamReachesAnother(t *testing.T) {
+func TestCancelOfOneUpstreamReachesAnother(t *testing.T) {
 	t.Parallel()
 	fa := startAgent(t, agentOptions{streaming: true})
 	fb := startAgent(t, agentOptions{streaming: true})

@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// review4: a finish of a lane-run step is not idempotent. Before lane runs,
+// a finish of a lane-run step is not idempotent. Before lane runs,
 // the XACK made a second execution of the same finish (go-redis re-sends a
 // whole pipeline after a read timeout or a reset connection, and the
 // batcher's pipelines carry finish.lua) a stale no-op. A run step skips the
 // XACK and relies on the lease, which the first execution renewed: the
 // second execution records the attempt again, counts it again in the
 // per-minute stats, and reports Applied.
-func TestReview4ReplayedRunFinishIsNotStale(t *testing.T) {
+func TestReplayedRunFinishIsNotStale(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, ids := laneFixture(t, 3)

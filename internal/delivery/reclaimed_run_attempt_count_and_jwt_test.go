@@ -17,7 +17,7 @@ import (
 	"github.com/a2arelay/relay/internal/queue"
 )
 
-// review4: finishLoses loses the FinishToken of one event (a worker killed,
+// finishLoses loses the FinishToken of one event (a worker killed,
 // or Redis unreachable, after the POST of a lane run's later head).
 type finishLoses struct {
 	*queue.Store
@@ -37,13 +37,13 @@ func (c *finishLoses) FinishToken(ctx context.Context, t queue.Token, h queue.He
 	return c.Store.FinishToken(ctx, t, h, f)
 }
 
-// review4: a lane run keeps the same token, whose stream fields (a, f) are
+// a lane run keeps the same token, whose stream fields (a, f) are
 // the attempt number and first-attempt time of the head it was made for.
 // When a run started by a retry token is interrupted on a later head, the
 // reclaimed token carries the first head's attempt count to the later
 // head: here, with MaxAttempts 2, the later head is dead-lettered after its
 // very first failed attempt instead of being retried.
-func TestReview4ReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
+func TestReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	var posts []string
@@ -100,10 +100,10 @@ func TestReview4ReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 	}
 }
 
-// review4 (a check, expected to pass): the notification JWT the workers
+// the notification JWT the workers
 // send verifies with golang-jwt, strictly, and its header is base64url
 // without padding with alg, kid and typ.
-func TestReview4NotificationJWTVerifies(t *testing.T) {
+func TestNotificationJWTVerifies(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	var tok, url string

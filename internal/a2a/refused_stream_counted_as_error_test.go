@@ -14,28 +14,28 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// review3Streamer refuses every stream, as ingest.Streams does when the
+// refusingStreamer refuses every stream, as ingest.Streams does when the
 // instance or the client is at its stream limit.
-type review3Streamer struct{}
+type refusingStreamer struct{}
 
-func (review3Streamer) Acquire(context.Context) (func(), error) {
+func (refusingStreamer) Acquire(context.Context) (func(), error) {
 	return nil, Errorf(CodeInternal, "too many open streams")
 }
-func (review3Streamer) Current(_ context.Context, id string) (TaskView, error) {
+func (refusingStreamer) Current(_ context.Context, id string) (TaskView, error) {
 	return TaskView{}, ErrTaskNotFound(id)
 }
-func (review3Streamer) Next(context.Context, string, string, time.Duration) ([]StreamEvent, error) {
+func (refusingStreamer) Next(context.Context, string, string, time.Duration) ([]StreamEvent, error) {
 	return nil, nil
 }
 
-// review3: Serve reports a streaming method (SubscribeToTask, message/stream,
+// Serve reports a streaming method (SubscribeToTask, message/stream,
 // tasks/resubscribe) with code 0 before the stream is opened, so one that is
 // refused (task not found, stream limit, bad params) is counted as
 // relay_a2a_requests_total{outcome="ok"} although the client got an error.
-func TestReview3RefusedStreamCountedAsOK(t *testing.T) {
+func TestRefusedStreamCountedAsOK(t *testing.T) {
 	app := fiber.New()
 	h := NewHandler(fakeService{}, nil, slog.New(slog.DiscardHandler))
-	h.EnableStreaming(review3Streamer{}, StreamConfig{Poll: time.Millisecond})
+	h.EnableStreaming(refusingStreamer{}, StreamConfig{Poll: time.Millisecond})
 	var mu sync.Mutex
 	var codes []int
 	h.Observe(func(_ string, _ Dialect, code int) { mu.Lock(); codes = append(codes, code); mu.Unlock() })

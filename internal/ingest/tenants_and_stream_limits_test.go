@@ -13,13 +13,13 @@ import (
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
-// Review 2: an owner's index entry outlives the task it names (a finished
+// an owner's index entry outlives the task it names (a finished
 // task's keys expire; its index entry is only dropped when its owner lists
 // and the task is gone). v0.1 lets a client choose the task id, so once the
 // task expired another tenant can create a task with the same id, and
 // LoadMany(owner, ids) loads it without checking its owner: the first
 // tenant's ListTasks returns the second tenant's task, history included.
-func TestReview2ListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T) {
+func TestListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
 	store := queue.NewStore(rdb, queue.Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 2})
@@ -59,12 +59,12 @@ func TestReview2ListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T)
 	}
 }
 
-// Review 2: without client authentication (RELAY_AUTH=none, or the embedded
+// without client authentication (RELAY_AUTH=none, or the embedded
 // quickstart) every request acts for the owner "", so the per-client
 // stream limit (max_streams_per_client, default 32) becomes a limit on all
 // clients of the instance together: the 33rd SSE stream is refused however
 // large max_streams is, and one client can hold every stream.
-func TestReview2PerClientStreamLimitCapsEveryoneWithoutAuth(t *testing.T) {
+func TestPerClientStreamLimitCapsEveryoneWithoutAuth(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
 	store := queue.NewStore(rdb, queue.Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 2})

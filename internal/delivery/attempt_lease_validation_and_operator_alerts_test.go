@@ -18,7 +18,7 @@ import (
 	"github.com/a2arelay/relay/internal/ssrf"
 )
 
-// review3: the lane lease (and the token's reclaim idle time) is
+// the lane lease (and the token's reclaim idle time) is
 // ReclaimIdle, which defaults to Timeout+5s on the premise that one
 // attempt is one POST bounded by Timeout. With webhook validation on, an
 // attempt is a validation GET (bounded by Timeout on its own) and then the
@@ -28,7 +28,7 @@ import (
 // deletes the second's lease, so the lane's next head can overtake).
 // Here Timeout 200ms and ReclaimIdle 300ms (the defaults' ratio), and a
 // webhook taking 170ms for the GET and 170ms for the POST.
-func TestReview3ValidationPlusPostOutlivesTheLease(t *testing.T) {
+func TestValidationPlusPostOutlivesTheLease(t *testing.T) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	posts, inFlight, maxInFlight := 0, 0, 0
@@ -79,13 +79,13 @@ func TestReview3ValidationPlusPostOutlivesTheLease(t *testing.T) {
 	}
 }
 
-// review3: Operator.Run logs the *url.Error of a failed POST, which
+// Operator.Run logs the *url.Error of a failed POST, which
 // carries the whole operator URL; alert URLs are typically secrets
 // themselves (Slack/Discord/Teams incoming webhooks:
 // https://hooks.slack.com/services/T…/B…/<secret>), and they end up in the
 // logs. The delivery path strips the URL (errorText); the operator path
 // does not.
-func TestReview3OperatorLogsItsSecretURL(t *testing.T) {
+func TestOperatorLogsItsSecretURL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes 6s (three tries)")
 	}
@@ -128,10 +128,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// review3: alerts still queued when the operator stops are sent, not
+// alerts still queued when the operator stops are sent, not
 // dropped (Workers.Run also stops the operator only after its workers
 // finished their last attempts).
-func TestReview3OperatorAlertAfterStopIsLost(t *testing.T) {
+func TestOperatorAlertAfterStopIsLost(t *testing.T) {
 	var mu sync.Mutex
 	got := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -154,12 +154,12 @@ func TestReview3OperatorAlertAfterStopIsLost(t *testing.T) {
 	}
 }
 
-// review3: validation is meant to keep relay from sending a host traffic
+// validation is meant to keep relay from sending a host traffic
 // it did not ask for, but nothing is shared while a host is unvalidated:
 // every attempt of every lane to it sends its own GET (no singleflight per
 // host, no negative cache). 20 push configs at a host that does not echo
 // (a victim) give it 20 GETs per retry round instead of 20 POSTs.
-func TestReview3UnvalidatedHostGetsOneGETPerAttempt(t *testing.T) {
+func TestUnvalidatedHostGetsOneGETPerAttempt(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	store := queue.NewStore(rdb, queue.Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1})

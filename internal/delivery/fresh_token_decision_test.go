@@ -9,7 +9,7 @@ import (
 	"github.com/a2arelay/relay/internal/queue"
 )
 
-// review5: the "Fresh" decision (Process, workers.go) is made on the
+// the "Fresh" decision (Process, workers.go) is made on the
 // worker's clock and against the worker's own ReclaimIdle, before Begin's
 // round trip. Two ways it is wrong about the token by the time begin.lua
 // runs, and begin.lua (fresh: no XCLAIM) then gives the lane to a token
@@ -34,10 +34,10 @@ import (
 // Fixed: begin.lua skips the re-claim only when Redis shows the token
 // pending, the caller's, and delivered to no one else (XPENDING).
 
-// review5 setup: a lane with three heads; w1 read its token; w2 reclaims
+// freshSetup: a lane with three heads; w1 read its token; w2 reclaims
 // and delivers the first head (LaneRun 1), which puts a new token for the
 // lane in the stream.
-func review5Setup(t *testing.T, hook *idRecorder, task string) (fixture, queue.Token, *Workers) {
+func freshSetup(t *testing.T, hook *idRecorder, task string) (fixture, queue.Token, *Workers) {
 	t.Helper()
 	ctx := context.Background()
 	fx := newFixture(t, 1, task, hook)
@@ -50,7 +50,7 @@ func review5Setup(t *testing.T, hook *idRecorder, task string) (fixture, queue.T
 }
 
 // w2 (ReclaimIdle 50ms, LaneRun 1) takes the token over and delivers head 1.
-func review5Takeover(t *testing.T, fx fixture) {
+func freshTakeover(t *testing.T, fx fixture) {
 	t.Helper()
 	ctx := context.Background()
 	cfg := Config{ReclaimIdle: 50 * time.Millisecond, Timeout: 20 * time.Millisecond, LaneRun: 1}
@@ -66,13 +66,13 @@ func review5Takeover(t *testing.T, fx fixture) {
 // Instances with different ReclaimIdle: w1 (1 minute) holds the token in
 // memory for 80ms (well within its fresh window of 30s); w2 (50ms)
 // reclaims and finishes it meanwhile. w1's copy must not POST.
-func TestReview5FreshCopyFinishedByInstanceWithShorterReclaimIdle(t *testing.T) {
+func TestFreshCopyFinishedByInstanceWithShorterReclaimIdle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &idRecorder{}
-	fx, late, w1 := review5Setup(t, hook, "mixed")
+	fx, late, w1 := freshSetup(t, hook, "mixed")
 	late.Read = time.Now()
-	review5Takeover(t, fx)
+	freshTakeover(t, fx)
 	if ids := hook.got(); len(ids) != 1 {
 		t.Fatalf("POSTs %v after the takeover, want head 1 once", ids)
 	}
@@ -120,7 +120,7 @@ func (b *beginDelayed) Begin(ctx context.Context, t queue.Token, consumer string
 // finishes the token. 650ms is within what errLeaseShort lets through
 // (ReclaimIdle - Timeout), so w1 POSTs. The old Begin (XCLAIM) found the
 // token done.
-func TestReview5FreshDecisionGoesStaleBeforeBeginRuns(t *testing.T) {
+func TestFreshDecisionGoesStaleBeforeBeginRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &idRecorder{}

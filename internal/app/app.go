@@ -237,7 +237,7 @@ func (a *App) openStore(ctx context.Context) error {
 	a.rdb.AddHook(a.metrics.Hook())
 	a.streamRDB.AddHook(a.metrics.Hook())
 	a.store = queue.NewStore(a.rdb, queue.Config{Prefix: a.cfg.RedisPrefix, Partitions: a.cfg.Partitions,
-		EventsMaxLen: a.cfg.TaskEventsMaxLen, DeliveryRetention: a.cfg.DeliveryRetention})
+		EventsMaxLen: a.cfg.TaskEventsMaxLen, DeliveryRetention: a.cfg.DeliveryRetention, Outbox: a.cfg.DeliveryPath == "outbox"})
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := a.store.Ping(pctx); err != nil {
@@ -276,7 +276,7 @@ func (a *App) connect() error {
 
 // poolSize leaves room for one blocking read per partition, one command per
 // delivery worker, and the HTTP handlers.
-func (a *App) poolSize() int { return a.cfg.Partitions + a.cfg.DeliveryWorkers + 64 }
+func (a *App) poolSize() int { return 2*a.cfg.Partitions + a.cfg.DeliveryWorkers + 64 }
 
 // startBackground runs the delivery workers, the stream compactor and the
 // signing-key refresher until Shutdown stops them.
@@ -317,7 +317,7 @@ func (a *App) stopBackgroundLoops() {
 func (a *App) deliveryConfig() delivery.Config {
 	return delivery.Config{
 		Workers: a.cfg.DeliveryWorkers, Timeout: a.cfg.DeliveryTimeout, Issuer: a.cfg.PublicURL,
-		TokenTTL: a.cfg.JWTTTL, UserAgent: "relay/" + a.version, Secrets: a.ring,
+		TokenTTL: a.cfg.JWTTTL, UserAgent: "relay/" + a.version, Secrets: a.ring, Outbox: a.cfg.DeliveryPath == "outbox",
 		Policy: delivery.Policy{Initial: a.cfg.RetryInitial, MaxInterval: a.cfg.RetryMaxInterval,
 			MaxAttempts: a.cfg.RetryMaxAttempts, MaxElapsed: a.cfg.RetryMaxElapsed},
 	}

@@ -48,6 +48,10 @@ func postJSON(t *testing.T, url string) (int, string) {
 }
 
 func TestDeadLettersRedriveAndRedeliver(t *testing.T) {
+	eachPath(t, testDeadLettersRedriveAndRedeliver)
+}
+
+func testDeadLettersRedriveAndRedeliver(t *testing.T, path string) {
 	t.Parallel()
 	s := newSink(t)
 	var healthy atomic.Bool
@@ -57,7 +61,7 @@ func TestDeadLettersRedriveAndRedeliver(t *testing.T) {
 		}
 		return 500, nil, 0
 	}
-	r := deliveringRelay(t, func(c *config.Config) {
+	r := deliveringRelayOn(t, path, func(c *config.Config) {
 		c.RetryInitial, c.RetryMaxInterval, c.RetryMaxAttempts = 50*time.Millisecond, 100*time.Millisecond, 2
 	})
 	var res struct{ Task v10Task }
@@ -120,6 +124,10 @@ func TestDeadLettersRedriveAndRedeliver(t *testing.T) {
 // A dead letter an operator redelivered (and that landed) is not sent again
 // by a later redrive, and is not counted.
 func TestRedriveSkipsRedeliveredDeadLetters(t *testing.T) {
+	eachPath(t, testRedriveSkipsRedeliveredDeadLetters)
+}
+
+func testRedriveSkipsRedeliveredDeadLetters(t *testing.T, path string) {
 	t.Parallel()
 	s := newSink(t)
 	var healthy atomic.Bool
@@ -129,7 +137,7 @@ func TestRedriveSkipsRedeliveredDeadLetters(t *testing.T) {
 		}
 		return 500, nil, 0
 	}
-	r := deliveringRelay(t, func(c *config.Config) {
+	r := deliveringRelayOn(t, path, func(c *config.Config) {
 		c.RetryInitial, c.RetryMaxInterval, c.RetryMaxAttempts = 50*time.Millisecond, 100*time.Millisecond, 1
 	})
 	r.call("SendMessage", map[string]any{"message": v10Message("once", map[string]any{"metadata": demo(map[string]any{"outcome": "rejected"})}),

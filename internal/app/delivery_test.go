@@ -18,7 +18,13 @@ import (
 
 // deliveringRelay is a relay that may POST to loopback, with fast retries.
 func deliveringRelay(t *testing.T, mut func(*config.Config)) *relay {
-	return startRelay(t, func(c *config.Config) {
+	return deliveringRelayOn(t, "lanes", mut)
+}
+
+// deliveringRelayOn is deliveringRelay with notifications on delivery
+// path path (RELAY_DELIVERY_PATH).
+func deliveringRelayOn(t *testing.T, path string, mut func(*config.Config)) *relay {
+	return startRelayOn(t, path, func(c *config.Config) {
 		c.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 		c.RetryInitial, c.RetryMaxInterval = 300*time.Millisecond, 5*time.Second
 		c.DeliveryTimeout = 2 * time.Second
@@ -51,9 +57,13 @@ func streamKind(t *testing.T, body []byte) string {
 }
 
 func TestDeliverySignedInOrderEachDialect(t *testing.T) {
+	eachPath(t, testDeliverySignedInOrderEachDialect)
+}
+
+func testDeliverySignedInOrderEachDialect(t *testing.T, path string) {
 	t.Parallel()
 	s := newSink(t)
-	r := deliveringRelay(t, nil)
+	r := deliveringRelayOn(t, path, nil)
 
 	var v10 struct{ Task v10Task }
 	r.call("SendMessage", map[string]any{"message": v10Message("deliver me", nil), "configuration": map[string]any{
@@ -131,6 +141,10 @@ func verifyJWT(t *testing.T, r *relay, h hit, aud, taskID string) {
 }
 
 func TestRetriesWithGrowingGapsThenSuccess(t *testing.T) {
+	eachPath(t, testRetriesWithGrowingGapsThenSuccess)
+}
+
+func testRetriesWithGrowingGapsThenSuccess(t *testing.T, path string) {
 	t.Parallel()
 	s := newSink(t)
 	s.answer = func(_ string, n int) (int, map[string]string, time.Duration) {
@@ -139,7 +153,7 @@ func TestRetriesWithGrowingGapsThenSuccess(t *testing.T) {
 		}
 		return 200, nil, 0
 	}
-	r := deliveringRelay(t, nil)
+	r := deliveringRelayOn(t, path, nil)
 	var res struct{ Task v10Task }
 	// Only the task event: outcome rejected with no steps makes two events; take the first lane entry.
 	r.call("SendMessage", map[string]any{"message": v10Message("retry", map[string]any{"metadata": demo(map[string]any{"outcome": "rejected"})}),
@@ -196,6 +210,10 @@ func waitDelivered(t *testing.T, r *relay, id string, out any) {
 }
 
 func TestGoneDisablesConfigAndRetryAfter(t *testing.T) {
+	eachPath(t, testGoneDisablesConfigAndRetryAfter)
+}
+
+func testGoneDisablesConfigAndRetryAfter(t *testing.T, path string) {
 	t.Parallel()
 	s := newSink(t)
 	s.answer = func(path string, n int) (int, map[string]string, time.Duration) {
@@ -207,7 +225,7 @@ func TestGoneDisablesConfigAndRetryAfter(t *testing.T) {
 		}
 		return 200, nil, 0
 	}
-	r := deliveringRelay(t, nil)
+	r := deliveringRelayOn(t, path, nil)
 	var res struct{ Task v10Task }
 	// A task long enough that config "b", added after the send, sees several events.
 	r.call("SendMessage", map[string]any{"message": v10Message("gone", map[string]any{"metadata": demo(map[string]any{"steps": 5, "delayMs": 100})}),
@@ -244,7 +262,9 @@ func TestGoneDisablesConfigAndRetryAfter(t *testing.T) {
 	}
 }
 
-func TestSlowWebhookDoesNotDelayOthers(t *testing.T) {
+func TestSlowWebhookDoesNotDelayOthers(t *testing.T) { eachPath(t, testSlowWebhookDoesNotDelayOthers) }
+
+func testSlowWebhookDoesNotDelayOthers(t *testing.T, path string) {
 	t.Parallel()
 	s := newSink(t)
 	s.answer = func(path string, _ int) (int, map[string]string, time.Duration) {
@@ -253,7 +273,7 @@ func TestSlowWebhookDoesNotDelayOthers(t *testing.T) {
 		}
 		return 200, nil, 0
 	}
-	r := deliveringRelay(t, func(c *config.Config) { c.DeliveryWorkers = 4 })
+	r := deliveringRelayOn(t, path, func(c *config.Config) { c.DeliveryWorkers = 4 })
 	var res struct{ Task v10Task }
 	r.call("SendMessage", map[string]any{"message": v10Message("race", map[string]any{"metadata": demo(map[string]any{"steps": 3, "delayMs": 100})}),
 		"configuration": map[string]any{"returnImmediately": true,
@@ -290,7 +310,9 @@ func TestLoopbackRefusedWithoutAllowlist(t *testing.T) {
 	}
 }
 
-func TestBacklogSurvivesRestart(t *testing.T) {
+func TestBacklogSurvivesRestart(t *testing.T) { eachPath(t, testBacklogSurvivesRestart) }
+
+func testBacklogSurvivesRestart(t *testing.T, path string) {
 	t.Parallel()
 	srv := redistest.Start(t, redistest.WithAOF())
 	s := newSink(t)
@@ -303,6 +325,7 @@ func TestBacklogSurvivesRestart(t *testing.T) {
 		return 200, nil, 0
 	}
 	cfg := testConfig(t)
+	cfg.DeliveryPath = path
 	cfg.RedisURL = srv.URL()
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 	cfg.RetryInitial, cfg.RetryMaxInterval = 200*time.Millisecond, 500*time.Millisecond

@@ -43,8 +43,24 @@ func testConfig(t *testing.T) config.Config {
 // its own, after mut adjusts the config.
 func startRelay(t *testing.T, mut func(*config.Config)) *relay {
 	t.Helper()
+	return startRelayOn(t, "lanes", mut)
+}
+
+// eachPath runs test for each delivery path (RELAY_DELIVERY_PATH), in
+// parallel: what relay promises of deliveries holds on both.
+func eachPath(t *testing.T, test func(t *testing.T, path string)) {
+	t.Parallel()
+	for _, path := range []string{"lanes", "outbox"} {
+		t.Run(path, func(t *testing.T) { test(t, path) })
+	}
+}
+
+// startRelayOn is startRelay with notifications on delivery path path.
+func startRelayOn(t *testing.T, path string, mut func(*config.Config)) *relay {
+	t.Helper()
 	rdb, prefix := redistest.New(t)
 	cfg := testConfig(t)
+	cfg.DeliveryPath = path
 	cfg.RedisURL = redistest.URL(rdb)
 	cfg.RedisPrefix = strings.TrimSuffix(prefix, ":")
 	if mut != nil {

@@ -52,6 +52,9 @@ type Config struct {
 	DeliveryTimeout time.Duration `yaml:"delivery_timeout"`
 	// DeliveryWorkers is the number of concurrent webhook POSTs per instance.
 	DeliveryWorkers int `yaml:"delivery_workers"`
+	// DeliveryPath is how notifications go from a commit to their first
+	// attempt: "lanes" (lane tokens) or "outbox" (the partitions' outboxes).
+	DeliveryPath string `yaml:"delivery_path"`
 	// BackpressureLag is the delivery queue wait above which new tasks are
 	// held (0: never); BackpressureMaxHold bounds how long one is held.
 	BackpressureLag     time.Duration `yaml:"backpressure_lag"`

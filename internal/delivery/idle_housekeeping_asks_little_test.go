@@ -58,3 +58,17 @@ func TestIdleHousekeepingTrimsOnlyWhereTokensWereFinished(t *testing.T) {
 		t.Fatalf("the 11th pass trimmed %v, want every partition", got)
 	}
 }
+
+// A token finished here marks its partition for the next trim.
+func TestFinishedTokenMarksItsPartitionForTrimming(t *testing.T) {
+	t.Parallel()
+	fx := newFixture(t, 1, "trimmed", &idRecorder{})
+	w := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	if w.acked[0].Load() {
+		t.Fatal("a partition is marked before any token was finished")
+	}
+	fx.drain(t, w) // the task's first notification
+	if !w.acked[0].Load() {
+		t.Fatal("the partition of a finished token is not marked for trimming")
+	}
+}

@@ -63,6 +63,7 @@ func New(d Deps, cfg Config) (*Workers, error) {
 		client:   newClient(d.Dial, d.TLS, max(cfg.Workers, 64)),
 		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator,
 		acked: make([]atomic.Bool, d.Queue.Partitions()),
+		slots: make(chan struct{}, cfg.Workers),
 	}
 	if d.Pressure != nil {
 		d.Pressure.Watch(func() bool { return w.waiting.Load() > 0 })

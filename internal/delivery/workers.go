@@ -41,6 +41,15 @@ type Queue interface {
 	PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error)
 	ExpireRecords(ctx context.Context, p int, now time.Time) error
 	Lead(ctx context.Context, role, holder string, ttl time.Duration) (bool, error)
+
+	// The outbox (Config.Outbox; outbox.go).
+	Own(ctx context.Context, p int, holder string, ttl time.Duration) (queue.Ownership, bool, error)
+	KeepOwning(ctx context.Context, p int, holder string, ttl time.Duration, offset string, release bool) (bool, error)
+	ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]queue.OutboxEntry, error)
+	LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, status bool) ([]queue.Loaded, time.Time, error)
+	FinishOutbox(ctx context.Context, p int, holder string, op queue.OutboxOp) (int, error)
+	OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error)
+	LeaveOutbox(ctx context.Context, me string)
 }
 
 // Signer signs notification JWTs (auth.Keys implements it).
@@ -74,6 +83,10 @@ type Config struct {
 	ExcerptBytes int
 	// Secrets opens push config tokens and credentials sealed at rest.
 	Secrets *secrets.Ring
+	// Outbox has the first attempt of each notification delivered by the
+	// owner of its partition's outbox (outbox.go), which must match the
+	// store's queue.Config.Outbox; lane tokens then carry retries only.
+	Outbox bool
 	// LaneRun caps how many heads of one lane a worker delivers in a row
 	// before it hands the lane's token back to the stream (default 16): a
 	// busy lane goes on without a trip through the stream per notification,
@@ -124,6 +137,8 @@ type Workers struct {
 	// trim; trims counts the housekeeping passes (see trim).
 	acked []atomic.Bool
 	trims int
+	// slots bounds the outbox owners' concurrent attempts (Config.Workers).
+	slots chan struct{}
 }
 
 // validate checks the webhook's host when validation is on; a failure is
@@ -159,6 +174,9 @@ func (w *Workers) Run(ctx context.Context) error {
 		readers.Go(func() { w.readLoop(ctx, p, tokens) })
 	}
 	readers.Go(func() { w.every(ctx, w.cfg.MoveEvery, w.moveDue) })
+	if w.cfg.Outbox {
+		readers.Go(func() { w.ownLoop(ctx) })
+	}
 
 	readers.Go(func() { w.every(ctx, time.Second, w.trim) })
 	readers.Go(func() { w.every(ctx, time.Second, w.flushStats) })
@@ -387,12 +405,20 @@ func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, 
 		return queue.Finished{}, time.Time{}, false
 	}
 	if done.Applied {
-		w.tally.add(t.Partition, now, f.Outcome)
+		w.acked[t.Partition].Store(true) // its stream is trimmed at the next pass
+		w.report(ctx, t, h, f, rec, now)
 	}
-	if done.Applied && f.Outcome == queue.Retry {
+	return done, renewed, done.Applied || done.Run
+}
+
+// report counts an applied attempt made at now, schedules its retry, and
+// tells the operator and the observer.
+func (w *Workers) report(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish, rec Attempt, now time.Time) {
+	w.tally.add(t.Partition, now, f.Outcome)
+	if f.Outcome == queue.Retry {
 		w.mover.scheduled(t.Partition, f.Due)
 	}
-	if done.Applied && w.operator != nil && (f.Outcome == queue.Dead || f.Outcome == queue.Gone) {
+	if w.operator != nil && (f.Outcome == queue.Dead || f.Outcome == queue.Gone) {
 		ev := "delivery.dead"
 		if f.Outcome == queue.Gone {
 			ev = "config.disabled"
@@ -400,11 +426,10 @@ func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, 
 		w.operator.Notify(Alert{Event: ev, Time: w.now().UTC(), TaskID: t.TaskID, ConfigID: t.ConfigID,
 			NotificationID: h.NotificationID, URL: rec.URL, Reason: f.Reason, Attempt: t.Attempt})
 	}
-	if done.Applied && w.observer != nil {
+	if w.observer != nil {
 		took := time.Duration(rec.LatencyMs * float64(time.Millisecond))
 		w.observer.Attempt(string(f.Outcome), rec.ErrorClass, f.Reason, took, w.now().Sub(streamTime(h.EventID)))
 	}
-	return done, renewed, done.Applied || done.Run
 }
 
 // isStopping tells whether Run's context has ended.

@@ -310,7 +310,7 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 	tk := s.k.task(t.TaskID)
 	pfx := s.k.tag(t.Partition)
 	keys := []string{s.k.deliveries(t.Partition), s.k.lane(t.TaskID, t.ConfigID), s.k.retries(t.Partition), s.k.dead(t.Partition),
-		s.k.record(t.Partition, h.NotificationID), s.k.legacyAttempts(t.Partition, h.NotificationID), tk.push, s.k.lease(t.TaskID, t.ConfigID), tk.events}
+		s.k.record(t.Partition, h.NotificationID), s.k.legacyAttempts(t.Partition, h.NotificationID), tk.push, s.k.lease(t.TaskID, t.ConfigID), tk.events, s.k.parked(t.Partition)}
 	run := "0"
 	if f.Run {
 		run = "1"
@@ -319,9 +319,13 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 	if f.Claim {
 		claim = "1"
 	}
+	parked := "0"
+	if s.outbox {
+		parked = "1"
+	}
 	res, err := s.evalBatched(ctx, s.finish, keys, t.ID, h.Entry, string(f.Outcome), t.TaskID, t.ConfigID,
 		t.Attempt+1, f.First.UnixMilli(), f.Now.UnixMilli(), f.Due.UnixMilli(), f.Attempt, s.attemptsKept,
-		pfx, h.NotificationID, f.Reason, s.keep.Milliseconds(), run, f.Lease.Milliseconds(), f.Consumer, h.Lease, claim).Slice()
+		pfx, h.NotificationID, f.Reason, s.keep.Milliseconds(), run, f.Lease.Milliseconds(), f.Consumer, h.Lease, claim, parked).Slice()
 	if err != nil {
 		return Finished{}, fmt.Errorf("queue: finish delivery: %w", err)
 	}

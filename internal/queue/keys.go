@@ -98,3 +98,22 @@ func (k keys) meta() string { return k.prefix + ":meta" }
 type taskKeys struct {
 	hash, events, push, base, index string
 }
+
+// outbox is partition p's outbox stream: one entry per notification, in
+// commit order, read by the partition's owner (outbox.go).
+func (k keys) outbox(p int) string { return k.tag(p) + "outbox" }
+
+// outboxOwner is the lease of partition p's outbox owner.
+func (k keys) outboxOwner(p int) string { return k.tag(p) + "outbox:owner" }
+
+// outboxOffset is the id of the last outbox entry of partition p up to
+// which every notification is done (delivered, finished or parked).
+func (k keys) outboxOffset(p int) string { return k.tag(p) + "outbox:offset" }
+
+// parked is partition p's set of lanes that hold notifications parked for
+// a retry: later notifications of such a lane queue behind them.
+func (k keys) parked(p int) string { return k.tag(p) + "parked" }
+
+// outboxRelays is the zset of the relays that own outboxes, scored by the
+// time of their last pass (ms): their count sets each one's share.
+func (k keys) outboxRelays() string { return k.prefix + ":outbox:relays" }

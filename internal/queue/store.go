@@ -48,6 +48,9 @@ type Config struct {
 	// AttemptsKept caps the attempts logged per delivery (default 50): the
 	// last AttemptsKept are kept.
 	AttemptsKept int
+	// Outbox sends new notifications through the partitions' outboxes
+	// (outbox.go) instead of lanes.
+	Outbox bool
 }
 
 // Store reads and writes tasks, their event streams and push configs.
@@ -67,6 +70,11 @@ type Store struct {
 	mover        *redis.Script
 	redeliver    *redis.Script
 	taskAt       *redis.Script
+
+	outbox       bool
+	outboxOwn    *redis.Script
+	outboxFinish *redis.Script
+	outboxBatch  outboxBatcher
 }
 
 // NewStore returns a Store over rdb.
@@ -86,6 +94,11 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 		mover:        redis.NewScript(moverLua),
 		redeliver:    withLib(redeliverLua),
 		taskAt:       redis.NewScript(taskAtLua),
+
+		outbox:       cfg.Outbox,
+		outboxOwn:    redis.NewScript(outboxOwnLua),
+		outboxFinish: withLib(outboxFinishLua),
+		outboxBatch:  outboxBatcher{pending: map[int][]*outboxReq{}, running: map[int]bool{}},
 	}
 }
 
@@ -172,7 +185,12 @@ type Commit struct {
 func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 	tk := s.k.task(c.TaskID)
 	args := s.commitArgs(c, uuid.NewString())
-	res, err := s.evalBatched(ctx, s.commit, []string{tk.hash, tk.events, s.k.index(s.k.partition(c.TaskID), c.Owner), tk.push, tk.base, s.k.compact(s.k.partition(c.TaskID))}, args...).StringSlice()
+	p := s.k.partition(c.TaskID)
+	keys := []string{tk.hash, tk.events, s.k.index(p, c.Owner), tk.push, tk.base, s.k.compact(p)}
+	if s.outbox {
+		keys = append(keys, s.k.outbox(p))
+	}
+	res, err := s.evalBatched(ctx, s.commit, keys, args...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, ErrConflict

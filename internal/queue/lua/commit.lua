@@ -6,6 +6,11 @@
 -- KEYS[2] task event stream
 -- KEYS[3] partition task index (zset: score = update time ms, member = task id)
 -- KEYS[4] task push-config hash (config id -> config)
+-- KEYS[5] the task's checkpoint   KEYS[6] the partition's compaction zset
+-- KEYS[7] the partition's outbox stream, given only when notifications go
+--   through the outbox (RELAY_DELIVERY_PATH=outbox, outbox.go) instead of
+--   lanes: each gets an outbox entry, and its record is made when the
+--   outbox's owner reports it
 -- ARGV[1] expected version ("0": the task must not exist yet)
 -- ARGV[2] new snapshot
 -- ARGV[3] index score (update time in ms)
@@ -96,12 +101,16 @@ while i <= #ARGV do
       local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
       local lane = pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg
       local dl = pfx .. 'dl:' .. nid
-      recWrite(dl, recNew(task, cfg, id, now), keep)
-      redis.call('ZADD', pfx .. 'dl:task:' .. task, now, nid)
-      made = true
-      redis.call('ZADD', pfx .. 'dl:status:pending', now, nid)
-      if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
-        redis.call('XADD', pfx .. 'deliveries', '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
+      if KEYS[7] then
+        redis.call('XADD', KEYS[7], '*', 't', task, 'c', cfg, 'e', id, 'n', nid)
+      else
+        recWrite(dl, recNew(task, cfg, id, now), keep)
+        redis.call('ZADD', pfx .. 'dl:task:' .. task, now, nid)
+        made = true
+        redis.call('ZADD', pfx .. 'dl:status:pending', now, nid)
+        if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
+          redis.call('XADD', pfx .. 'deliveries', '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
+        end
       end
     end
   end

@@ -7,7 +7,7 @@
 -- KEYS[3] the partition's retry zset           KEYS[4] the partition's dead-letter stream
 -- KEYS[5] the delivery record                  KEYS[6] a previous relay's attempt list of it
 -- KEYS[7] the task's push-config hash       KEYS[8] the lane's lease (released here, or renewed by a run step)
--- KEYS[9] the task's event stream
+-- KEYS[9] the task's event stream            KEYS[10] the partition's parked-lane set (outbox.go)
 -- ARGV[1] token stream id     ARGV[2] the head this attempt delivered ("eventId notificationId";
 --   a head a previous relay wrote goes on with "\n<event>\n<snapshot>")
 -- ARGV[3] outcome: delivered | retry | dead | gone (410: disable the config) |
@@ -20,6 +20,8 @@
 -- ARGV[16] "1" when the caller would go on with the lane's next head
 -- ARGV[17] lease ms   ARGV[18] consumer   ARGV[19] the caller's lease value
 -- ARGV[20] "1" when a run step is to restart the token's idle time
+-- ARGV[21] "1" when lanes are parked from an outbox: a lane left empty is
+--   taken off the parked set
 -- Going on (a lane run): after a delivered or skipped head, when the lane
 -- has another head and the caller still holds the lane's lease, the token
 -- is not acknowledged but stays the caller's (re-claimed, so its idle time
@@ -133,6 +135,8 @@ local function activate()
   end
   if more then
     redis.call('XADD', KEYS[1], '*', 't', ARGV[4], 'c', ARGV[5], 'a', 1, 'f', 0)
+  elseif ARGV[21] == '1' then
+    redis.call('SREM', KEYS[10], KEYS[2])
   end
 end
 if outcome == 'retry' then
@@ -173,6 +177,9 @@ else -- gone or drop: nothing more goes to this config
     end
   end
   redis.call('DEL', KEYS[2])
+  if ARGV[21] == '1' then
+    redis.call('SREM', KEYS[10], KEYS[2])
+  end
   return {1}
 end
 if run then

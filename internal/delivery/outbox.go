@@ -1,0 +1,419 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"hash/crc32"
+	"sync"
+	"time"
+
+	"github.com/a2arelay/relay/internal/queue"
+)
+
+// The outbox owner (Config.Outbox): one relay at a time owns each
+// partition's outbox (queue/outbox.go) and delivers the first attempt of
+// every notification in it, lane by lane in order, many lanes at once. A
+// failed first attempt is parked in its lane, where the token workers
+// retry it; later notifications of a parked lane follow it there.
+
+// ownLease is how long an outbox lease lasts unrenewed; the owner renews it
+// (and stores its offset) every ownLease/5, and relays look for partitions
+// without an owner every ownLease/3.
+const ownLease = 10 * time.Second
+
+// outboxBacklog caps the entries an owner holds in memory per partition,
+// read and not yet done: it reads no more until some are done.
+const outboxBacklog = 4096
+
+// ownLoop takes partitions' outboxes that no relay owns, up to this
+// relay's share (the partitions over the relays alive, rounded up), hands
+// back those over its share, and works on each it holds until ctx ends or
+// the lease is lost. It looks every ownLease/3.
+func (w *Workers) ownLoop(ctx context.Context) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	parts := w.q.Partitions()
+	// owned holds the partitions worked on, handed back ones until their
+	// work has ended (so that none is taken twice).
+	type ownedPart struct {
+		stop       context.CancelFunc
+		handedBack bool
+	}
+	owned := map[int]*ownedPart{}
+	start := int(crc32.ChecksumIEEE([]byte(w.consumer)) % uint32(parts)) // relays start apart
+	pass := func() {
+		n, err := w.q.OutboxRelays(ctx, w.consumer, ownLease)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.WarnContext(ctx, "counting outbox owners", "err", err)
+			}
+			return
+		}
+		share := (parts + max(n, 1) - 1) / max(n, 1)
+		mu.Lock()
+		held := 0
+		for _, o := range owned {
+			if !o.handedBack {
+				held++
+			}
+		}
+		for _, o := range owned { // over the share: hand some back
+			if held <= share {
+				break
+			}
+			if !o.handedBack {
+				o.handedBack = true
+				o.stop()
+				held--
+			}
+		}
+		mu.Unlock()
+		for i := range parts {
+			if held >= share {
+				return
+			}
+			p := (start + i) % parts
+			mu.Lock()
+			_, busy := owned[p]
+			mu.Unlock()
+			if busy {
+				continue
+			}
+			o, ok, err := w.q.Own(ctx, p, w.consumer, ownLease)
+			if err != nil {
+				if ctx.Err() == nil {
+					w.log.WarnContext(ctx, "taking an outbox", "partition", p, "err", err)
+				}
+				return
+			}
+			if !ok {
+				continue
+			}
+			pctx, stop := context.WithCancel(ctx)
+			mu.Lock()
+			owned[p] = &ownedPart{stop: stop}
+			mu.Unlock()
+			held++
+			wg.Go(func() {
+				newOutboxPart(w, p, o).run(pctx) // a lease lost or a failure: taken again at a later pass
+				mu.Lock()
+				delete(owned, p)
+				mu.Unlock()
+				stop()
+			})
+		}
+	}
+	pass()
+	t := time.NewTicker(ownLease / 3)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			pass()
+		}
+	}
+	wg.Wait()
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	w.q.LeaveOutbox(fctx, w.consumer)
+}
+
+// outboxPart is one owned partition.
+type outboxPart struct {
+	w *Workers
+	p int
+	o queue.Ownership
+
+	mu sync.Mutex
+	// lanes holds, per lane being worked on, the items waiting behind the
+	// one in flight.
+	lanes map[string][]*outboxItem
+	// items are the entries read and not yet below the offset, in order.
+	items   []*outboxItem
+	offset  string
+	room    chan struct{}   // signalled when items shrink
+	ctx     context.Context // ends when the partition's work does
+	lost    context.CancelFunc
+	lanesWG sync.WaitGroup
+}
+
+type outboxItem struct {
+	e    queue.OutboxEntry
+	h    queue.Head
+	done bool
+	// catchUp marks an entry the previous owner may have worked on.
+	catchUp bool
+}
+
+func newOutboxPart(w *Workers, p int, o queue.Ownership) *outboxPart {
+	return &outboxPart{w: w, p: p, o: o, lanes: map[string][]*outboxItem{}, offset: o.Offset, room: make(chan struct{}, 1)}
+}
+
+// run reads the outbox and hands its entries to lane goroutines until ctx
+// ends or the lease is lost; then it waits for the attempts in flight and
+// stores the offset, giving the lease up when ctx ended.
+func (op *outboxPart) run(ctx context.Context) {
+	pctx, cancel := context.WithCancel(ctx)
+	op.ctx, op.lost = pctx, cancel
+	defer cancel()
+	var keeper sync.WaitGroup
+	keeper.Go(func() { op.keep(pctx) })
+	after := op.o.Offset
+	for pctx.Err() == nil {
+		if !op.waitRoom(pctx) {
+			break
+		}
+		es, err := op.w.q.ReadOutbox(pctx, op.p, after, 256, time.Second)
+		if err != nil {
+			if pctx.Err() == nil {
+				op.w.log.WarnContext(pctx, "reading an outbox", "partition", op.p, "err", err)
+				sleep(pctx, time.Second)
+			}
+			continue
+		}
+		if len(es) == 0 {
+			continue
+		}
+		after = es[len(es)-1].ID
+		catchUp := op.o.MayBeDone(es[0].ID) // some may be the previous owner's work
+		var loaded []queue.Loaded
+		var now time.Time
+		for {
+			loaded, now, err = op.w.q.LoadOutbox(context.WithoutCancel(pctx), op.p, es, catchUp)
+			if err == nil || pctx.Err() != nil {
+				break
+			}
+			op.w.log.WarnContext(pctx, "loading outbox entries", "partition", op.p, "err", err)
+			sleep(pctx, time.Second)
+		}
+		if err != nil {
+			break // the entries stay after the offset, for the next owner
+		}
+		if w := now.Sub(streamTime(es[0].ID)); !now.IsZero() && w > 0 {
+			op.w.pressure.Observe(w)
+		}
+		op.dispatch(es, loaded, catchUp)
+	}
+	op.lanesWG.Wait()
+	cancel()
+	keeper.Wait()
+	// The last offset, and the lease given up when relay stops (a lease
+	// lost is another's: KeepOwning writes nothing then).
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer fcancel()
+	if _, err := op.w.q.KeepOwning(fctx, op.p, op.w.consumer, ownLease, op.currentOffset(), ctx.Err() != nil); err != nil {
+		op.w.log.WarnContext(fctx, "storing an outbox offset", "partition", op.p, "err", err)
+	}
+}
+
+// keep renews the lease and stores the offset every ownLease/5; a lease
+// found another's ends the partition's work.
+func (op *outboxPart) keep(ctx context.Context) {
+	t := time.NewTicker(ownLease / 5)
+	defer t.Stop()
+	stored := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		off := op.currentOffset()
+		if off == stored {
+			off = ""
+		}
+		ok, err := op.w.q.KeepOwning(ctx, op.p, op.w.consumer, ownLease, off, false)
+		if err != nil {
+			if ctx.Err() == nil {
+				op.w.log.WarnContext(ctx, "renewing an outbox lease", "partition", op.p, "err", err)
+			}
+			continue
+		}
+		if !ok {
+			op.w.log.WarnContext(ctx, "outbox lease lost: another relay owns the partition now", "partition", op.p)
+			op.lost()
+			return
+		}
+		if off != "" {
+			stored = off
+		}
+	}
+}
+
+func (op *outboxPart) currentOffset() string {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.offset
+}
+
+// waitRoom waits until fewer than outboxBacklog items are held.
+func (op *outboxPart) waitRoom(ctx context.Context) bool {
+	for {
+		op.mu.Lock()
+		n := len(op.items)
+		op.mu.Unlock()
+		if n < outboxBacklog {
+			return true
+		}
+		select {
+		case <-op.room:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// dispatch queues the entries read behind their lanes, and starts a lane
+// goroutine for each lane not yet being worked on.
+func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, catchUp bool) {
+	var start []*outboxItem
+	op.mu.Lock()
+	for i, e := range es {
+		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp}
+		op.items = append(op.items, it)
+		if catchUp && loaded[i].Status != "" {
+			it.done = true // the previous owner reported it: it has a record
+			continue
+		}
+		if q, busy := op.lanes[e.Lane]; busy {
+			op.lanes[e.Lane] = append(q, it)
+			continue
+		}
+		op.lanes[e.Lane] = nil
+		start = append(start, it)
+	}
+	op.advance()
+	op.mu.Unlock()
+	for _, it := range start {
+		op.lanesWG.Go(func() { op.runLane(it) })
+	}
+}
+
+// runLane works on it and then on each item queued behind it in its lane,
+// until the partition's work ends: the items left stay after the offset,
+// for the next owner.
+func (op *outboxPart) runLane(it *outboxItem) {
+	for it != nil {
+		op.w.waiting.Add(1)
+		select {
+		case op.w.slots <- struct{}{}:
+			op.w.waiting.Add(-1)
+		case <-op.ctx.Done():
+			op.w.waiting.Add(-1)
+			return
+		}
+		done := op.ctx.Err() == nil && op.work(it)
+		<-op.w.slots
+		if !done {
+			return
+		}
+		op.mu.Lock()
+		it.done = true
+		q := op.lanes[it.e.Lane]
+		if len(q) == 0 {
+			delete(op.lanes, it.e.Lane)
+			it = nil
+		} else {
+			op.lanes[it.e.Lane] = q[1:]
+			it = q[0]
+		}
+		op.advance()
+		op.mu.Unlock()
+	}
+}
+
+// advance moves the offset past the done items at the head (op.mu held).
+func (op *outboxPart) advance() {
+	n := 0
+	for n < len(op.items) && op.items[n].done {
+		op.offset = op.items[n].e.ID
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	clear(op.items[:n])
+	op.items = op.items[n:]
+	select {
+	case op.room <- struct{}{}:
+	default:
+	}
+}
+
+// work delivers one notification, or queues it behind its parked lane. It
+// returns false when what became of it could not be stored, or the lease is
+// lost: the partition's work ends then.
+func (op *outboxPart) work(it *outboxItem) bool {
+	ctx := context.Background()
+	op.mu.Lock()
+	parked := op.o.Parked[it.e.Lane]
+	op.mu.Unlock()
+	if parked {
+		kind := queue.OpAppend
+		res, err := op.w.q.FinishOutbox(ctx, op.p, op.w.consumer, queue.OutboxOp{Kind: kind, Entry: it.e, Now: op.w.now(), Replay: it.catchUp})
+		switch {
+		case err != nil:
+			return op.fail(ctx, it, err)
+		case res == queue.NotOwner:
+			op.lost()
+			return false
+		case res == queue.Applied:
+			return true
+		}
+		op.mu.Lock()
+		delete(op.o.Parked, it.e.Lane) // the lane emptied: deliver here again
+		op.mu.Unlock()
+	}
+	t := queue.Token{Partition: op.p, TaskID: it.e.TaskID, ConfigID: it.e.ConfigID, Attempt: 1}
+	now := op.w.now()
+	f := queue.Finish{Now: now, First: now}
+	var rec Attempt
+	switch {
+	case it.h.Event == nil:
+		f.Outcome = queue.Skip
+		op.w.log.WarnContext(ctx, "notification dropped: its event is no longer stored (the task expired)",
+			"notification_id", it.e.NotificationID, "task_id", it.e.TaskID, "event_id", it.e.EventID)
+	case it.h.Config == nil:
+		f.Outcome = queue.Drop
+	default:
+		err := op.w.attempt(ctx, t, it.h, &f, &rec, now)
+		if errors.Is(err, errTransient) {
+			// Redis did not answer: retried through the lane like a failed POST.
+			f.Outcome, f.Due = queue.Retry, op.w.now().Add(op.w.cfg.Policy.Initial)
+		} else if err != nil {
+			op.w.log.ErrorContext(ctx, "cannot deliver stored notification", "notification_id", it.e.NotificationID, "err", err)
+			f.Outcome, f.Reason = queue.Dead, err.Error()
+		}
+	}
+	o := queue.OutboxOp{Kind: queue.OpDone, Entry: it.e, Outcome: f.Outcome, Attempt: f.Attempt, Now: f.Now, Due: f.Due, First: f.First,
+		Reason: f.Reason, Replay: it.catchUp}
+	if f.Outcome == queue.Retry {
+		o.Kind = queue.OpPark
+	}
+	res, err := op.w.q.FinishOutbox(ctx, op.p, op.w.consumer, o)
+	if err != nil {
+		return op.fail(ctx, it, err)
+	}
+	if res == queue.NotOwner {
+		op.lost()
+		return false
+	}
+	if o.Kind == queue.OpPark {
+		op.mu.Lock()
+		op.o.Parked[it.e.Lane] = true
+		op.mu.Unlock()
+	}
+	op.w.report(ctx, t, it.h, f, rec, now)
+	return true
+}
+
+// fail ends the partition's work when what became of it could not be
+// stored: the entry stays after the offset, and the next owner (this relay
+// again, unless another is quicker) takes it up again.
+func (op *outboxPart) fail(ctx context.Context, it *outboxItem, err error) bool {
+	op.w.log.WarnContext(ctx, "storing an outbox delivery failed: the partition's work starts over", "partition", op.p,
+		"notification_id", it.e.NotificationID, "err", err)
+	op.lost()
+	return false
+}

@@ -1,0 +1,99 @@
+-- outbox_finish.lua: what became of notifications the partition's outbox
+-- owner worked on, several at once (outbox.go). Each op is one JSON object
+-- in ARGV (named fields, below) with five keys of its own in KEYS.
+--
+-- KEYS[1] the partition's outbox owner lease   KEYS[2] the partition's retry zset
+-- KEYS[3] the partition's dead-letter stream   KEYS[4] the partition's parked-lane set
+-- KEYS[5..9] the partition's status zsets: pending, failed, dead, disabled, dropped
+-- then per op i (from 0): KEYS[10+5i] the delivery record, KEYS[11+5i] the lane,
+--   KEYS[12+5i] the task's push-config hash, KEYS[13+5i] a previous relay's attempt
+--   list of the record, KEYS[14+5i] the task's delivery index
+-- ARGV[1] the owner's lease value   ARGV[2] attempts kept per delivery
+-- ARGV[3] delivery record retention in ms
+-- ARGV[4..] the ops: {k = kind, n = notification id, t = task, c = config,
+--   e = event id, o = outcome, a = attempt record (JSON) or "", w = now ms,
+--   m = the notification's commit ms, d = due ms (park), f = first attempt
+--   ms (park), r = reason (dead),
+--   x = true: the op may repeat a previous owner's (see below)}, kind:
+--   "done"   an attempt ended: delivered, dead, gone (410: the config is
+--            disabled), drop (the config was deleted) or skip (the event expired)
+--   "park"   an attempt failed and is to be retried: the notification goes
+--            to its lane (a retry token due at d when the lane was empty)
+--            and the lane is listed as parked
+--   "append" a notification of a lane the owner knows parked goes behind
+--            the lane's others, pending; a lane found empty is no longer parked
+-- A notification has no record until the owner reports it: the op makes
+-- one (and lists it in the task's delivery index). Only an op marked x
+-- reads the record first (a previous owner may have made it), and an
+-- append marked x leaves a lane that holds the notification already as it is.
+-- Parking and appending order a lane, so only the owner may: while the
+-- lease is another's they are refused. An attempt's outcome is a fact,
+-- logged whoever reports it.
+-- Returns one number per op: 1 done, 0 (append) the lane was empty: the
+-- caller delivers the notification itself, -1 refused (not the owner).
+local owner = redis.call('GET', KEYS[1]) == ARGV[1]
+local kept, keep = tonumber(ARGV[2]), ARGV[3]
+local index = {pending = KEYS[5], failed = KEYS[6], dead = KEYS[7], disabled = KEYS[8], dropped = KEYS[9]}
+local statusOf = {delivered = 'delivered', retry = 'failed', dead = 'dead', gone = 'disabled', drop = 'dropped', skip = 'dropped'}
+-- record returns op's record, made (and indexed) when there is none.
+local function record(op, b)
+  local r = op.x and recRead(KEYS[b], KEYS[b + 3])
+  if not r then
+    r = recNew(op.t, op.c, op.e, op.m)
+    redis.call('ZADD', KEYS[b + 4], op.m, op.n)
+  end
+  return r
+end
+-- setStatus logs op's attempt (if any) and gives the record status st.
+local function setStatus(op, b, r, st, nxt)
+  if index[r.status] and not r.fresh then
+    redis.call('ZREM', index[r.status], op.n)
+  end
+  if op.a ~= '' then
+    recLog(r, op.a, kept)
+  end
+  r.status, r.updated, r.next = st, op.w, nxt
+  recWrite(KEYS[b], r, keep)
+  if index[st] then
+    redis.call('ZADD', index[st], op.w, op.n)
+  end
+end
+local out = {}
+for i = 4, #ARGV do
+  local op = cjson.decode(ARGV[i])
+  local b = 10 + 5 * (i - 4)
+  local lane = KEYS[b + 1]
+  local res = 1
+  if op.k ~= 'done' and not owner then
+    res = -1
+  elseif op.k == 'append' then
+    if redis.call('LLEN', lane) == 0 then
+      redis.call('SREM', KEYS[4], lane)
+      res = 0
+    elseif not (op.x and redis.call('LPOS', lane, op.e .. ' ' .. op.n)) then
+      redis.call('RPUSH', lane, op.e .. ' ' .. op.n)
+      local r = record(op, b)
+      if r.fresh then
+        setStatus(op, b, r, 'pending', '0')
+      end
+    end
+  else
+    local r = record(op, b)
+    if op.k == 'park' then
+      setStatus(op, b, r, 'failed', op.d)
+      if redis.call('RPUSH', lane, op.e .. ' ' .. op.n) == 1 then
+        redis.call('ZADD', KEYS[2], op.d, cjson.encode({t = op.t, c = op.c, a = 2, f = tonumber(op.f), n = op.n}))
+      end
+      redis.call('SADD', KEYS[4], lane)
+    else
+      setStatus(op, b, r, statusOf[op.o], '0')
+      if op.o == 'dead' then
+        redis.call('XADD', KEYS[3], '*', 'n', op.n, 't', op.t, 'c', op.c, 'r', op.r)
+      elseif op.o == 'gone' then
+        redis.call('HDEL', KEYS[b + 2], op.c)
+      end
+    end
+  end
+  out[#out + 1] = res
+end
+return out

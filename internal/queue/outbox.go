@@ -1,0 +1,400 @@
+package queue
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The outbox (RELAY_OUTBOX=stream) is the lean way from a commit to a
+// webhook. The commit appends one entry per notification to its partition's
+// outbox stream, and one relay at a time owns a partition (a lease): it reads
+// the outbox in order, keeps each lane's notifications in order in memory,
+// delivers their first attempts, and reports what became of them in batches
+// (FinishOutbox). A notification whose first attempt fails is parked: it
+// goes to its lane, and the lanes' tokens, retries and dead letters take it
+// from there; later notifications of a parked lane queue behind it until the
+// lane is empty again. The owner stores an offset (every entry up to it is
+// done), from which the next owner reads after a failover.
+
+var (
+	//go:embed lua/outbox_own.lua
+	outboxOwnLua string
+	//go:embed lua/outbox_finish.lua
+	outboxFinishLua string
+)
+
+// OutboxEntry is one notification in a partition's outbox.
+type OutboxEntry struct {
+	// ID is the entry's id in the outbox stream.
+	ID             string
+	TaskID         string
+	ConfigID       string
+	EventID        string
+	NotificationID string
+	// Lane names the notification's lane, the (task, config) pair whose
+	// notifications go in order.
+	Lane string
+}
+
+// Ownership is what an owner starts from when it takes a partition.
+type Ownership struct {
+	// Offset: every entry up to it is done.
+	Offset string
+	// Last is the outbox's last entry when the partition was taken: the
+	// entries after Offset up to Last may have been delivered by the
+	// previous owner already (see LoadOutbox's status).
+	Last string
+	// Parked holds the lanes (OutboxEntry.Lane) with parked notifications.
+	Parked map[string]bool
+}
+
+// MayBeDone tells whether the entry with id may have been worked on by a
+// previous owner (it was in the outbox when the partition was taken).
+func (o Ownership) MayBeDone(id string) bool { return !lessID(o.Last, id) }
+
+// Own takes partition p's outbox for holder for ttl, when no other owner
+// holds it.
+func (s *Store) Own(ctx context.Context, p int, holder string, ttl time.Duration) (Ownership, bool, error) {
+	res, err := s.outboxOwn.Run(ctx, s.rdb, s.ownKeys(p), holder, ttl.Milliseconds(), "own").Slice()
+	if err != nil {
+		return Ownership{}, false, fmt.Errorf("queue: own outbox: %w", err)
+	}
+	if n, _ := res[0].(int64); n != 1 || len(res) < 3 {
+		return Ownership{}, false, nil
+	}
+	o := Ownership{Parked: map[string]bool{}}
+	o.Offset, _ = res[1].(string)
+	o.Last, _ = res[2].(string)
+	for _, l := range res[3:] {
+		if s, ok := l.(string); ok {
+			o.Parked[s] = true
+		}
+	}
+	return o, true, nil
+}
+
+// KeepOwning renews holder's lease of partition p's outbox and stores
+// offset (unless ""), dropping the entries before it; with release it gives
+// the lease up. It returns false when the lease is another's.
+func (s *Store) KeepOwning(ctx context.Context, p int, holder string, ttl time.Duration, offset string, release bool) (bool, error) {
+	mode := "keep"
+	if release {
+		mode = "release"
+	}
+	res, err := s.outboxOwn.Run(ctx, s.rdb, s.ownKeys(p), holder, ttl.Milliseconds(), mode, offset).Slice()
+	if err != nil {
+		return false, fmt.Errorf("queue: keep outbox: %w", err)
+	}
+	n, _ := res[0].(int64)
+	return n == 1, nil
+}
+
+func (s *Store) ownKeys(p int) []string {
+	return []string{s.k.outboxOwner(p), s.k.outboxOffset(p), s.k.outbox(p), s.k.parked(p)}
+}
+
+// OutboxRelays records that relay me takes part in owning outboxes, and
+// returns how many relays did so within ttl (me included).
+func (s *Store) OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error) {
+	now := time.Now()
+	key := s.k.outboxRelays()
+	pipe := s.rdb.Pipeline()
+	pipe.ZAdd(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: me})
+	pipe.ZRemRangeByScore(ctx, key, "-inf", strconv.FormatInt(now.Add(-ttl).UnixMilli(), 10))
+	n := pipe.ZCard(ctx, key)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("queue: outbox relays: %w", err)
+	}
+	return int(n.Val()), nil
+}
+
+// OutboxOwner returns the relay that owns partition p's outbox ("" when none does).
+func (s *Store) OutboxOwner(ctx context.Context, p int) (string, error) {
+	h, err := s.rdb.Get(ctx, s.k.outboxOwner(p)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("queue: outbox owner: %w", err)
+	}
+	return h, nil
+}
+
+// LeaveOutbox takes relay me off the outbox owners (it stops).
+func (s *Store) LeaveOutbox(ctx context.Context, me string) {
+	_ = s.rdb.ZRem(ctx, s.k.outboxRelays(), me).Err()
+}
+
+// ReadOutbox reads up to count entries of partition p's outbox after id
+// after, blocking up to block when there are none.
+func (s *Store) ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]OutboxEntry, error) {
+	res, err := s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{s.k.outbox(p), after}, Count: int64(count), Block: block}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("queue: read outbox: %w", err)
+	}
+	var out []OutboxEntry
+	for _, st := range res {
+		for _, m := range st.Messages {
+			e := OutboxEntry{ID: m.ID}
+			e.TaskID, _ = m.Values["t"].(string)
+			e.ConfigID, _ = m.Values["c"].(string)
+			e.EventID, _ = m.Values["e"].(string)
+			e.NotificationID, _ = m.Values["n"].(string)
+			e.Lane = s.k.lane(e.TaskID, e.ConfigID)
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Loaded is what delivering an outbox entry needs.
+type Loaded struct {
+	Head Head
+	// Status is the delivery record's status, read when asked for ("" when
+	// the record expired).
+	Status string
+}
+
+// LoadOutbox reads, in one round trip, the event and config of each entry
+// of es (all of partition p), with status the status of each delivery
+// record, and Redis's clock.
+func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, status bool) ([]Loaded, time.Time, error) {
+	events := map[string]*redis.XMessageSliceCmd{}
+	configs := map[string]*redis.StringCmd{}
+	records := make([]*redis.StringCmd, len(es))
+	var clock *redis.TimeCmd
+	// The reads share a round trip with other callers' commands.
+	s.batch.do(func(pipe redis.Pipeliner) {
+		for i, e := range es {
+			tk := s.k.task(e.TaskID)
+			if ek := tk.events + "\x00" + e.EventID; events[ek] == nil {
+				events[ek] = pipe.XRange(ctx, tk.events, e.EventID, e.EventID)
+			}
+			if configs[e.Lane] == nil {
+				configs[e.Lane] = pipe.HGet(ctx, tk.push, e.ConfigID)
+			}
+			if status {
+				records[i] = pipe.Get(ctx, s.k.record(p, e.NotificationID))
+			}
+		}
+		clock = pipe.Time(ctx)
+	})
+	now, err := clock.Result()
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("queue: load outbox: %w", err)
+	}
+	out := make([]Loaded, len(es))
+	for i, e := range es {
+		h := Head{Entry: e.EventID + " " + e.NotificationID, EventID: e.EventID, NotificationID: e.NotificationID}
+		tk := s.k.task(e.TaskID)
+		msgs, err := events[tk.events+"\x00"+e.EventID].Result()
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("queue: load outbox event: %w", err)
+		}
+		if len(msgs) == 1 {
+			ev, _ := msgs[0].Values["e"].(string)
+			h.Event = []byte(ev)
+			v, _ := msgs[0].Values["v"].(string)
+			h.Version, _ = strconv.ParseInt(v, 10, 64)
+		}
+		switch c, err := configs[e.Lane].Result(); {
+		case err == nil:
+			h.Config = []byte(c)
+		case !errors.Is(err, redis.Nil):
+			return nil, time.Time{}, fmt.Errorf("queue: load outbox config: %w", err)
+		}
+		out[i].Head = h
+		if status {
+			raw, err := records[i].Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, time.Time{}, fmt.Errorf("queue: load outbox record: %w", err)
+			}
+			if r, err := decodeRecord(raw); err == nil {
+				out[i].Status = r.Status
+			}
+		}
+	}
+	return out, now, nil
+}
+
+// Outbox op kinds (see lua/outbox_finish.lua).
+const (
+	// OpDone: an attempt ended (delivered, dead, gone, drop or skip).
+	OpDone = "done"
+	// OpPark: an attempt failed and is retried through the lane.
+	OpPark = "park"
+	// OpAppend: a notification of a parked lane goes behind its others.
+	OpAppend = "append"
+)
+
+// Results of FinishOutbox.
+const (
+	// Applied: the op was carried out.
+	Applied = 1
+	// LaneEmpty: an append found the lane empty (no longer parked): the
+	// owner delivers the notification itself.
+	LaneEmpty = 0
+	// NotOwner: a park or append was refused: the lease is another's.
+	NotOwner = -1
+)
+
+// OutboxOp reports what became of one outbox entry.
+type OutboxOp struct {
+	Kind  string
+	Entry OutboxEntry
+	// Outcome of the attempt (OpDone; OpPark is a Retry).
+	Outcome Outcome
+	// Attempt is the JSON attempt record to log (nil: none).
+	Attempt []byte
+	Now     time.Time
+	// Due is when a parked notification's retry is due; First when it was
+	// first attempted.
+	Due, First time.Time
+	// Reason a notification went to dead letters.
+	Reason string
+	// Replay marks an op that may repeat a previous owner's (the entry was
+	// in the outbox when the partition was taken): the record is read
+	// first, and an append leaves a lane that holds the notification as it is.
+	Replay bool
+}
+
+// idMs is the ms part of a stream id ("ms-seq").
+func idMs(id string) string {
+	ms, _, _ := strings.Cut(id, "-")
+	return ms
+}
+
+// opJSON is an op as the script reads it (named fields, times in ms as
+// strings so that Lua keeps them exact).
+type opJSON struct {
+	K string `json:"k"`
+	N string `json:"n"`
+	T string `json:"t"`
+	C string `json:"c"`
+	E string `json:"e"`
+	O string `json:"o"`
+	A string `json:"a"`
+	W string `json:"w"`
+	D string `json:"d"`
+	F string `json:"f"`
+	R string `json:"r"`
+	M string `json:"m"`
+	X bool   `json:"x,omitempty"`
+}
+
+// FinishOutbox applies op, an op of partition p's owner holder, and
+// returns its result (Applied, LaneEmpty or NotOwner). Concurrent calls
+// for one partition share script calls: while one runs, the others queue
+// and go together in the next.
+func (s *Store) FinishOutbox(ctx context.Context, p int, holder string, op OutboxOp) (int, error) {
+	ms := func(t time.Time) string {
+		if t.IsZero() {
+			return "0"
+		}
+		return strconv.FormatInt(t.UnixMilli(), 10)
+	}
+	j, err := json.Marshal(opJSON{K: op.Kind, N: op.Entry.NotificationID, T: op.Entry.TaskID, C: op.Entry.ConfigID,
+		E: op.Entry.EventID, O: string(op.Outcome), A: string(op.Attempt), W: ms(op.Now), D: ms(op.Due), F: ms(op.First), R: op.Reason, M: idMs(op.Entry.ID), X: op.Replay})
+	if err != nil {
+		return 0, fmt.Errorf("queue: finish outbox: %w", err)
+	}
+	tk := s.k.task(op.Entry.TaskID)
+	r := &outboxReq{arg: string(j), keys: [5]string{s.k.record(p, op.Entry.NotificationID), op.Entry.Lane, tk.push,
+		s.k.legacyAttempts(p, op.Entry.NotificationID), s.k.taskDeliveries(op.Entry.TaskID)}, done: make(chan struct{})}
+	s.outboxBatch.do(p, r, func(batch []*outboxReq) { s.runOutboxOps(ctx, p, holder, batch) })
+	return r.res, r.err
+}
+
+// runOutboxOps runs one script call for batch.
+func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []*outboxReq) {
+	keys := []string{s.k.outboxOwner(p), s.k.retries(p), s.k.dead(p), s.k.parked(p),
+		s.k.statusIndex(p, "pending"), s.k.statusIndex(p, "failed"), s.k.statusIndex(p, "dead"),
+		s.k.statusIndex(p, "disabled"), s.k.statusIndex(p, "dropped")}
+	args := []any{holder, s.attemptsKept, s.keep.Milliseconds()}
+	for _, r := range batch {
+		keys = append(keys, r.keys[:]...)
+		args = append(args, r.arg)
+	}
+	// The ops run for every caller in the batch: one caller giving up must
+	// not cancel the others'. The call shares a round trip with other
+	// partitions' calls and commands (evalBatched).
+	res, err := s.evalBatched(context.WithoutCancel(ctx), s.outboxFinish, keys, args...).Int64Slice()
+	for i, r := range batch {
+		switch {
+		case err != nil:
+			r.err = fmt.Errorf("queue: finish outbox: %w", err)
+		case i < len(res):
+			r.res = int(res[i])
+		default:
+			r.err = errors.New("queue: finish outbox: short reply")
+		}
+	}
+}
+
+// outboxBatcher groups the ops of concurrent callers per partition: a
+// caller that finds no call running for its partition runs calls until
+// none is queued; the others wait for theirs.
+type outboxBatcher struct {
+	mu      sync.Mutex
+	pending map[int][]*outboxReq
+	running map[int]bool
+}
+
+type outboxReq struct {
+	arg  string
+	keys [5]string
+	res  int
+	err  error
+	done chan struct{}
+}
+
+// maxOps caps the ops of one script call.
+const maxOps = 64
+
+func (b *outboxBatcher) do(p int, r *outboxReq, run func([]*outboxReq)) {
+	b.mu.Lock()
+	b.pending[p] = append(b.pending[p], r)
+	if !b.running[p] {
+		// A goroutine of its own runs the calls, so that no caller waits
+		// for more than the call its op goes in.
+		b.running[p] = true
+		go b.drain(p, run)
+	}
+	b.mu.Unlock()
+	<-r.done
+}
+
+// drain runs partition p's queued ops until none is left.
+func (b *outboxBatcher) drain(p int, run func([]*outboxReq)) {
+	b.mu.Lock()
+	for {
+		q := b.pending[p]
+		n := min(len(q), maxOps)
+		if n == 0 {
+			delete(b.pending, p)
+			b.running[p] = false
+			b.mu.Unlock()
+			return
+		}
+		batch := q[:n:n]
+		b.pending[p] = q[n:]
+		b.mu.Unlock()
+		run(batch)
+		for _, x := range batch {
+			close(x.done)
+		}
+		b.mu.Lock()
+	}
+}

@@ -1,0 +1,184 @@
+package queue
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// outboxFixture commits one task with n events delivered to config c1
+// through the outbox, and returns the store and the outbox entries.
+func outboxFixture(t *testing.T, n int) (*Store, []OutboxEntry) {
+	t.Helper()
+	s, _ := laneFixtureWith(t, 0, Config{Outbox: true}) // the task, at version 1
+	c := Commit{TaskID: "run", Version: 1, Snapshot: []byte(`{}`), UpdatedAt: time.Now(),
+		PushConfigs: map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)}}
+	for i := range n {
+		c.Events = append(c.Events, []byte(`{"n":`+string(rune('1'+i))+`}`))
+		c.Deliver = append(c.Deliver, true)
+	}
+	if _, err := s.Commit(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.ReadOutbox(context.Background(), 0, "0-0", 100, 0)
+	if err != nil || len(es) != n {
+		t.Fatalf("outbox holds %d entries (%v), want %d", len(es), err, n)
+	}
+	return s, es
+}
+
+func (s *Store) finishOp(t *testing.T, holder string, op OutboxOp) int {
+	t.Helper()
+	if op.Now.IsZero() {
+		op.Now = time.Now()
+	}
+	res, err := s.FinishOutbox(context.Background(), 0, holder, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// A commit on the outbox path writes no lane, no token and no record: one
+// outbox entry per notification, which loads with its event and config.
+// The record is made when the owner reports the attempt.
+func TestOutboxEntryLoadsItsEventAndGetsARecordWhenReported(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, es := outboxFixture(t, 2)
+	if n := s.rdb.XLen(ctx, s.k.deliveries(0)).Val(); n != 0 {
+		t.Fatalf("the delivery stream holds %d tokens, want none", n)
+	}
+	if _, err := s.Delivery(ctx, es[0].NotificationID); err == nil {
+		t.Fatal("a notification not yet attempted has a record")
+	}
+	loaded, now, err := s.LoadOutbox(ctx, 0, es, true)
+	if err != nil || now.IsZero() {
+		t.Fatal(err, now)
+	}
+	if h := loaded[1].Head; string(h.Event) != `{"n":2}` || h.Version != 2 || string(h.Config) == "" || loaded[1].Status != "" {
+		t.Fatalf("loaded %+v", loaded[1])
+	}
+	if res := s.finishOp(t, "a", OutboxOp{Kind: OpDone, Entry: es[0], Outcome: Delivered, Attempt: []byte(`{"attempt":1}`)}); res != Applied {
+		t.Fatalf("done: %d", res)
+	}
+	r, err := s.Delivery(ctx, es[0].NotificationID)
+	if err != nil || r.Status != "delivered" || r.Attempts != 1 || r.EventID != es[0].EventID {
+		t.Fatalf("record %+v, %v", r, err)
+	}
+	list, _, err := s.ListDeliveries(ctx, DeliveryFilter{TaskID: "run", Limit: 10})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("the task lists %d deliveries (%v), want 1", len(list), err)
+	}
+}
+
+// A new owner reads again from the stored offset; the entries that were in
+// the outbox when it took the partition may be the previous owner's work,
+// and those with a record are not delivered again.
+func TestNewOwnerSkipsWhatThePreviousOwnerReported(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, es := outboxFixture(t, 3)
+	if _, ok, err := s.Own(ctx, 0, "a", time.Minute); err != nil || !ok {
+		t.Fatal("a cannot own the partition", err)
+	}
+	if _, ok, _ := s.Own(ctx, 0, "b", time.Minute); ok {
+		t.Fatal("b owns a partition a holds")
+	}
+	s.finishOp(t, "a", OutboxOp{Kind: OpDone, Entry: es[0], Outcome: Delivered})
+	if ok, err := s.KeepOwning(ctx, 0, "a", time.Minute, es[0].ID, false); err != nil || !ok {
+		t.Fatal("a cannot store its offset", err)
+	}
+	s.finishOp(t, "a", OutboxOp{Kind: OpDone, Entry: es[1], Outcome: Delivered}) // and a dies before storing the offset
+	s.rdb.Del(ctx, s.k.outboxOwner(0))
+
+	o, ok, err := s.Own(ctx, 0, "b", time.Minute)
+	if err != nil || !ok {
+		t.Fatal("b cannot take the partition", err)
+	}
+	if o.Offset != es[0].ID || o.Last != es[2].ID {
+		t.Fatalf("b starts from offset %s, last %s; want %s, %s", o.Offset, o.Last, es[0].ID, es[2].ID)
+	}
+	again, err := s.ReadOutbox(ctx, 0, o.Offset, 100, 0)
+	if err != nil || len(again) != 2 || !o.MayBeDone(again[0].ID) || !o.MayBeDone(again[1].ID) {
+		t.Fatalf("b reads %v (%v)", again, err)
+	}
+	loaded, _, err := s.LoadOutbox(ctx, 0, again, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded[0].Status != "delivered" || loaded[1].Status != "" {
+		t.Fatalf("statuses %q, %q; want delivered (skip it) and none (deliver it)", loaded[0].Status, loaded[1].Status)
+	}
+	// Entries before the offset are trimmed when it is stored.
+	if ok, _ := s.KeepOwning(ctx, 0, "b", time.Minute, es[2].ID, false); !ok {
+		t.Fatal("b cannot store its offset")
+	}
+	if n := s.rdb.XLen(ctx, s.k.outbox(0)).Val(); n != 1 {
+		t.Fatalf("the outbox holds %d entries after the offset moved to its last, want 1", n)
+	}
+}
+
+// A failed first attempt parks the notification in its lane with a retry
+// token due later; later notifications of the lane queue behind it; once
+// the lanes' workers have emptied the lane, it is no longer parked and the
+// owner delivers again. Only the owner may park or append.
+func TestParkedLaneQueuesLaterNotificationsUntilItEmpties(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, es := outboxFixture(t, 3)
+	if _, ok, _ := s.Own(ctx, 0, "a", time.Minute); !ok {
+		t.Fatal("a cannot own the partition")
+	}
+	now := time.Now()
+	park := OutboxOp{Kind: OpPark, Entry: es[0], Outcome: Retry, Attempt: []byte(`{"attempt":1}`), Now: now, First: now, Due: now.Add(time.Second)}
+	if res := s.finishOp(t, "b", park); res != NotOwner {
+		t.Fatalf("a park by another relay: %d, want refused", res)
+	}
+	if res := s.finishOp(t, "a", park); res != Applied {
+		t.Fatalf("park: %d", res)
+	}
+	if r, _ := s.Delivery(ctx, es[0].NotificationID); r.Status != "failed" || r.Next.UnixMilli() != park.Due.UnixMilli() {
+		t.Fatalf("parked record %+v", r)
+	}
+	o, _, _ := s.Own(ctx, 0, "a", time.Minute)
+	if !o.Parked[es[0].Lane] {
+		t.Fatalf("parked lanes %v, want %s", o.Parked, es[0].Lane)
+	}
+	if res := s.finishOp(t, "b", OutboxOp{Kind: OpAppend, Entry: es[1]}); res != NotOwner {
+		t.Fatalf("an append by another relay: %d, want refused", res)
+	}
+	if res := s.finishOp(t, "a", OutboxOp{Kind: OpAppend, Entry: es[1]}); res != Applied {
+		t.Fatalf("append: %d", res)
+	}
+	// Appended again by a new owner replaying it: the lane keeps one copy.
+	if res := s.finishOp(t, "a", OutboxOp{Kind: OpAppend, Entry: es[1], Replay: true}); res != Applied {
+		t.Fatalf("replayed append: %d", res)
+	}
+	if l := s.rdb.LRange(ctx, es[0].Lane, 0, -1).Val(); len(l) != 2 {
+		t.Fatalf("lane %v, want the parked notification and the one behind it", l)
+	}
+	if r, _ := s.Delivery(ctx, es[1].NotificationID); r.Status != "pending" {
+		t.Fatalf("queued record %+v, want pending", r)
+	}
+	// The retry comes due; the lanes' workers deliver both.
+	if n, _, err := s.MoveDue(ctx, 0, now.Add(2*time.Second), 10); err != nil || n != 1 {
+		t.Fatalf("moved %d retries (%v), want 1", n, err)
+	}
+	for range 2 {
+		tok := readOne(t, s, "w")
+		h := begun(t, s, tok, "w")
+		if _, err := s.FinishToken(ctx, tok, h, delivered(time.Now(), time.Minute, false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.rdb.Exists(ctx, es[0].Lane).Val(); n != 0 {
+		t.Fatal("the lane is not empty")
+	}
+	if n := s.rdb.SCard(ctx, s.k.parked(0)).Val(); n != 0 {
+		t.Fatal("the emptied lane is still listed as parked")
+	}
+	if res := s.finishOp(t, "a", OutboxOp{Kind: OpAppend, Entry: es[2]}); res != LaneEmpty {
+		t.Fatalf("append to the emptied lane: %d, want LaneEmpty (deliver it)", res)
+	}
+}

@@ -135,7 +135,7 @@ func deliverySettings() []Setting {
 			Help:  "Concurrent webhook POSTs per instance (1 to 4096).",
 			value: number(func(c *Config) *int { return &c.DeliveryWorkers }, 1, 4096)},
 		{Key: "delivery_path", Env: "RELAY_DELIVERY_PATH", Flag: "delivery-path", Default: "lanes", Group: groupDelivery,
-			Help:  "How a notification reaches its first attempt: lanes (a token per lane) or outbox (experimental: one relay owns each partition's outbox and delivers in order from it, with fewer Redis round trips; failed notifications are retried through lanes). Every instance must use the same; switch back to lanes only once the outboxes are empty.",
+			Help:  "How a notification reaches its first attempt: lanes (a token per lane) or outbox (experimental: one relay owns each partition's outbox and delivers in order from it, with fewer Redis round trips; failed notifications are retried through lanes). Every instance should use the same: a relay on lanes delivers what the outboxes still hold when it starts, but order per webhook is not kept across a switch while relays of both paths commit.",
 			value: text(func(c *Config) *string { return &c.DeliveryPath }, oneOf("lanes", "outbox"))},
 		{Key: "backpressure_lag", Env: "RELAY_BACKPRESSURE_LAG", Flag: "backpressure-lag", Default: "7ms", Group: groupDelivery,
 			Help:  "Queue wait of webhook deliveries above which new tasks are held back until delivery catches up, and after a hold paced for a while (0 turns backpressure off). Updates to existing tasks are never held.",

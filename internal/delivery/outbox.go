@@ -119,6 +119,39 @@ func (w *Workers) ownLoop(ctx context.Context) {
 	w.q.LeaveOutbox(fctx, w.consumer)
 }
 
+// drainOutboxes, on the lanes path, delivers what relays on the outbox path
+// left in the outboxes (RELAY_DELIVERY_PATH switched back to lanes): each
+// partition with entries after its offset is owned until they are done.
+// It first forgets the lanes the outboxes adopted: lanes made from now on
+// are adopted again when the outbox path is taken again.
+func (w *Workers) drainOutboxes(ctx context.Context) {
+	if err := w.q.ForgetAdoptions(ctx); err != nil {
+		if ctx.Err() == nil {
+			w.log.WarnContext(ctx, "forgetting the outboxes' adopted lanes", "err", err)
+		}
+	}
+	var wg sync.WaitGroup
+	for p := range w.q.Partitions() {
+		o, ok, err := w.q.Own(ctx, p, w.consumer, ownLease)
+		if err != nil || !ok {
+			continue // another relay owns it: it drains it
+		}
+		if !o.Pending() {
+			if _, err := w.q.KeepOwning(ctx, p, w.consumer, ownLease, "", true); err != nil && ctx.Err() == nil {
+				w.log.WarnContext(ctx, "giving an outbox up", "partition", p, "err", err)
+			}
+			continue
+		}
+		w.log.InfoContext(ctx, "delivering what the outbox path left in an outbox", "partition", p)
+		wg.Go(func() {
+			op := newOutboxPart(w, p, o)
+			op.drainOnly = true
+			op.run(ctx)
+		})
+	}
+	wg.Wait()
+}
+
 // outboxPart is one owned partition.
 type outboxPart struct {
 	w *Workers
@@ -136,6 +169,15 @@ type outboxPart struct {
 	ctx     context.Context // ends when the partition's work does
 	lost    context.CancelFunc
 	lanesWG sync.WaitGroup
+	// drainOnly ends the work once the outbox is read and done (drainOutboxes).
+	drainOnly bool
+	// reads counts the reads; stale maps a lane whose config changed under
+	// the owner (a 410 disabled it, or it was found deleted) to the last
+	// read whose items carry the old config: they read it again.
+	reads int
+	stale map[string]int
+	// parkedAt is when a lane was parked under this owner (see prune).
+	parkedAt map[string]time.Time
 }
 
 type outboxItem struct {
@@ -144,10 +186,13 @@ type outboxItem struct {
 	done bool
 	// catchUp marks an entry the previous owner may have worked on.
 	catchUp bool
+	// read numbers the read that loaded the item (and its config).
+	read int
 }
 
 func newOutboxPart(w *Workers, p int, o queue.Ownership) *outboxPart {
-	return &outboxPart{w: w, p: p, o: o, lanes: map[string][]*outboxItem{}, offset: o.Offset, room: make(chan struct{}, 1)}
+	return &outboxPart{w: w, p: p, o: o, lanes: map[string][]*outboxItem{}, offset: o.Offset, room: make(chan struct{}, 1),
+		stale: map[string]int{}, parkedAt: map[string]time.Time{}}
 }
 
 // run reads the outbox and hands its entries to lane goroutines until ctx
@@ -157,8 +202,23 @@ func (op *outboxPart) run(ctx context.Context) {
 	pctx, cancel := context.WithCancel(ctx)
 	op.ctx, op.lost = pctx, cancel
 	defer cancel()
+	if !op.drainOnly {
+		adopted, err := op.w.q.AdoptLanes(pctx, op.p)
+		if err != nil {
+			op.w.log.WarnContext(pctx, "adopting the lanes of a partition", "partition", op.p, "err", err)
+			return // taken again at a later pass
+		}
+		for _, l := range adopted {
+			op.o.Parked[l] = true
+		}
+	}
+	// The lease is renewed until the attempts in flight have ended, also
+	// when the work stops (relay stopping, the partition handed back):
+	// another relay takes the partition only after them.
+	kctx, stopKeeping := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopKeeping()
 	var keeper sync.WaitGroup
-	keeper.Go(func() { op.keep(pctx) })
+	keeper.Go(func() { op.keep(kctx) })
 	after := op.o.Offset
 	for pctx.Err() == nil {
 		if !op.waitRoom(pctx) {
@@ -173,6 +233,9 @@ func (op *outboxPart) run(ctx context.Context) {
 			continue
 		}
 		if len(es) == 0 {
+			if op.drainOnly && op.caughtUp() {
+				break
+			}
 			continue
 		}
 		after = es[len(es)-1].ID
@@ -197,12 +260,13 @@ func (op *outboxPart) run(ctx context.Context) {
 	}
 	op.lanesWG.Wait()
 	cancel()
+	stopKeeping()
 	keeper.Wait()
 	// The last offset, and the lease given up when relay stops (a lease
 	// lost is another's: KeepOwning writes nothing then).
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer fcancel()
-	if _, err := op.w.q.KeepOwning(fctx, op.p, op.w.consumer, ownLease, op.currentOffset(), ctx.Err() != nil); err != nil {
+	if _, err := op.w.q.KeepOwning(fctx, op.p, op.w.consumer, ownLease, op.currentOffset(), ctx.Err() != nil || op.drainOnly); err != nil {
 		op.w.log.WarnContext(fctx, "storing an outbox offset", "partition", op.p, "err", err)
 	}
 }
@@ -213,6 +277,7 @@ func (op *outboxPart) keep(ctx context.Context) {
 	t := time.NewTicker(ownLease / 5)
 	defer t.Stop()
 	stored := ""
+	ticks := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -237,6 +302,40 @@ func (op *outboxPart) keep(ctx context.Context) {
 		}
 		if off != "" {
 			stored = off
+		}
+		if ticks++; ticks%30 == 0 { // about once a minute
+			op.prune(ctx)
+		}
+	}
+}
+
+// caughtUp tells whether every item read is done.
+func (op *outboxPart) caughtUp() bool {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return len(op.items) == 0
+}
+
+// prune forgets the parked lanes that the lanes' workers have emptied
+// since (Redis no longer lists them), so that the owner's memory does not
+// grow with every lane that ever failed. A lane parked after the listing
+// was read is kept.
+func (op *outboxPart) prune(ctx context.Context) {
+	at := op.w.now()
+	lanes, err := op.w.q.ParkedLanes(ctx, op.p)
+	if err != nil {
+		return // next time
+	}
+	listed := make(map[string]bool, len(lanes))
+	for _, l := range lanes {
+		listed[l] = true
+	}
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	for l := range op.o.Parked {
+		if !listed[l] && op.parkedAt[l].Before(at) {
+			delete(op.o.Parked, l)
+			delete(op.parkedAt, l)
 		}
 	}
 }
@@ -269,11 +368,12 @@ func (op *outboxPart) waitRoom(ctx context.Context) bool {
 func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, catchUp bool) {
 	var start []*outboxItem
 	op.mu.Lock()
+	op.reads++
 	for i, e := range es {
-		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp}
+		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp, read: op.reads}
 		op.items = append(op.items, it)
-		if catchUp && loaded[i].Status != "" {
-			it.done = true // the previous owner reported it: it has a record
+		if catchUp && loaded[i].Status != "" && !(e.Redelivery && loaded[i].Status == "pending") {
+			it.done = true // the previous owner reported it: it has a record (a redelivery's is no longer pending)
 			continue
 		}
 		if q, busy := op.lanes[e.Lane]; busy {
@@ -313,6 +413,7 @@ func (op *outboxPart) runLane(it *outboxItem) {
 		q := op.lanes[it.e.Lane]
 		if len(q) == 0 {
 			delete(op.lanes, it.e.Lane)
+			delete(op.stale, it.e.Lane) // nothing read before is left of it
 			it = nil
 		} else {
 			op.lanes[it.e.Lane] = q[1:]
@@ -351,7 +452,7 @@ func (op *outboxPart) work(it *outboxItem) bool {
 	op.mu.Unlock()
 	if parked {
 		kind := queue.OpAppend
-		res, err := op.w.q.FinishOutbox(ctx, op.p, op.w.consumer, queue.OutboxOp{Kind: kind, Entry: it.e, Now: op.w.now(), Replay: it.catchUp})
+		res, err := op.w.q.FinishOutbox(ctx, op.p, op.w.consumer, queue.OutboxOp{Kind: kind, Entry: it.e, Now: op.w.now(), Replay: it.catchUp || it.e.Redelivery})
 		switch {
 		case err != nil:
 			return op.fail(ctx, it, err)
@@ -364,6 +465,11 @@ func (op *outboxPart) work(it *outboxItem) bool {
 		op.mu.Lock()
 		delete(op.o.Parked, it.e.Lane) // the lane emptied: deliver here again
 		op.mu.Unlock()
+		if !op.reloadConfig(ctx, it) { // (it may have waited long: the config may have changed, or gone with a 410)
+			return false
+		}
+	} else if op.isStale(it) && !op.reloadConfig(ctx, it) {
+		return false
 	}
 	t := queue.Token{Partition: op.p, TaskID: it.e.TaskID, ConfigID: it.e.ConfigID, Attempt: 1}
 	now := op.w.now()
@@ -387,7 +493,7 @@ func (op *outboxPart) work(it *outboxItem) bool {
 		}
 	}
 	o := queue.OutboxOp{Kind: queue.OpDone, Entry: it.e, Outcome: f.Outcome, Attempt: f.Attempt, Now: f.Now, Due: f.Due, First: f.First,
-		Reason: f.Reason, Replay: it.catchUp}
+		Reason: f.Reason, Replay: it.catchUp || it.e.Redelivery}
 	if f.Outcome == queue.Retry {
 		o.Kind = queue.OpPark
 	}
@@ -399,12 +505,42 @@ func (op *outboxPart) work(it *outboxItem) bool {
 		op.lost()
 		return false
 	}
-	if o.Kind == queue.OpPark {
-		op.mu.Lock()
+	op.mu.Lock()
+	switch f.Outcome {
+	case queue.Retry:
 		op.o.Parked[it.e.Lane] = true
-		op.mu.Unlock()
+		op.parkedAt[it.e.Lane] = op.w.now()
+	case queue.Gone, queue.Drop:
+		op.stale[it.e.Lane] = op.reads // the items read so far carry a config that is gone
 	}
+	op.mu.Unlock()
 	op.w.report(ctx, t, it.h, f, rec, now)
+	return true
+}
+
+// isStale tells whether it carries a config that changed under the owner.
+func (op *outboxPart) isStale(it *outboxItem) bool {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	last, ok := op.stale[it.e.Lane]
+	if ok && last < it.read {
+		return false
+	}
+	return ok
+}
+
+// reloadConfig reads it's config again (nil when it is gone); false when
+// Redis did not answer (the partition's work starts over).
+func (op *outboxPart) reloadConfig(ctx context.Context, it *outboxItem) bool {
+	c, err := op.w.q.PushConfig(ctx, it.e.TaskID, it.e.ConfigID)
+	switch {
+	case errors.Is(err, queue.ErrNotFound):
+		it.h.Config = nil
+	case err != nil:
+		return op.fail(ctx, it, err)
+	default:
+		it.h.Config = c
+	}
 	return true
 }
 

@@ -62,3 +62,33 @@ func TestOutboxPartitionsAreSharedBetweenRelays(t *testing.T) {
 	stop1()
 	waitFor("the relay left owns every partition", func(m map[string]int) bool { return m[w2.consumer] == parts })
 }
+
+// A relay on the lanes path delivers what relays on the outbox path left in
+// the outboxes (RELAY_DELIVERY_PATH switched back), and gives them up.
+func TestLanesRelayDrainsWhatTheOutboxLeft(t *testing.T) {
+	t.Parallel()
+	hook := &idRecorder{}
+	fx := newFixtureWith(t, queue.Config{Partitions: 2, Outbox: true}, a2a.V10, "left", hook) // the task's first notification, in an outbox
+	w := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = w.Run(ctx) })
+	defer func() { cancel(); wg.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(hook.got()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the notification left in the outbox was not delivered")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for time.Now().Before(deadline) {
+		if got := owners(t, fx, 2); len(got) == 0 {
+			if n := len(hook.got()); n != 1 {
+				t.Fatalf("delivered %d times, want once", n)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the outboxes are still owned: %v", owners(t, fx, 2))
+}

@@ -49,6 +49,10 @@ type Queue interface {
 	LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, status bool) ([]queue.Loaded, time.Time, error)
 	FinishOutbox(ctx context.Context, p int, holder string, op queue.OutboxOp) (int, error)
 	OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error)
+	AdoptLanes(ctx context.Context, p int) ([]string, error)
+	PushConfig(ctx context.Context, taskID, id string) ([]byte, error)
+	ParkedLanes(ctx context.Context, p int) ([]string, error)
+	ForgetAdoptions(ctx context.Context) error
 	LeaveOutbox(ctx context.Context, me string)
 }
 
@@ -176,6 +180,8 @@ func (w *Workers) Run(ctx context.Context) error {
 	readers.Go(func() { w.every(ctx, w.cfg.MoveEvery, w.moveDue) })
 	if w.cfg.Outbox {
 		readers.Go(func() { w.ownLoop(ctx) })
+	} else {
+		readers.Go(func() { w.drainOutboxes(ctx) })
 	}
 
 	readers.Go(func() { w.every(ctx, time.Second, w.trim) })

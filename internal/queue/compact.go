@@ -76,7 +76,7 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 	p := s.k.partition(taskID)
 	at := s.compactAt()
 	for range 3 {
-		res, err := compactPlanScript.Run(ctx, s.rdb, []string{tk.events, tk.push, tk.base, s.k.compact(p)},
+		res, err := compactPlanScript.Run(ctx, s.rdb, []string{tk.events, tk.push, tk.base, s.k.compact(p), s.k.outbox(p)},
 			taskID, s.k.tag(p), s.maxLen, at, now.Add(compactRetry).UnixMilli()).Slice()
 		if err != nil {
 			return false, fmt.Errorf("queue: plan compaction: %w", err)
@@ -103,7 +103,7 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 		case err != nil:
 			return false, fmt.Errorf("queue: compaction of %s: %w", taskID, err)
 		}
-		done, err := compactScript.Run(ctx, s.rdb, []string{tk.hash, tk.events, tk.push, tk.base, s.k.compact(p)},
+		done, err := compactScript.Run(ctx, s.rdb, []string{tk.hash, tk.events, tk.push, tk.base, s.k.compact(p), s.k.outbox(p)},
 			taskID, s.k.tag(p), last, v, first, from, snap, at).Int()
 		if err != nil {
 			return false, fmt.Errorf("queue: compact: %w", err)

@@ -117,3 +117,7 @@ func (k keys) parked(p int) string { return k.tag(p) + "parked" }
 // outboxRelays is the zset of the relays that own outboxes, scored by the
 // time of their last pass (ms): their count sets each one's share.
 func (k keys) outboxRelays() string { return k.prefix + ":outbox:relays" }
+
+// outboxAdopted marks partition p's lanes as adopted by the outbox (see
+// AdoptLanes).
+func (k keys) outboxAdopted(p int) string { return k.tag(p) + "outbox:adopted" }

@@ -43,6 +43,9 @@ type OutboxEntry struct {
 	// Lane names the notification's lane, the (task, config) pair whose
 	// notifications go in order.
 	Lane string
+	// Redelivery marks a notification an operator queued again: its record
+	// exists (pending) and keeps its attempts.
+	Redelivery bool
 }
 
 // Ownership is what an owner starts from when it takes a partition.
@@ -60,6 +63,9 @@ type Ownership struct {
 // MayBeDone tells whether the entry with id may have been worked on by a
 // previous owner (it was in the outbox when the partition was taken).
 func (o Ownership) MayBeDone(id string) bool { return !lessID(o.Last, id) }
+
+// Pending tells whether the outbox holds entries after the offset.
+func (o Ownership) Pending() bool { return lessID(o.Offset, o.Last) }
 
 // Own takes partition p's outbox for holder for ttl, when no other owner
 // holds it.
@@ -134,6 +140,76 @@ func (s *Store) LeaveOutbox(ctx context.Context, me string) {
 	_ = s.rdb.ZRem(ctx, s.k.outboxRelays(), me).Err()
 }
 
+// AdoptLanes lists, once per partition, the lanes that hold notifications
+// from before the outbox (written on the lanes path, by this relay's
+// previous version or by RELAY_DELIVERY_PATH=lanes) as parked, so that the
+// outbox's notifications queue behind them instead of overtaking them. A
+// lane with work has a token in the delivery stream or in the retry set:
+// the lanes are found there. It returns the lanes it listed (none once the
+// partition was adopted).
+func (s *Store) AdoptLanes(ctx context.Context, p int) ([]string, error) {
+	done, err := s.rdb.Exists(ctx, s.k.outboxAdopted(p)).Result()
+	if err != nil || done == 1 {
+		return nil, err
+	}
+	lanes := map[string]bool{}
+	start := "-"
+	for {
+		msgs, err := s.rdb.XRangeN(ctx, s.k.deliveries(p), start, "+", 1000).Result()
+		if err != nil {
+			return nil, fmt.Errorf("queue: adopt lanes: %w", err)
+		}
+		for _, t := range tokensOf(p, msgs) {
+			lanes[s.k.lane(t.TaskID, t.ConfigID)] = true
+		}
+		if len(msgs) < 1000 {
+			break
+		}
+		start = "(" + msgs[len(msgs)-1].ID
+	}
+	retries, err := s.rdb.ZRange(ctx, s.k.retries(p), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("queue: adopt lanes: %w", err)
+	}
+	for _, m := range retries {
+		var t struct{ T, C string }
+		if json.Unmarshal([]byte(m), &t) == nil {
+			lanes[s.k.lane(t.T, t.C)] = true
+		}
+	}
+	out := make([]string, 0, len(lanes))
+	pipe := s.rdb.Pipeline()
+	for l := range lanes {
+		out = append(out, l)
+		pipe.SAdd(ctx, s.k.parked(p), l)
+	}
+	pipe.Set(ctx, s.k.outboxAdopted(p), "1", 0)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("queue: adopt lanes: %w", err)
+	}
+	return out, nil
+}
+
+// ParkedLanes lists partition p's parked lanes (OutboxEntry.Lane).
+func (s *Store) ParkedLanes(ctx context.Context, p int) ([]string, error) {
+	l, err := s.rdb.SMembers(ctx, s.k.parked(p)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("queue: parked lanes: %w", err)
+	}
+	return l, nil
+}
+
+// ForgetAdoptions drops every partition's adoption mark (AdoptLanes): the
+// lanes path is taken, and lanes made on it are to be adopted again.
+func (s *Store) ForgetAdoptions(ctx context.Context) error {
+	for p := range s.k.partitions {
+		if err := s.rdb.Del(ctx, s.k.outboxAdopted(p)).Err(); err != nil {
+			return fmt.Errorf("queue: forget adoptions: %w", err)
+		}
+	}
+	return nil
+}
+
 // ReadOutbox reads up to count entries of partition p's outbox after id
 // after, blocking up to block when there are none.
 func (s *Store) ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]OutboxEntry, error) {
@@ -152,6 +228,7 @@ func (s *Store) ReadOutbox(ctx context.Context, p int, after string, count int, 
 			e.ConfigID, _ = m.Values["c"].(string)
 			e.EventID, _ = m.Values["e"].(string)
 			e.NotificationID, _ = m.Values["n"].(string)
+			e.Redelivery = m.Values["r"] != nil
 			e.Lane = s.k.lane(e.TaskID, e.ConfigID)
 			out = append(out, e)
 		}

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -180,5 +181,94 @@ func TestParkedLaneQueuesLaterNotificationsUntilItEmpties(t *testing.T) {
 	}
 	if res := s.finishOp(t, "a", OutboxOp{Kind: OpAppend, Entry: es[2]}); res != LaneEmpty {
 		t.Fatalf("append to the emptied lane: %d, want LaneEmpty (deliver it)", res)
+	}
+}
+
+// Lanes that hold notifications from before the outbox (the previous
+// version's, or RELAY_DELIVERY_PATH=lanes) are adopted as parked once per
+// partition, so that the outbox's notifications of the same (task, config)
+// queue behind them; after the lanes path was taken again they are adopted
+// again.
+func TestOutboxAdoptsTheLanesItFinds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lanes, _ := laneFixture(t, 2) // two notifications queued on the lanes path
+	s := NewStore(lanes.rdb, Config{Prefix: lanes.k.prefix, Partitions: 1, Outbox: true})
+	c := Commit{TaskID: "run", Version: 1, Snapshot: []byte(`{}`), UpdatedAt: time.Now(), Events: [][]byte{[]byte(`{"n":3}`)}, Deliver: []bool{true}}
+	if _, err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.ReadOutbox(ctx, 0, "0-0", 10, 0)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("outbox %v (%v)", es, err)
+	}
+	adopted, err := s.AdoptLanes(ctx, 0)
+	if err != nil || len(adopted) != 1 || adopted[0] != es[0].Lane {
+		t.Fatalf("adopted %v (%v), want the lane %s", adopted, err, es[0].Lane)
+	}
+	if again, _ := s.AdoptLanes(ctx, 0); len(again) != 0 {
+		t.Fatalf("adopted %v a second time", again)
+	}
+	if _, ok, _ := s.Own(ctx, 0, "a", time.Minute); !ok {
+		t.Fatal("cannot own the partition")
+	}
+	if res := s.finishOp(t, "a", OutboxOp{Kind: OpAppend, Entry: es[0]}); res != Applied {
+		t.Fatalf("append behind the adopted lane: %d", res)
+	}
+	if l := s.rdb.LRange(ctx, es[0].Lane, 0, -1).Val(); len(l) != 3 || !strings.HasPrefix(l[2], es[0].EventID+" ") {
+		t.Fatalf("lane %v, want the outbox's notification behind the two before it", l)
+	}
+	if err := s.ForgetAdoptions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := s.AdoptLanes(ctx, 0); len(again) != 1 {
+		t.Fatalf("after the lanes path, adopted %v, want the lane again", again)
+	}
+}
+
+// On the outbox path a redelivery goes to the end of the outbox (marked),
+// not straight into the lane, so that the owner queues it in order with
+// the lane's later notifications; its record keeps its attempts.
+func TestRedeliveryGoesThroughTheOutbox(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, es := outboxFixture(t, 2)
+	if _, ok, _ := s.Own(ctx, 0, "a", time.Minute); !ok {
+		t.Fatal("cannot own the partition")
+	}
+	s.finishOp(t, "a", OutboxOp{Kind: OpDone, Entry: es[0], Outcome: Dead, Attempt: []byte(`{"attempt":1}`), Reason: "x"})
+	if err := s.Redeliver(ctx, es[0].NotificationID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.rdb.LLen(ctx, es[0].Lane).Val(); n != 0 {
+		t.Fatalf("the lane holds %d entries, want none (the redelivery waits in the outbox)", n)
+	}
+	again, err := s.ReadOutbox(ctx, 0, es[1].ID, 10, 0)
+	if err != nil || len(again) != 1 || !again[0].Redelivery || again[0].NotificationID != es[0].NotificationID {
+		t.Fatalf("outbox after the last entry: %+v (%v), want the redelivery", again, err)
+	}
+	if r, _ := s.Delivery(ctx, es[0].NotificationID); r.Status != "pending" || r.Attempts != 1 {
+		t.Fatalf("redelivered record %+v", r)
+	}
+	s.finishOp(t, "a", OutboxOp{Kind: OpDone, Entry: again[0], Outcome: Delivered, Attempt: []byte(`{"attempt":2}`), Replay: true})
+	if r, _ := s.Delivery(ctx, es[0].NotificationID); r.Status != "delivered" || r.Attempts != 2 || len(r.AttemptLog) != 2 {
+		t.Fatalf("record after the redelivery %+v, want delivered with both attempts", r)
+	}
+}
+
+// A former owner's late report (its lease ran out, another relay took
+// the partition and reported the notification first) adds its attempt to
+// the record; it does not replace the record.
+func TestFormerOwnersReportAddsToTheRecord(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, es := outboxFixture(t, 1)
+	if _, ok, _ := s.Own(ctx, 0, "b", time.Minute); !ok {
+		t.Fatal("cannot own the partition")
+	}
+	s.finishOp(t, "b", OutboxOp{Kind: OpDone, Entry: es[0], Outcome: Delivered, Attempt: []byte(`{"by":"b"}`)})
+	s.finishOp(t, "a", OutboxOp{Kind: OpDone, Entry: es[0], Outcome: Delivered, Attempt: []byte(`{"by":"a"}`)})
+	if r, _ := s.Delivery(ctx, es[0].NotificationID); r.Attempts != 2 || len(r.AttemptLog) != 2 {
+		t.Fatalf("record %+v, want both owners' attempts", r)
 	}
 }

@@ -202,6 +202,9 @@ func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
 	p := s.k.partition(r.TaskID)
 	keys := []string{s.k.lane(r.TaskID, r.ConfigID), s.k.deliveries(p), s.k.record(p, id), s.k.task(r.TaskID).events,
 		s.k.legacyAttempts(p, id)}
+	if s.outbox {
+		keys = append(keys, s.k.outbox(p))
+	}
 	err = s.redeliver.Run(ctx, s.rdb, keys, r.EventID, r.TaskID, r.ConfigID, now.UnixMilli(), s.k.tag(p), id).Err()
 	if err != nil && strings.Contains(err.Error(), "NOTFOUND") {
 		return ErrNotFound

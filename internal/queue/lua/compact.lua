@@ -7,6 +7,7 @@
 --
 -- KEYS[1] task hash   KEYS[2] task event stream   KEYS[3] task push-config hash
 -- KEYS[4] task checkpoint hash   KEYS[5] the partition's compaction zset
+-- KEYS[6] the partition's outbox (what waits there holds the cut back too)
 -- ARGV[1] task id   ARGV[2] the partition key prefix   ARGV[3] last entry cut
 -- ARGV[4] its version   ARGV[5] first entry kept   ARGV[6] the checkpoint id the fold
 --   started from ("" for none)   ARGV[7] the new checkpoint ("": none could be
@@ -23,6 +24,10 @@ for _, cfg in ipairs(redis.call('HKEYS', KEYS[3])) do
       return 0
     end
   end
+end
+local floor = outboxFloor(KEYS[6])
+if floor and not before(ARGV[3], floor) then
+  return 0 -- the cut reaches what a notification in the outbox may refer to
 end
 if ARGV[7] ~= '' then
   redis.call('HSET', KEYS[4], 'snap', ARGV[7], 'ver', ARGV[4], 'id', ARGV[3])

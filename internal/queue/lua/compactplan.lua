@@ -6,7 +6,7 @@
 -- little to look at again.
 --
 -- KEYS[1] task event stream   KEYS[2] task push-config hash   KEYS[3] task checkpoint hash
--- KEYS[4] the partition's compaction zset
+-- KEYS[4] the partition's compaction zset   KEYS[5] the partition's outbox
 -- ARGV[1] task id   ARGV[2] the partition key prefix (lanes: see commit.lua)
 -- ARGV[3] entries to keep   ARGV[4] the length over which a stream is compacted
 -- ARGV[5] when to look again (ms) if a lane keeps the stream from being cut
@@ -32,6 +32,11 @@ for _, cfg in ipairs(redis.call('HKEYS', KEYS[2])) do
       end
     end
   end
+end
+-- Nor before what a notification waiting in the outbox may refer to.
+local floor = outboxFloor(KEYS[5])
+if floor and (not oldest or before(floor, oldest)) then
+  oldest = floor
 end
 local function version(entry)
   local f = entry[2]

@@ -19,6 +19,19 @@ local function entryOf(h)
   return string.sub(h, 1, string.find(h, ' ', 1, true) - 1)
 end
 
+-- outboxFloor is the oldest event id a notification waiting in the
+-- partition's outbox (KEYS name outbox) may refer to: "<ms>-0" of the
+-- outbox's first entry (a commit stamps an event and its outbox entries in
+-- the same script, the event first), or false when the outbox is empty.
+-- Every entry still in the outbox is at or after the owner's offset.
+local function outboxFloor(outbox)
+  local first = redis.call('XRANGE', outbox, '-', '+', 'COUNT', 1)[1]
+  if not first then
+    return false
+  end
+  return string.sub(first[1], 1, string.find(first[1], '-', 1, true)) .. '0'
+end
+
 -- eventOf reads the event and its version ('e', 'v') from the entry of
 -- stream that lane entry h refers to: false, false when it is gone, or when
 -- h carries its event (written by a previous relay).

@@ -28,7 +28,8 @@
 -- append marked x leaves a lane that holds the notification already as it is.
 -- Parking and appending order a lane, so only the owner may: while the
 -- lease is another's they are refused. An attempt's outcome is a fact,
--- logged whoever reports it.
+-- logged whoever reports it (a former owner's is added to the record the
+-- new owner may have made).
 -- Returns one number per op: 1 done, 0 (append) the lane was empty: the
 -- caller delivers the notification itself, -1 refused (not the owner).
 local owner = redis.call('GET', KEYS[1]) == ARGV[1]
@@ -64,6 +65,9 @@ for i = 4, #ARGV do
   local b = 10 + 5 * (i - 4)
   local lane = KEYS[b + 1]
   local res = 1
+  if not owner then
+    op.x = true -- another relay owns the partition now: its record stays, this attempt is added to it
+  end
   if op.k ~= 'done' and not owner then
     res = -1
   elseif op.k == 'append' then

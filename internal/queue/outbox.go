@@ -390,7 +390,7 @@ func (s *Store) FinishOutbox(ctx context.Context, p int, holder string, op Outbo
 	tk := s.k.task(op.Entry.TaskID)
 	r := &outboxReq{arg: string(j), keys: [5]string{s.k.record(p, op.Entry.NotificationID), op.Entry.Lane, tk.push,
 		s.k.legacyAttempts(p, op.Entry.NotificationID), s.k.taskDeliveries(op.Entry.TaskID)}, done: make(chan struct{})}
-	s.outboxBatch.do(p, r, func(batch []*outboxReq) { s.runOutboxOps(ctx, p, holder, batch) })
+	s.outboxBatch.do(batchKey{p, holder}, r, func(batch []*outboxReq) { s.runOutboxOps(ctx, p, holder, batch) })
 	return r.res, r.err
 }
 
@@ -420,13 +420,19 @@ func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []
 	}
 }
 
-// outboxBatcher groups the ops of concurrent callers per partition: a
+// batchKey groups ops: those of one partition, reported by one owner.
+type batchKey struct {
+	p      int
+	holder string
+}
+
+// outboxBatcher groups the ops of concurrent callers per batchKey: a
 // caller that finds no call running for its partition runs calls until
 // none is queued; the others wait for theirs.
 type outboxBatcher struct {
 	mu      sync.Mutex
-	pending map[int][]*outboxReq
-	running map[int]bool
+	pending map[batchKey][]*outboxReq
+	running map[batchKey]bool
 }
 
 type outboxReq struct {
@@ -440,33 +446,33 @@ type outboxReq struct {
 // maxOps caps the ops of one script call.
 const maxOps = 64
 
-func (b *outboxBatcher) do(p int, r *outboxReq, run func([]*outboxReq)) {
+func (b *outboxBatcher) do(k batchKey, r *outboxReq, run func([]*outboxReq)) {
 	b.mu.Lock()
-	b.pending[p] = append(b.pending[p], r)
-	if !b.running[p] {
+	b.pending[k] = append(b.pending[k], r)
+	if !b.running[k] {
 		// A goroutine of its own runs the calls, so that no caller waits
 		// for more than the call its op goes in.
-		b.running[p] = true
-		go b.drain(p, run)
+		b.running[k] = true
+		go b.drain(k, run)
 	}
 	b.mu.Unlock()
 	<-r.done
 }
 
-// drain runs partition p's queued ops until none is left.
-func (b *outboxBatcher) drain(p int, run func([]*outboxReq)) {
+// drain runs k's queued ops until none is left.
+func (b *outboxBatcher) drain(k batchKey, run func([]*outboxReq)) {
 	b.mu.Lock()
 	for {
-		q := b.pending[p]
+		q := b.pending[k]
 		n := min(len(q), maxOps)
 		if n == 0 {
-			delete(b.pending, p)
-			b.running[p] = false
+			delete(b.pending, k)
+			b.running[k] = false
 			b.mu.Unlock()
 			return
 		}
 		batch := q[:n:n]
-		b.pending[p] = q[n:]
+		b.pending[k] = q[n:]
 		b.mu.Unlock()
 		run(batch)
 		for _, x := range batch {

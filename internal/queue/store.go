@@ -98,7 +98,7 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 		outbox:       cfg.Outbox,
 		outboxOwn:    redis.NewScript(outboxOwnLua),
 		outboxFinish: withLib(outboxFinishLua),
-		outboxBatch:  outboxBatcher{pending: map[int][]*outboxReq{}, running: map[int]bool{}},
+		outboxBatch:  outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},
 	}
 }
 

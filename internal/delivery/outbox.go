@@ -122,34 +122,54 @@ func (w *Workers) ownLoop(ctx context.Context) {
 // drainOutboxes, on the lanes path, delivers what relays on the outbox path
 // left in the outboxes (RELAY_DELIVERY_PATH switched back to lanes): each
 // partition with entries after its offset is owned until they are done.
-// It first forgets the lanes the outboxes adopted: lanes made from now on
-// are adopted again when the outbox path is taken again.
+// A partition another relay owns (one on the outbox path, or one that
+// died and whose lease has not run out yet) is looked at again every
+// ownLease/3, until every partition was found empty. It first forgets the
+// lanes the outboxes adopted: lanes made from now on are adopted again
+// when the outbox path is taken again.
 func (w *Workers) drainOutboxes(ctx context.Context) {
 	if err := w.q.ForgetAdoptions(ctx); err != nil {
 		if ctx.Err() == nil {
 			w.log.WarnContext(ctx, "forgetting the outboxes' adopted lanes", "err", err)
 		}
 	}
-	var wg sync.WaitGroup
-	for p := range w.q.Partitions() {
-		o, ok, err := w.q.Own(ctx, p, w.consumer, ownLease)
-		if err != nil || !ok {
-			continue // another relay owns it: it drains it
-		}
-		if !o.Pending() {
-			if _, err := w.q.KeepOwning(ctx, p, w.consumer, ownLease, "", true); err != nil && ctx.Err() == nil {
-				w.log.WarnContext(ctx, "giving an outbox up", "partition", p, "err", err)
+	empty := make([]bool, w.q.Partitions())
+	left := len(empty)
+	t := time.NewTicker(ownLease / 3)
+	defer t.Stop()
+	for left > 0 && ctx.Err() == nil {
+		var wg sync.WaitGroup
+		for p := range empty {
+			if empty[p] {
+				continue
 			}
-			continue
+			o, ok, err := w.q.Own(ctx, p, w.consumer, ownLease)
+			if err != nil || !ok {
+				continue // owned by another relay: looked at again
+			}
+			if !o.Pending() {
+				if _, err := w.q.KeepOwning(ctx, p, w.consumer, ownLease, "", true); err != nil && ctx.Err() == nil {
+					w.log.WarnContext(ctx, "giving an outbox up", "partition", p, "err", err)
+				}
+				empty[p] = true
+				left--
+				continue
+			}
+			w.log.InfoContext(ctx, "delivering what the outbox path left in an outbox", "partition", p)
+			wg.Go(func() {
+				op := newOutboxPart(w, p, o)
+				op.drainOnly = true
+				op.run(ctx) // found empty at a later look
+			})
 		}
-		w.log.InfoContext(ctx, "delivering what the outbox path left in an outbox", "partition", p)
-		wg.Go(func() {
-			op := newOutboxPart(w, p, o)
-			op.drainOnly = true
-			op.run(ctx)
-		})
+		wg.Wait()
+		if left > 0 {
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+		}
 	}
-	wg.Wait()
 }
 
 // outboxPart is one owned partition.
@@ -176,6 +196,8 @@ type outboxPart struct {
 	// read whose items carry the old config: they read it again.
 	reads int
 	stale map[string]int
+	// dispatched is the last read whose items are queued behind their lanes.
+	dispatched int
 	// parkedAt is when a lane was parked under this owner (see prune).
 	parkedAt map[string]time.Time
 }
@@ -240,6 +262,12 @@ func (op *outboxPart) run(ctx context.Context) {
 		}
 		after = es[len(es)-1].ID
 		catchUp := op.o.MayBeDone(es[0].ID) // some may be the previous owner's work
+		// The read is numbered before its configs are loaded: a 410 reported
+		// meanwhile marks it stale (see isStale).
+		op.mu.Lock()
+		op.reads++
+		read := op.reads
+		op.mu.Unlock()
 		var loaded []queue.Loaded
 		var now time.Time
 		for {
@@ -256,7 +284,7 @@ func (op *outboxPart) run(ctx context.Context) {
 		if w := now.Sub(streamTime(es[0].ID)); !now.IsZero() && w > 0 {
 			op.w.pressure.Observe(w)
 		}
-		op.dispatch(es, loaded, catchUp)
+		op.dispatch(es, loaded, catchUp, read)
 	}
 	op.lanesWG.Wait()
 	cancel()
@@ -365,12 +393,12 @@ func (op *outboxPart) waitRoom(ctx context.Context) bool {
 
 // dispatch queues the entries read behind their lanes, and starts a lane
 // goroutine for each lane not yet being worked on.
-func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, catchUp bool) {
+func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, catchUp bool, read int) {
 	var start []*outboxItem
 	op.mu.Lock()
-	op.reads++
+	op.dispatched = read
 	for i, e := range es {
-		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp, read: op.reads}
+		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp, read: read}
 		op.items = append(op.items, it)
 		if catchUp && loaded[i].Status != "" && !(e.Redelivery && loaded[i].Status == "pending") {
 			it.done = true // the previous owner reported it: it has a record (a redelivery's is no longer pending)
@@ -413,7 +441,9 @@ func (op *outboxPart) runLane(it *outboxItem) {
 		q := op.lanes[it.e.Lane]
 		if len(q) == 0 {
 			delete(op.lanes, it.e.Lane)
-			delete(op.stale, it.e.Lane) // nothing read before is left of it
+			if op.stale[it.e.Lane] <= op.dispatched {
+				delete(op.stale, it.e.Lane) // nothing read up to its mark is left of it
+			}
 			it = nil
 		} else {
 			op.lanes[it.e.Lane] = q[1:]

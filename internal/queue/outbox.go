@@ -30,6 +30,8 @@ var (
 	outboxOwnLua string
 	//go:embed lua/outbox_finish.lua
 	outboxFinishLua string
+	//go:embed lua/adopt.lua
+	adoptLua string
 )
 
 // OutboxEntry is one notification in a partition's outbox.
@@ -148,46 +150,12 @@ func (s *Store) LeaveOutbox(ctx context.Context, me string) {
 // the lanes are found there. It returns the lanes it listed (none once the
 // partition was adopted).
 func (s *Store) AdoptLanes(ctx context.Context, p int) ([]string, error) {
-	done, err := s.rdb.Exists(ctx, s.k.outboxAdopted(p)).Result()
-	if err != nil || done == 1 {
-		return nil, err
-	}
-	lanes := map[string]bool{}
-	start := "-"
-	for {
-		msgs, err := s.rdb.XRangeN(ctx, s.k.deliveries(p), start, "+", 1000).Result()
-		if err != nil {
-			return nil, fmt.Errorf("queue: adopt lanes: %w", err)
-		}
-		for _, t := range tokensOf(p, msgs) {
-			lanes[s.k.lane(t.TaskID, t.ConfigID)] = true
-		}
-		if len(msgs) < 1000 {
-			break
-		}
-		start = "(" + msgs[len(msgs)-1].ID
-	}
-	retries, err := s.rdb.ZRange(ctx, s.k.retries(p), 0, -1).Result()
+	lanes, err := s.outboxAdopt.Run(ctx, s.rdb, []string{s.k.deliveries(p), s.k.retries(p), s.k.parked(p), s.k.outboxAdopted(p)},
+		s.k.tag(p)).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("queue: adopt lanes: %w", err)
 	}
-	for _, m := range retries {
-		var t struct{ T, C string }
-		if json.Unmarshal([]byte(m), &t) == nil {
-			lanes[s.k.lane(t.T, t.C)] = true
-		}
-	}
-	out := make([]string, 0, len(lanes))
-	pipe := s.rdb.Pipeline()
-	for l := range lanes {
-		out = append(out, l)
-		pipe.SAdd(ctx, s.k.parked(p), l)
-	}
-	pipe.Set(ctx, s.k.outboxAdopted(p), "1", 0)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("queue: adopt lanes: %w", err)
-	}
-	return out, nil
+	return lanes, nil
 }
 
 // ParkedLanes lists partition p's parked lanes (OutboxEntry.Lane).

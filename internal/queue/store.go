@@ -74,6 +74,7 @@ type Store struct {
 	outbox       bool
 	outboxOwn    *redis.Script
 	outboxFinish *redis.Script
+	outboxAdopt  *redis.Script
 	outboxBatch  outboxBatcher
 }
 
@@ -98,6 +99,7 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 		outbox:       cfg.Outbox,
 		outboxOwn:    redis.NewScript(outboxOwnLua),
 		outboxFinish: withLib(outboxFinishLua),
+		outboxAdopt:  redis.NewScript(adoptLua),
 		outboxBatch:  outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},
 	}
 }

@@ -25,7 +25,7 @@ for _, cfg in ipairs(redis.call('HKEYS', KEYS[3])) do
     end
   end
 end
-local floor = outboxFloor(KEYS[6])
+local floor = outboxFloor(KEYS[6], task)
 if floor and not before(ARGV[3], floor) then
   return 0 -- the cut reaches what a notification in the outbox may refer to
 end

@@ -34,7 +34,7 @@ for _, cfg in ipairs(redis.call('HKEYS', KEYS[2])) do
   end
 end
 -- Nor before what a notification waiting in the outbox may refer to.
-local floor = outboxFloor(KEYS[5])
+local floor = outboxFloor(KEYS[5], task)
 if floor and (not oldest or before(floor, oldest)) then
   oldest = floor
 end

@@ -19,17 +19,26 @@ local function entryOf(h)
   return string.sub(h, 1, string.find(h, ' ', 1, true) - 1)
 end
 
--- outboxFloor is the oldest event id a notification waiting in the
--- partition's outbox (KEYS name outbox) may refer to: "<ms>-0" of the
--- outbox's first entry (a commit stamps an event and its outbox entries in
--- the same script, the event first), or false when the outbox is empty.
--- Every entry still in the outbox is at or after the owner's offset.
-local function outboxFloor(outbox)
-  local first = redis.call('XRANGE', outbox, '-', '+', 'COUNT', 1)[1]
-  if not first then
-    return false
+-- outboxFloor is the oldest event of task that a notification waiting in
+-- the partition's outbox (KEYS name outbox) refers to (a redelivery's is
+-- old), false when none does, or "0-0" (keep everything) when the outbox
+-- holds more than 4096 entries: a lagging owner holds compaction back.
+local function outboxFloor(outbox, task)
+  local entries = redis.call('XRANGE', outbox, '-', '+', 'COUNT', 4097)
+  if #entries > 4096 then
+    return '0-0'
   end
-  return string.sub(first[1], 1, string.find(first[1], '-', 1, true)) .. '0'
+  local floor = false
+  for _, e in ipairs(entries) do
+    local f, t, ev = e[2], nil, nil
+    for j = 1, #f, 2 do
+      if f[j] == 't' then t = f[j + 1] elseif f[j] == 'e' then ev = f[j + 1] end
+    end
+    if t == task and ev and (not floor or before(ev, floor)) then
+      floor = ev
+    end
+  end
+  return floor
 end
 
 -- eventOf reads the event and its version ('e', 'v') from the entry of

@@ -71,7 +71,10 @@ for i = 4, #ARGV do
   if op.k ~= 'done' and not owner then
     res = -1
   elseif op.k == 'append' then
-    if redis.call('LLEN', lane) == 0 then
+    local seen = op.x and recRead(KEYS[b], KEYS[b + 3])
+    if seen and seen.status ~= 'pending' then
+      -- a replay of a notification reported since (the lanes delivered it): nothing to do
+    elseif redis.call('LLEN', lane) == 0 then
       redis.call('SREM', KEYS[4], lane)
       res = 0
     elseif not (op.x and redis.call('LPOS', lane, op.e .. ' ' .. op.n)) then

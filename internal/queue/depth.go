@@ -12,7 +12,9 @@ import (
 
 // Depth is the delivery backlog of one partition.
 type Depth struct {
-	// Waiting counts tokens no worker has read yet (the group's lag);
+	// Waiting counts tokens no worker has read yet (the group's lag), and
+	// the notifications in the partition's outbox after its owner's last
+	// stored offset (the outbox path: waiting, or done in the last seconds);
 	// InFlight those read and not finished; Retrying those waiting in the
 	// retry set; Dead the dead letters kept.
 	Waiting, InFlight, Retrying, Dead int64
@@ -30,7 +32,11 @@ func (s *Store) Depths(ctx context.Context) ([]Depth, error) {
 	pending := make([]*redis.XPendingCmd, n)
 	retries := make([]*redis.IntCmd, n)
 	dead := make([]*redis.IntCmd, n)
+	outbox := make([]*redis.IntCmd, n)
+	offset := make([]*redis.StringCmd, n)
 	for p := range n {
+		outbox[p] = pipe.XLen(ctx, s.k.outbox(p))
+		offset[p] = pipe.Get(ctx, s.k.outboxOffset(p))
 		key := s.k.deliveries(p)
 		groups[p] = pipe.XInfoGroups(ctx, key)
 		pending[p] = pipe.XPending(ctx, key, group)
@@ -46,6 +52,7 @@ func (s *Store) Depths(ctx context.Context) ([]Depth, error) {
 	oldest := make([]string, n)
 	unread := s.rdb.Pipeline() // the first unread token, where nothing is in flight
 	firsts := map[int]*redis.XMessageSliceCmd{}
+	obFirsts := map[int]*redis.XMessageSliceCmd{}
 	for p := range n {
 		d := &out[p]
 		last := ""
@@ -60,11 +67,25 @@ func (s *Store) Depths(ctx context.Context) ([]Depth, error) {
 			firsts[p] = unread.XRangeN(ctx, s.k.deliveries(p), "("+last, "+", 1)
 		}
 		d.Retrying, d.Dead = retries[p].Val(), dead[p].Val()
+		// The outbox keeps the entry at its offset (done) and those after it.
+		after, start := outbox[p].Val(), "-"
+		if off := offset[p].Val(); off != "" {
+			after, start = max(after-1, 0), "("+off
+		}
+		if after > 0 {
+			d.Waiting += after
+			obFirsts[p] = unread.XRangeN(ctx, s.k.outbox(p), start, "+", 1)
+		}
 	}
-	if len(firsts) > 0 {
+	if len(firsts)+len(obFirsts) > 0 {
 		_, _ = unread.Exec(ctx)
 		for p, c := range firsts {
 			if m := c.Val(); len(m) > 0 {
+				oldest[p] = m[0].ID
+			}
+		}
+		for p, c := range obFirsts {
+			if m := c.Val(); len(m) > 0 && (oldest[p] == "" || lessID(m[0].ID, oldest[p])) {
 				oldest[p] = m[0].ID
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -176,6 +177,90 @@ func (s *Store) ForgetAdoptions(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// waitScan caps the outbox entries a listing or a lookup reads per partition.
+const waitScan = 4096
+
+// waitingEntries reads partition p's outbox after its offset: the
+// notifications waiting for their first attempt (and some the owner has
+// reported since it last stored the offset; they have records).
+func (s *Store) waitingEntries(ctx context.Context, p int) ([]OutboxEntry, error) {
+	off, err := s.rdb.Get(ctx, s.k.outboxOffset(p)).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("queue: read outbox offset: %w", err)
+	}
+	start := "-"
+	if off != "" {
+		start = "(" + off
+	}
+	msgs, err := s.rdb.XRangeN(ctx, s.k.outbox(p), start, "+", waitScan).Result()
+	if err != nil {
+		return nil, fmt.Errorf("queue: read outbox: %w", err)
+	}
+	out := make([]OutboxEntry, 0, len(msgs))
+	for _, m := range msgs {
+		e := OutboxEntry{ID: m.ID}
+		e.TaskID, _ = m.Values["t"].(string)
+		e.ConfigID, _ = m.Values["c"].(string)
+		e.EventID, _ = m.Values["e"].(string)
+		e.NotificationID, _ = m.Values["n"].(string)
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// waitingIndex lists partition p's waiting notifications (of task taskID
+// unless "") as index entries: the notification id, and its commit ms, the
+// score the task's delivery index gives it once it has a record.
+func (s *Store) waitingIndex(ctx context.Context, p int, taskID string) ([]IndexEntry, error) {
+	es, err := s.waitingEntries(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []IndexEntry
+	for _, e := range es {
+		if taskID == "" || e.TaskID == taskID {
+			ms, _ := strconv.ParseInt(idMs(e.ID), 10, 64)
+			out = append(out, IndexEntry{TaskID: e.NotificationID, Score: ms})
+		}
+	}
+	return out, nil
+}
+
+// waitingDelivery is the pending record of notification id while it waits
+// in partition p's outbox, or ErrNotFound.
+func (s *Store) waitingDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
+	es, err := s.waitingEntries(ctx, p)
+	if err != nil {
+		return DeliveryRecord{}, err
+	}
+	for _, e := range es {
+		if e.NotificationID == id {
+			ms, _ := strconv.ParseInt(idMs(e.ID), 10, 64)
+			at := time.UnixMilli(ms)
+			return DeliveryRecord{ID: id, TaskID: e.TaskID, ConfigID: e.ConfigID, EventID: e.EventID, Status: "pending",
+				Created: at, Updated: at}, nil
+		}
+	}
+	return DeliveryRecord{}, ErrNotFound
+}
+
+// mergeWaiting adds to entries (a page of an index scan, newest first) the
+// waiting ones after cursor, and keeps the first limit.
+func mergeWaiting(entries, waiting []IndexEntry, cursor *IndexEntry, limit int) []IndexEntry {
+	if len(waiting) == 0 {
+		return entries
+	}
+	all := slices.Clone(entries)
+	for _, w := range waiting {
+		if cursor == nil || w.after(*cursor) {
+			all = append(all, w)
+		}
+	}
+	slices.SortFunc(all, compareEntries)
+	all = slices.CompactFunc(all, func(a, b IndexEntry) bool { return a == b })
+	return all[:min(limit, len(all))]
 }
 
 // ReadOutbox reads up to count entries of partition p's outbox after id

@@ -42,7 +42,8 @@ func (s *Store) finishOp(t *testing.T, holder string, op OutboxOp) int {
 
 // A commit on the outbox path writes no lane, no token and no record: one
 // outbox entry per notification, which loads with its event and config.
-// The record is made when the owner reports the attempt.
+// The record is made when the owner reports the attempt; until then the
+// delivery API shows the notification pending, from the outbox.
 func TestOutboxEntryLoadsItsEventAndGetsARecordWhenReported(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -50,8 +51,12 @@ func TestOutboxEntryLoadsItsEventAndGetsARecordWhenReported(t *testing.T) {
 	if n := s.rdb.XLen(ctx, s.k.deliveries(0)).Val(); n != 0 {
 		t.Fatalf("the delivery stream holds %d tokens, want none", n)
 	}
-	if _, err := s.Delivery(ctx, es[0].NotificationID); err == nil {
+	if n := s.rdb.Exists(ctx, s.k.record(0, es[0].NotificationID)).Val(); n != 0 {
 		t.Fatal("a notification not yet attempted has a record")
+	}
+	// It is shown pending all the same, from the outbox.
+	if r, err := s.Delivery(ctx, es[0].NotificationID); err != nil || r.Status != "pending" || r.Attempts != 0 || r.EventID != es[0].EventID {
+		t.Fatalf("waiting notification %+v (%v), want it pending", r, err)
 	}
 	loaded, now, err := s.LoadOutbox(ctx, 0, es, true)
 	if err != nil || now.IsZero() {
@@ -68,8 +73,25 @@ func TestOutboxEntryLoadsItsEventAndGetsARecordWhenReported(t *testing.T) {
 		t.Fatalf("record %+v, %v", r, err)
 	}
 	list, _, err := s.ListDeliveries(ctx, DeliveryFilter{TaskID: "run", Limit: 10})
-	if err != nil || len(list) != 1 {
-		t.Fatalf("the task lists %d deliveries (%v), want 1", len(list), err)
+	statuses := map[string]string{}
+	for _, r := range list {
+		statuses[r.ID] = r.Status
+	}
+	if err != nil || len(list) != 2 || statuses[es[0].NotificationID] != "delivered" || statuses[es[1].NotificationID] != "pending" {
+		t.Fatalf("the task lists %+v (%v), want the delivered one and the waiting one", list, err)
+	}
+	// One per page: the cursor goes through both, once each.
+	page, cur, err := s.ListDeliveries(ctx, DeliveryFilter{TaskID: "run", Limit: 1})
+	if err != nil || len(page) != 1 || cur == nil {
+		t.Fatalf("first page %+v, cursor %v (%v)", page, cur, err)
+	}
+	next, _, err := s.ListDeliveries(ctx, DeliveryFilter{TaskID: "run", Limit: 1, Cursor: cur})
+	if err != nil || len(next) != 1 || next[0].ID == page[0].ID {
+		t.Fatalf("second page %+v after %+v (%v)", next, page, err)
+	}
+	pending, _, err := s.ListDeliveries(ctx, DeliveryFilter{Status: "pending", Limit: 10})
+	if err != nil || len(pending) != 1 || pending[0].ID != es[1].NotificationID {
+		t.Fatalf("pending across tasks: %+v (%v), want the waiting one", pending, err)
 	}
 }
 
@@ -270,5 +292,32 @@ func TestFormerOwnersReportAddsToTheRecord(t *testing.T) {
 	s.finishOp(t, "a", OutboxOp{Kind: OpDone, Entry: es[0], Outcome: Delivered, Attempt: []byte(`{"by":"a"}`)})
 	if r, _ := s.Delivery(ctx, es[0].NotificationID); r.Attempts != 2 || len(r.AttemptLog) != 2 {
 		t.Fatalf("record %+v, want both owners' attempts", r)
+	}
+}
+
+// The queue depth counts the notifications waiting in an outbox, and their
+// age; those before the owner's stored offset are done.
+func TestDepthCountsTheOutboxBacklog(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, es := outboxFixture(t, 3)
+	d, err := s.Depths(ctx)
+	if err != nil || d[0].Waiting != 3 || d[0].OldestPending <= 0 {
+		t.Fatalf("depth %+v (%v), want 3 waiting", d, err)
+	}
+	if _, ok, _ := s.Own(ctx, 0, "a", time.Minute); !ok {
+		t.Fatal("cannot own the partition")
+	}
+	if ok, _ := s.KeepOwning(ctx, 0, "a", time.Minute, es[1].ID, false); !ok {
+		t.Fatal("cannot store the offset")
+	}
+	if d, err = s.Depths(ctx); err != nil || d[0].Waiting != 1 {
+		t.Fatalf("depth %+v (%v), want 1 waiting after the offset", d, err)
+	}
+	if ok, _ := s.KeepOwning(ctx, 0, "a", time.Minute, es[2].ID, false); !ok {
+		t.Fatal("cannot store the offset")
+	}
+	if d, err = s.Depths(ctx); err != nil || d[0].Waiting != 0 || d[0].OldestPending != 0 {
+		t.Fatalf("depth %+v (%v), want nothing waiting", d, err)
 	}
 }

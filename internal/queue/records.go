@@ -61,7 +61,7 @@ func (s *Store) Delivery(ctx context.Context, id string) (DeliveryRecord, error)
 	raw, err := s.rdb.Get(ctx, key).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return DeliveryRecord{}, ErrNotFound
+		return s.waitingDelivery(ctx, p, id)
 	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
 		r, err := s.legacyDelivery(ctx, p, id)
 		if err != nil && strings.Contains(err.Error(), "WRONGTYPE") {
@@ -143,6 +143,21 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 			}
 		}
 	}
+	// Notifications waiting in an outbox have no record yet: they are
+	// listed, pending, from the outboxes (outbox.go: waitingIndex).
+	var waiting []IndexEntry
+	if f.Status == "" || f.Status == "pending" {
+		for p := 0; p < s.k.partitions; p++ {
+			if f.TaskID != "" && p != s.k.partition(f.TaskID) {
+				continue
+			}
+			w, err := s.waitingIndex(ctx, p, f.TaskID)
+			if err != nil {
+				return nil, nil, err
+			}
+			waiting = append(waiting, w...)
+		}
+	}
 	var out []DeliveryRecord
 	cursor := f.Cursor
 	for budget := 20*f.Limit + 200; len(out) < f.Limit && budget > 0; {
@@ -150,6 +165,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 		if err != nil {
 			return nil, nil, err
 		}
+		entries = mergeWaiting(entries, waiting, cursor, f.Limit)
 		budget -= len(entries)
 		for i, e := range entries {
 			cursor = &entries[i]

@@ -21,9 +21,24 @@ import (
 // without an owner every ownLease/3.
 const ownLease = 10 * time.Second
 
-// outboxBacklog caps the entries an owner holds in memory per partition,
-// read and not yet done: it reads no more until some are done.
-const outboxBacklog = 4096
+// outboxBacklog caps the entries an owner holds in memory per partition
+// that are not done: it reads no more until some are. outboxHeld caps all
+// it holds, the done ones kept behind an older one in flight (a slow
+// webhook's POST) included: those wait only for the offset to move past
+// them, so other webhooks go on until then.
+const (
+	outboxBacklog = 4096
+	outboxHeld    = 65536
+)
+
+// laneSpill is how many items a lane may queue in memory behind the one in
+// flight: past it, they are handed to the lanes (a slow webhook of a busy
+// task would otherwise hold more and more of the owner's memory).
+const laneSpill = 256
+
+// configFresh is how long a config loaded with an item is used as it is: an
+// item attempted later reads it again.
+const configFresh = 250 * time.Millisecond
 
 // ownLoop takes partitions' outboxes that no relay owns, up to this
 // relay's share (the partitions over the relays alive, rounded up), hands
@@ -198,6 +213,8 @@ type outboxPart struct {
 	stale map[string]int
 	// dispatched is the last read whose items are queued behind their lanes.
 	dispatched int
+	// undone counts the items held that are not done.
+	undone int
 	// parkedAt is when a lane was parked under this owner (see prune).
 	parkedAt map[string]time.Time
 }
@@ -208,8 +225,10 @@ type outboxItem struct {
 	done bool
 	// catchUp marks an entry the previous owner may have worked on.
 	catchUp bool
-	// read numbers the read that loaded the item (and its config).
-	read int
+	// read numbers the read that loaded the item (and its config), at
+	// loadedAt.
+	read     int
+	loadedAt time.Time
 }
 
 func newOutboxPart(w *Workers, p int, o queue.Ownership) *outboxPart {
@@ -284,7 +303,7 @@ func (op *outboxPart) run(ctx context.Context) {
 		if w := now.Sub(streamTime(es[0].ID)); !now.IsZero() && w > 0 {
 			op.w.pressure.Observe(w)
 		}
-		op.dispatch(es, loaded, catchUp, read)
+		op.dispatch(es, loaded, catchUp, read, op.w.now())
 	}
 	op.lanesWG.Wait()
 	cancel()
@@ -374,13 +393,14 @@ func (op *outboxPart) currentOffset() string {
 	return op.offset
 }
 
-// waitRoom waits until fewer than outboxBacklog items are held.
+// waitRoom waits until fewer than outboxBacklog items not done, and fewer
+// than outboxHeld in all, are held.
 func (op *outboxPart) waitRoom(ctx context.Context) bool {
 	for {
 		op.mu.Lock()
-		n := len(op.items)
+		n, undone := len(op.items), op.undone
 		op.mu.Unlock()
-		if n < outboxBacklog {
+		if undone < outboxBacklog && n < outboxHeld {
 			return true
 		}
 		select {
@@ -393,17 +413,23 @@ func (op *outboxPart) waitRoom(ctx context.Context) bool {
 
 // dispatch queues the entries read behind their lanes, and starts a lane
 // goroutine for each lane not yet being worked on.
-func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, catchUp bool, read int) {
+func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, catchUp bool, read int, at time.Time) {
 	var start []*outboxItem
 	op.mu.Lock()
 	op.dispatched = read
+	for l, mark := range op.stale { // marks of idle lanes whose reads are all queued
+		if _, busy := op.lanes[l]; !busy && mark < read {
+			delete(op.stale, l)
+		}
+	}
 	for i, e := range es {
-		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp, read: read}
+		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp, read: read, loadedAt: at}
 		op.items = append(op.items, it)
 		if catchUp && loaded[i].Status != "" && !(e.Redelivery && loaded[i].Status == "pending") {
 			it.done = true // the previous owner reported it: it has a record (a redelivery's is no longer pending)
 			continue
 		}
+		op.undone++
 		if q, busy := op.lanes[e.Lane]; busy {
 			op.lanes[e.Lane] = append(q, it)
 			continue
@@ -438,7 +464,13 @@ func (op *outboxPart) runLane(it *outboxItem) {
 		}
 		op.mu.Lock()
 		it.done = true
+		op.undone--
 		q := op.lanes[it.e.Lane]
+		if len(q) > laneSpill && !op.spill(it.e.Lane, q) {
+			op.mu.Unlock()
+			return
+		}
+		q = op.lanes[it.e.Lane]
 		if len(q) == 0 {
 			delete(op.lanes, it.e.Lane)
 			if op.stale[it.e.Lane] <= op.dispatched {
@@ -454,6 +486,39 @@ func (op *outboxPart) runLane(it *outboxItem) {
 	}
 }
 
+// spill hands lane's queued items q (op.mu held) to the lanes: they go to
+// the lane in Redis, which gets a token, and the lane is parked, so that
+// what comes later follows them there. The lane stays busy meanwhile
+// (items read during the spill queue behind it in memory, and are appended
+// after it). It returns false when the partition's work ends.
+func (op *outboxPart) spill(lane string, q []*outboxItem) bool {
+	op.lanes[lane] = nil
+	op.o.Parked[lane] = true
+	op.parkedAt[lane] = op.w.now()
+	op.mu.Unlock()
+	ops := make([]queue.OutboxOp, len(q))
+	for i, it := range q {
+		ops[i] = queue.OutboxOp{Kind: queue.OpSpill, Entry: it.e, Now: op.w.now(), Replay: it.catchUp || it.e.Redelivery}
+	}
+	res, err := op.w.q.FinishOutboxOps(context.Background(), op.p, op.w.consumer, ops)
+	op.mu.Lock()
+	if err != nil {
+		op.mu.Unlock()
+		op.fail(context.Background(), q[0], err)
+		op.mu.Lock()
+		return false
+	}
+	for i, it := range q {
+		if res[i] == queue.NotOwner {
+			op.lost()
+			return false
+		}
+		it.done = true
+		op.undone--
+	}
+	return true
+}
+
 // advance moves the offset past the done items at the head (op.mu held).
 func (op *outboxPart) advance() {
 	n := 0
@@ -461,12 +526,9 @@ func (op *outboxPart) advance() {
 		op.offset = op.items[n].e.ID
 		n++
 	}
-	if n == 0 {
-		return
-	}
 	clear(op.items[:n])
 	op.items = op.items[n:]
-	select {
+	select { // (an item done makes room too: see waitRoom)
 	case op.room <- struct{}{}:
 	default:
 	}
@@ -494,12 +556,13 @@ func (op *outboxPart) work(it *outboxItem) bool {
 		}
 		op.mu.Lock()
 		delete(op.o.Parked, it.e.Lane) // the lane emptied: deliver here again
+		delete(op.parkedAt, it.e.Lane)
 		op.mu.Unlock()
 		if !op.reloadConfig(ctx, it) { // (it may have waited long: the config may have changed, or gone with a 410)
 			return false
 		}
-	} else if op.isStale(it) && !op.reloadConfig(ctx, it) {
-		return false
+	} else if (op.isStale(it) || op.w.now().Sub(it.loadedAt) > configFresh) && !op.reloadConfig(ctx, it) {
+		return false // (an item that waited, behind a slow lane, sees a config changed or deleted meanwhile)
 	}
 	t := queue.Token{Partition: op.p, TaskID: it.e.TaskID, ConfigID: it.e.ConfigID, Attempt: 1}
 	now := op.w.now()

@@ -48,6 +48,7 @@ type Queue interface {
 	ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]queue.OutboxEntry, error)
 	LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, status bool) ([]queue.Loaded, time.Time, error)
 	FinishOutbox(ctx context.Context, p int, holder string, op queue.OutboxOp) (int, error)
+	FinishOutboxOps(ctx context.Context, p int, holder string, ops []queue.OutboxOp) ([]int, error)
 	OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error)
 	AdoptLanes(ctx context.Context, p int) ([]string, error)
 	PushConfig(ctx context.Context, taskID, id string) ([]byte, error)

@@ -367,6 +367,9 @@ const (
 	OpPark = "park"
 	// OpAppend: a notification of a parked lane goes behind its others.
 	OpAppend = "append"
+	// OpSpill: a notification not yet attempted goes to its lane, which gets
+	// a token when it had none (a lane too busy to be held in memory).
+	OpSpill = "spill"
 )
 
 // Results of FinishOutbox.
@@ -429,29 +432,49 @@ type opJSON struct {
 // for one partition share script calls: while one runs, the others queue
 // and go together in the next.
 func (s *Store) FinishOutbox(ctx context.Context, p int, holder string, op OutboxOp) (int, error) {
+	res, err := s.FinishOutboxOps(ctx, p, holder, []OutboxOp{op})
+	if err != nil {
+		return 0, err
+	}
+	return res[0], nil
+}
+
+// FinishOutboxOps applies ops in order, as FinishOutbox does one, and
+// returns their results.
+func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops []OutboxOp) ([]int, error) {
 	ms := func(t time.Time) string {
 		if t.IsZero() {
 			return "0"
 		}
 		return strconv.FormatInt(t.UnixMilli(), 10)
 	}
-	j, err := json.Marshal(opJSON{K: op.Kind, N: op.Entry.NotificationID, T: op.Entry.TaskID, C: op.Entry.ConfigID,
-		E: op.Entry.EventID, O: string(op.Outcome), A: string(op.Attempt), W: ms(op.Now), D: ms(op.Due), F: ms(op.First), R: op.Reason, M: idMs(op.Entry.ID), X: op.Replay})
-	if err != nil {
-		return 0, fmt.Errorf("queue: finish outbox: %w", err)
+	reqs := make([]*outboxReq, len(ops))
+	for i, op := range ops {
+		j, err := json.Marshal(opJSON{K: op.Kind, N: op.Entry.NotificationID, T: op.Entry.TaskID, C: op.Entry.ConfigID,
+			E: op.Entry.EventID, O: string(op.Outcome), A: string(op.Attempt), W: ms(op.Now), D: ms(op.Due), F: ms(op.First), R: op.Reason, M: idMs(op.Entry.ID), X: op.Replay})
+		if err != nil {
+			return nil, fmt.Errorf("queue: finish outbox: %w", err)
+		}
+		tk := s.k.task(op.Entry.TaskID)
+		reqs[i] = &outboxReq{arg: string(j), keys: [5]string{s.k.record(p, op.Entry.NotificationID), op.Entry.Lane, tk.push,
+			s.k.legacyAttempts(p, op.Entry.NotificationID), s.k.taskDeliveries(op.Entry.TaskID)}, done: make(chan struct{})}
 	}
-	tk := s.k.task(op.Entry.TaskID)
-	r := &outboxReq{arg: string(j), keys: [5]string{s.k.record(p, op.Entry.NotificationID), op.Entry.Lane, tk.push,
-		s.k.legacyAttempts(p, op.Entry.NotificationID), s.k.taskDeliveries(op.Entry.TaskID)}, done: make(chan struct{})}
-	s.outboxBatch.do(batchKey{p, holder}, r, func(batch []*outboxReq) { s.runOutboxOps(ctx, p, holder, batch) })
-	return r.res, r.err
+	s.outboxBatch.do(batchKey{p, holder}, reqs, func(batch []*outboxReq) { s.runOutboxOps(ctx, p, holder, batch) })
+	out := make([]int, len(reqs))
+	for i, r := range reqs {
+		if r.err != nil {
+			return nil, r.err
+		}
+		out[i] = r.res
+	}
+	return out, nil
 }
 
 // runOutboxOps runs one script call for batch.
 func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []*outboxReq) {
 	keys := []string{s.k.outboxOwner(p), s.k.retries(p), s.k.dead(p), s.k.parked(p),
 		s.k.statusIndex(p, "pending"), s.k.statusIndex(p, "failed"), s.k.statusIndex(p, "dead"),
-		s.k.statusIndex(p, "disabled"), s.k.statusIndex(p, "dropped")}
+		s.k.statusIndex(p, "disabled"), s.k.statusIndex(p, "dropped"), s.k.deliveries(p)}
 	args := []any{holder, s.attemptsKept, s.keep.Milliseconds()}
 	for _, r := range batch {
 		keys = append(keys, r.keys[:]...)
@@ -499,17 +522,19 @@ type outboxReq struct {
 // maxOps caps the ops of one script call.
 const maxOps = 64
 
-func (b *outboxBatcher) do(k batchKey, r *outboxReq, run func([]*outboxReq)) {
+func (b *outboxBatcher) do(k batchKey, rs []*outboxReq, run func([]*outboxReq)) {
 	b.mu.Lock()
-	b.pending[k] = append(b.pending[k], r)
+	b.pending[k] = append(b.pending[k], rs...) // in order: one drain runs k's ops first come, first served
 	if !b.running[k] {
 		// A goroutine of its own runs the calls, so that no caller waits
-		// for more than the call its op goes in.
+		// for more than the calls its ops go in.
 		b.running[k] = true
 		go b.drain(k, run)
 	}
 	b.mu.Unlock()
-	<-r.done
+	for _, r := range rs {
+		<-r.done
+	}
 }
 
 // drain runs k's queued ops until none is left.

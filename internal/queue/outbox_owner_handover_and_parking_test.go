@@ -321,3 +321,27 @@ func TestDepthCountsTheOutboxBacklog(t *testing.T) {
 		t.Fatalf("depth %+v (%v), want nothing waiting", d, err)
 	}
 }
+
+// A script call sent twice (go-redis sends a pipeline again after a lost
+// reply) parks and appends once.
+func TestParkAndAppendSentTwiceApplyOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, es := outboxFixture(t, 2)
+	if _, ok, _ := s.Own(ctx, 0, "a", time.Minute); !ok {
+		t.Fatal("cannot own the partition")
+	}
+	now := time.Now()
+	park := OutboxOp{Kind: OpPark, Entry: es[0], Outcome: Retry, Attempt: []byte(`{}`), Now: now, First: now, Due: now.Add(time.Minute)}
+	appendOp := OutboxOp{Kind: OpAppend, Entry: es[1], Now: now}
+	for range 2 {
+		s.finishOp(t, "a", park)
+		s.finishOp(t, "a", appendOp)
+	}
+	if l := s.rdb.LRange(ctx, es[0].Lane, 0, -1).Val(); len(l) != 2 {
+		t.Fatalf("lane %v, want each notification once", l)
+	}
+	if n := s.rdb.ZCard(ctx, s.k.retries(0)).Val(); n != 1 {
+		t.Fatalf("%d retry tokens, want 1", n)
+	}
+}

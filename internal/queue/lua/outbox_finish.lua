@@ -5,9 +5,10 @@
 -- KEYS[1] the partition's outbox owner lease   KEYS[2] the partition's retry zset
 -- KEYS[3] the partition's dead-letter stream   KEYS[4] the partition's parked-lane set
 -- KEYS[5..9] the partition's status zsets: pending, failed, dead, disabled, dropped
--- then per op i (from 0): KEYS[10+5i] the delivery record, KEYS[11+5i] the lane,
---   KEYS[12+5i] the task's push-config hash, KEYS[13+5i] a previous relay's attempt
---   list of the record, KEYS[14+5i] the task's delivery index
+-- KEYS[10] the partition's delivery stream (lane tokens)
+-- then per op i (from 0): KEYS[11+5i] the delivery record, KEYS[12+5i] the lane,
+--   KEYS[13+5i] the task's push-config hash, KEYS[14+5i] a previous relay's attempt
+--   list of the record, KEYS[15+5i] the task's delivery index
 -- ARGV[1] the owner's lease value   ARGV[2] attempts kept per delivery
 -- ARGV[3] delivery record retention in ms
 -- ARGV[4..] the ops: {k = kind, n = notification id, t = task, c = config,
@@ -22,6 +23,9 @@
 --            and the lane is listed as parked
 --   "append" a notification of a lane the owner knows parked goes behind
 --            the lane's others, pending; a lane found empty is no longer parked
+--   "spill"  a notification not yet attempted goes to its lane, pending, and
+--            the lane is parked; a lane that was empty gets a token (the
+--            owner hands a lane too busy to hold in memory to the lanes)
 -- A notification has no record until the owner reports it: the op makes
 -- one (and lists it in the task's delivery index). Only an op marked x
 -- reads the record first (a previous owner may have made it), and an
@@ -59,10 +63,20 @@ local function setStatus(op, b, r, st, nxt)
     redis.call('ZADD', index[st], op.w, op.n)
   end
 end
+-- pushed tells whether op's notification is in lane already: anywhere for
+-- a replay, else among the lane's last 64 (this very call sent again:
+-- go-redis sends a pipeline again after a lost reply).
+local function pushed(op, lane)
+  local entry = op.e .. ' ' .. op.n
+  if op.x then
+    return redis.call('LPOS', lane, entry) ~= false
+  end
+  return redis.call('LPOS', lane, entry, 'RANK', -1, 'MAXLEN', 64) ~= false
+end
 local out = {}
 for i = 4, #ARGV do
   local op = cjson.decode(ARGV[i])
-  local b = 10 + 5 * (i - 4)
+  local b = 11 + 5 * (i - 4)
   local lane = KEYS[b + 1]
   local res = 1
   if not owner then
@@ -70,6 +84,17 @@ for i = 4, #ARGV do
   end
   if op.k ~= 'done' and not owner then
     res = -1
+  elseif op.k == 'spill' then
+    if not pushed(op, lane) then
+      if redis.call('RPUSH', lane, op.e .. ' ' .. op.n) == 1 then
+        redis.call('XADD', KEYS[10], '*', 't', op.t, 'c', op.c, 'a', 1, 'f', 0)
+      end
+      local r = record(op, b)
+      if r.fresh then
+        setStatus(op, b, r, 'pending', '0')
+      end
+    end
+    redis.call('SADD', KEYS[4], lane)
   elseif op.k == 'append' then
     local seen = op.x and recRead(KEYS[b], KEYS[b + 3])
     if seen and seen.status ~= 'pending' then
@@ -77,7 +102,7 @@ for i = 4, #ARGV do
     elseif redis.call('LLEN', lane) == 0 then
       redis.call('SREM', KEYS[4], lane)
       res = 0
-    elseif not (op.x and redis.call('LPOS', lane, op.e .. ' ' .. op.n)) then
+    elseif not pushed(op, lane) then
       redis.call('RPUSH', lane, op.e .. ' ' .. op.n)
       local r = record(op, b)
       if r.fresh then
@@ -88,7 +113,7 @@ for i = 4, #ARGV do
     local r = record(op, b)
     if op.k == 'park' then
       setStatus(op, b, r, 'failed', op.d)
-      if redis.call('RPUSH', lane, op.e .. ' ' .. op.n) == 1 then
+      if not pushed(op, lane) and redis.call('RPUSH', lane, op.e .. ' ' .. op.n) == 1 then
         redis.call('ZADD', KEYS[2], op.d, cjson.encode({t = op.t, c = op.c, a = 2, f = tonumber(op.f), n = op.n}))
       end
       redis.call('SADD', KEYS[4], lane)

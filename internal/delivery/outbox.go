@@ -426,7 +426,7 @@ func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, ca
 		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp, read: read, loadedAt: at}
 		op.items = append(op.items, it)
 		if catchUp && loaded[i].Status != "" && !(e.Redelivery && loaded[i].Status == "pending") {
-			it.done = true // the previous owner reported it: it has a record (a redelivery's is no longer pending)
+			it.done, it.h = true, queue.Head{} // the previous owner reported it: it has a record (a redelivery's is no longer pending)
 			continue
 		}
 		op.undone++
@@ -464,6 +464,7 @@ func (op *outboxPart) runLane(it *outboxItem) {
 		}
 		op.mu.Lock()
 		it.done = true
+		it.h = queue.Head{} // held only for the offset now: not its event and config
 		op.undone--
 		q := op.lanes[it.e.Lane]
 		if len(q) > laneSpill && !op.spill(it.e.Lane, q) {
@@ -493,8 +494,6 @@ func (op *outboxPart) runLane(it *outboxItem) {
 // after it). It returns false when the partition's work ends.
 func (op *outboxPart) spill(lane string, q []*outboxItem) bool {
 	op.lanes[lane] = nil
-	op.o.Parked[lane] = true
-	op.parkedAt[lane] = op.w.now()
 	op.mu.Unlock()
 	ops := make([]queue.OutboxOp, len(q))
 	for i, it := range q {
@@ -514,8 +513,12 @@ func (op *outboxPart) spill(lane string, q []*outboxItem) bool {
 			return false
 		}
 		it.done = true
+		it.h = queue.Head{} // held only for the offset now
 		op.undone--
 	}
+	// Parked once Redis lists it so (a prune meanwhile would forget it).
+	op.o.Parked[lane] = true
+	op.parkedAt[lane] = op.w.now()
 	return true
 }
 

@@ -164,9 +164,13 @@ func TestOwnerForgetsAnUnparkedLane(t *testing.T) {
 		}
 		return lane != ""
 	})
-	time.Sleep(1100 * time.Millisecond) // N1's retry comes due (1 s)
-	w.moveDue(ctx)
-	fx.drain(t, w) // the lanes' workers deliver it and empty the lane
+	// N1's retry comes due (1 s, with up to 20% jitter); the lanes'
+	// workers deliver it and empty the lane.
+	waitFor(t, "N1's retry was not moved back", func() bool {
+		n, _, err := fx.store.MoveDue(ctx, 0, time.Now(), 10)
+		return err == nil && n == 1
+	})
+	fx.drain(t, w)
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "leak", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
 	if _, err := fx.commit.Append(ctx, "leak", working); err != nil {
 		t.Fatal(err)

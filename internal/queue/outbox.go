@@ -449,6 +449,7 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 		return strconv.FormatInt(t.UnixMilli(), 10)
 	}
 	reqs := make([]*outboxReq, len(ops))
+	group := &opGroup{}
 	for i, op := range ops {
 		j, err := json.Marshal(opJSON{K: op.Kind, N: op.Entry.NotificationID, T: op.Entry.TaskID, C: op.Entry.ConfigID,
 			E: op.Entry.EventID, O: string(op.Outcome), A: string(op.Attempt), W: ms(op.Now), D: ms(op.Due), F: ms(op.First), R: op.Reason, M: idMs(op.Entry.ID), X: op.Replay})
@@ -457,7 +458,7 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 		}
 		tk := s.k.task(op.Entry.TaskID)
 		reqs[i] = &outboxReq{arg: string(j), keys: [5]string{s.k.record(p, op.Entry.NotificationID), op.Entry.Lane, tk.push,
-			s.k.legacyAttempts(p, op.Entry.NotificationID), s.k.taskDeliveries(op.Entry.TaskID)}, done: make(chan struct{})}
+			s.k.legacyAttempts(p, op.Entry.NotificationID), s.k.taskDeliveries(op.Entry.TaskID)}, done: make(chan struct{}), group: group}
 	}
 	s.outboxBatch.do(batchKey{p, holder}, reqs, func(batch []*outboxReq) { s.runOutboxOps(ctx, p, holder, batch) })
 	out := make([]int, len(reqs))
@@ -488,6 +489,9 @@ func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []
 		switch {
 		case err != nil:
 			r.err = fmt.Errorf("queue: finish outbox: %w", err)
+			if r.group != nil {
+				r.group.failed = true // (read by this same drain goroutine only)
+			}
 		case i < len(res):
 			r.res = int(res[i])
 		default:
@@ -511,12 +515,18 @@ type outboxBatcher struct {
 	running map[batchKey]bool
 }
 
+// opGroup ties the ops of one FinishOutboxOps call: once a script call
+// carrying some of them fails, the later ones are not run (they are to be
+// applied in order, or not at all: the caller starts over).
+type opGroup struct{ failed bool }
+
 type outboxReq struct {
-	arg  string
-	keys [5]string
-	res  int
-	err  error
-	done chan struct{}
+	group *opGroup
+	arg   string
+	keys  [5]string
+	res   int
+	err   error
+	done  chan struct{}
 }
 
 // maxOps caps the ops of one script call.
@@ -552,7 +562,18 @@ func (b *outboxBatcher) drain(k batchKey, run func([]*outboxReq)) {
 		batch := q[:n:n]
 		b.pending[k] = q[n:]
 		b.mu.Unlock()
-		run(batch)
+		// The ops of a call whose earlier ops failed are not run.
+		live := batch[:0:0]
+		for _, x := range batch {
+			if x.group != nil && x.group.failed {
+				x.err = errors.New("queue: finish outbox: an earlier op of the same call failed")
+				continue
+			}
+			live = append(live, x)
+		}
+		if len(live) > 0 {
+			run(live)
+		}
 		for _, x := range batch {
 			close(x.done)
 		}

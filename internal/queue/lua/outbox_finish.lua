@@ -85,7 +85,14 @@ for i = 4, #ARGV do
   if op.k ~= 'done' and not owner then
     res = -1
   elseif op.k == 'spill' then
-    if not pushed(op, lane) then
+    -- A spilled notification has no record but the one the spill makes (a
+    -- record means this call ran before, and the lanes may have delivered
+    -- it since), unless it is a replay (a redelivery's record): then only
+    -- a pending one not in the lane yet is spilled.
+    local seen = recRead(KEYS[b], KEYS[b + 3])
+    if seen and (not op.x or seen.status ~= 'pending') then
+      -- spilled or reported already
+    elseif not pushed(op, lane) then
       if redis.call('RPUSH', lane, op.e .. ' ' .. op.n) == 1 then
         redis.call('XADD', KEYS[10], '*', 't', op.t, 'c', op.c, 'a', 1, 'f', 0)
       end

@@ -210,17 +210,36 @@ func (s *Store) waitingEntries(ctx context.Context, p int) ([]OutboxEntry, error
 	return out, nil
 }
 
-// waitingIndex lists partition p's waiting notifications (of task taskID
-// unless "") as index entries: the notification id, and its commit ms, the
-// score the task's delivery index gives it once it has a record.
+// waitingIndex lists partition p's waiting notifications without a record
+// (of task taskID unless "") as index entries: the notification id, and its
+// commit ms, the score the task's delivery index gives it once it has one.
 func (s *Store) waitingIndex(ctx context.Context, p int, taskID string) ([]IndexEntry, error) {
 	es, err := s.waitingEntries(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	var out []IndexEntry
+	// An entry reported since the offset was stored has a record, listed
+	// by the indexes (under its update time in the status ones): left out.
+	var mine []OutboxEntry
 	for _, e := range es {
 		if taskID == "" || e.TaskID == taskID {
+			mine = append(mine, e)
+		}
+	}
+	if len(mine) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	exists := make([]*redis.IntCmd, len(mine))
+	for i, e := range mine {
+		exists[i] = pipe.Exists(ctx, s.k.record(p, e.NotificationID))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("queue: read outbox records: %w", err)
+	}
+	var out []IndexEntry
+	for i, e := range mine {
+		if exists[i].Val() == 0 {
 			ms, _ := strconv.ParseInt(idMs(e.ID), 10, 64)
 			out = append(out, IndexEntry{TaskID: e.NotificationID, Score: ms})
 		}

@@ -200,12 +200,7 @@ func (s *Store) waitingEntries(ctx context.Context, p int) ([]OutboxEntry, error
 	}
 	out := make([]OutboxEntry, 0, len(msgs))
 	for _, m := range msgs {
-		e := OutboxEntry{ID: m.ID}
-		e.TaskID, _ = m.Values["t"].(string)
-		e.ConfigID, _ = m.Values["c"].(string)
-		e.EventID, _ = m.Values["e"].(string)
-		e.NotificationID, _ = m.Values["n"].(string)
-		out = append(out, e)
+		out = append(out, s.outboxEntryOf(m))
 	}
 	return out, nil
 }
@@ -295,17 +290,22 @@ func (s *Store) ReadOutbox(ctx context.Context, p int, after string, count int, 
 	var out []OutboxEntry
 	for _, st := range res {
 		for _, m := range st.Messages {
-			e := OutboxEntry{ID: m.ID}
-			e.TaskID, _ = m.Values["t"].(string)
-			e.ConfigID, _ = m.Values["c"].(string)
-			e.EventID, _ = m.Values["e"].(string)
-			e.NotificationID, _ = m.Values["n"].(string)
-			e.Redelivery = m.Values["r"] != nil
-			e.Lane = s.k.lane(e.TaskID, e.ConfigID)
-			out = append(out, e)
+			out = append(out, s.outboxEntryOf(m))
 		}
 	}
 	return out, nil
+}
+
+// outboxEntryOf reads an outbox stream entry (commit.lua, redeliver.lua).
+func (s *Store) outboxEntryOf(m redis.XMessage) OutboxEntry {
+	e := OutboxEntry{ID: m.ID}
+	e.TaskID, _ = m.Values["t"].(string)
+	e.ConfigID, _ = m.Values["c"].(string)
+	e.EventID, _ = m.Values["e"].(string)
+	e.NotificationID, _ = m.Values["n"].(string)
+	e.Redelivery = m.Values["r"] != nil
+	e.Lane = s.k.lane(e.TaskID, e.ConfigID)
+	return e
 }
 
 // Loaded is what delivering an outbox entry needs.

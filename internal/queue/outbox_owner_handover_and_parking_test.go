@@ -72,6 +72,10 @@ func TestOutboxEntryLoadsItsEventAndGetsARecordWhenReported(t *testing.T) {
 	if err != nil || r.Status != "delivered" || r.Attempts != 1 || r.EventID != es[0].EventID {
 		t.Fatalf("record %+v, %v", r, err)
 	}
+	// The task's delivery index expires, as the records do (1.5 retentions).
+	if ttl := s.rdb.PTTL(ctx, s.k.taskDeliveries("run")).Val(); ttl < s.keep || ttl > s.keep*3/2 {
+		t.Fatalf("the task's delivery index expires in %v, want between %v and 1.5 times that", ttl, s.keep)
+	}
 	list, _, err := s.ListDeliveries(ctx, DeliveryFilter{TaskID: "run", Limit: 10})
 	statuses := map[string]string{}
 	for _, r := range list {

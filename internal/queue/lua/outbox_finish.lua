@@ -41,11 +41,22 @@ local kept, keep = tonumber(ARGV[2]), ARGV[3]
 local index = {pending = KEYS[5], failed = KEYS[6], dead = KEYS[7], disabled = KEYS[8], dropped = KEYS[9]}
 local statusOf = {delivered = 'delivered', retry = 'failed', dead = 'dead', gone = 'disabled', drop = 'dropped', skip = 'dropped'}
 -- record returns op's record, made (and indexed) when there is none.
+-- The task's delivery index lives at least the retention after its newest
+-- record (as on the lanes path, commit.lua): it is set to 1.5 retentions
+-- once less than a retention is left, looked at once per index and call.
+local expiring = {}
 local function record(op, b)
   local r = op.x and recRead(KEYS[b], KEYS[b + 3])
   if not r then
     r = recNew(op.t, op.c, op.e, op.m)
-    redis.call('ZADD', KEYS[b + 4], op.m, op.n)
+    local idx = KEYS[b + 4]
+    redis.call('ZADD', idx, op.m, op.n)
+    if not expiring[idx] then
+      expiring[idx] = true
+      if redis.call('PTTL', idx) < tonumber(keep) then
+        redis.call('PEXPIRE', idx, math.floor(tonumber(keep) * 1.5))
+      end
+    end
   end
   return r
 end

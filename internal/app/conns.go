@@ -1,9 +1,11 @@
 package app
 
 import (
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // quietConns tracks the HTTP server's connections that have not sent a
@@ -75,7 +77,35 @@ func (c *firstByteConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// Close ends a connection that has spoken with a lingering close: fasthttp
+// closes right after answering a request it did not read to the end (413
+// for a body over the limit, answered from its Content-Length), and a
+// socket closed with unread input makes the kernel send a reset, which
+// destroys the answer on its way to the client. So the relay's side is shut
+// for writing (the answer is sent, then end of stream), and what the client
+// still sends is read and dropped, for at most lingerFor and lingerBytes,
+// before the socket is closed.
 func (c *firstByteConn) Close() error {
 	c.q.drop(c)
-	return c.Conn.Close()
+	tc, ok := c.Conn.(*net.TCPConn)
+	if !ok || !c.spoke.Load() {
+		return c.Conn.Close()
+	}
+	if err := tc.CloseWrite(); err != nil {
+		return tc.Close()
+	}
+	go linger(tc)
+	return nil
+}
+
+const (
+	lingerFor   = time.Second
+	lingerBytes = 1 << 20
+)
+
+// linger drops what the client still sends, then closes.
+func linger(tc *net.TCPConn) {
+	_ = tc.SetReadDeadline(time.Now().Add(lingerFor))
+	_, _ = io.CopyN(io.Discard, tc, lingerBytes)
+	_ = tc.Close()
 }

@@ -39,28 +39,42 @@ var benchSnapshot = []byte(`{"id":"bdcb88bd-27b5-4997-a140-a6602f3864be","contex
 	`"parts":[{"kind":"text","text":"load"}],"taskId":"bdcb88bd-27b5-4997-a140-a6602f3864be",` +
 	`"contextId":"93e9067c-6109-4b21-a4cf-af7df77e1b94","metadata":{"demo":{"steps":4}}}]}`)
 
-func benchStore(b *testing.B) (*Store, redis.UniversalClient) {
+func benchStore(b *testing.B, outbox bool) (*Store, redis.UniversalClient) {
 	b.Helper()
 	rdb, prefix := redistest.New(b)
-	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 16})
+	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 16, Outbox: outbox})
 	if err := s.EnsureGroups(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	return s, rdb
 }
 
-// BenchmarkCommit commits one new task with one event delivered to one push
-// config: the commit script's fan-out, one notification per op.
+// BenchmarkCommit commits events delivered to one push config, one
+// notification per op, on both delivery paths: "new" creates a task with
+// its first event (and config); "six" commits the load tool's tasks, each
+// created with its first event and then given five more, one per commit.
 func BenchmarkCommit(b *testing.B) {
+	for _, path := range []string{"lanes", "outbox"} {
+		for _, per := range []int{1, 6} {
+			name := map[int]string{1: "new", 6: "six"}[per]
+			b.Run(path+"/"+name, func(b *testing.B) { benchCommit(b, path == "outbox", per) })
+		}
+	}
+}
+
+func benchCommit(b *testing.B, outbox bool, per int) {
 	ctx := context.Background()
-	s, rdb := benchStore(b)
+	s, rdb := benchStore(b, outbox)
 	cfg := map[string][]byte{"c1": []byte(`{"id":"c1","url":"http://127.0.0.1/hook","dialect":"1.0"}`)}
 	before := scriptMicros(b, rdb)
 	i := 0
 	for b.Loop() {
-		i++
-		c := Commit{TaskID: "task-" + strconv.Itoa(i), Snapshot: benchSnapshot, UpdatedAt: time.Now(), PushConfigs: cfg,
+		c := Commit{TaskID: "task-" + strconv.Itoa(i/per), Version: int64(i % per), Snapshot: benchSnapshot, UpdatedAt: time.Now(),
 			Events: [][]byte{benchSnapshot}, Deliver: []bool{true}}
+		if c.Version == 0 {
+			c.PushConfigs = cfg
+		}
+		i++
 		if _, err := s.Commit(ctx, c); err != nil {
 			b.Fatal(err)
 		}
@@ -73,7 +87,7 @@ func BenchmarkCommit(b *testing.B) {
 // after its commit.
 func BenchmarkDeliver(b *testing.B) {
 	ctx := context.Background()
-	s, rdb := benchStore(b)
+	s, rdb := benchStore(b, false)
 	cfg := map[string][]byte{"c1": []byte(`{"id":"c1","url":"http://127.0.0.1/hook","dialect":"1.0"}`)}
 	n := b.N
 	for i := range n {

@@ -49,6 +49,9 @@ type OutboxEntry struct {
 	// Redelivery marks a notification an operator queued again: its record
 	// exists (pending) and keeps its attempts.
 	Redelivery bool
+	// Indexed: the commit listed the notification in its task's delivery
+	// index (entries of a previous relay were not).
+	Indexed bool
 }
 
 // Ownership is what an owner starts from when it takes a partition.
@@ -304,6 +307,7 @@ func (s *Store) outboxEntryOf(m redis.XMessage) OutboxEntry {
 	e.EventID, _ = m.Values["e"].(string)
 	e.NotificationID, _ = m.Values["n"].(string)
 	e.Redelivery = m.Values["r"] != nil
+	e.Indexed = m.Values["i"] != nil
 	e.Lane = s.k.lane(e.TaskID, e.ConfigID)
 	return e
 }
@@ -444,6 +448,7 @@ type opJSON struct {
 	R string `json:"r"`
 	M string `json:"m"`
 	X bool   `json:"x,omitempty"`
+	I bool   `json:"i,omitempty"`
 }
 
 // FinishOutbox applies op, an op of partition p's owner holder, and
@@ -460,6 +465,11 @@ func (s *Store) FinishOutbox(ctx context.Context, p int, holder string, op Outbo
 
 // FinishOutboxOps applies ops in order, as FinishOutbox does one, and
 // returns their results.
+//
+// The usual op, a delivered first attempt of an entry its commit indexed,
+// needs no script: its record is new, so it is one SET (NX: a record made
+// meanwhile by another owner, or by this very report sent before, is left
+// to the script, which adds the attempt to it once).
 func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops []OutboxOp) ([]int, error) {
 	ms := func(t time.Time) string {
 		if t.IsZero() {
@@ -470,14 +480,22 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 	reqs := make([]*outboxReq, len(ops))
 	group := &opGroup{}
 	for i, op := range ops {
-		j, err := json.Marshal(opJSON{K: op.Kind, N: op.Entry.NotificationID, T: op.Entry.TaskID, C: op.Entry.ConfigID,
-			E: op.Entry.EventID, O: string(op.Outcome), A: string(op.Attempt), W: ms(op.Now), D: ms(op.Due), F: ms(op.First), R: op.Reason, M: idMs(op.Entry.ID), X: op.Replay})
-		if err != nil {
-			return nil, fmt.Errorf("queue: finish outbox: %w", err)
+		e := op.Entry
+		r := &outboxReq{js: opJSON{K: op.Kind, N: e.NotificationID, T: e.TaskID, C: e.ConfigID, E: e.EventID,
+			O: string(op.Outcome), A: string(op.Attempt), W: ms(op.Now), D: ms(op.Due), F: ms(op.First), R: op.Reason,
+			M: idMs(e.ID), X: op.Replay, I: e.Indexed},
+			keys: [5]string{s.k.record(p, e.NotificationID), e.Lane, s.k.task(e.TaskID).push,
+				s.k.legacyAttempts(p, e.NotificationID), s.k.taskDeliveries(e.TaskID)}, done: make(chan struct{}), group: group}
+		if len(ops) == 1 && op.Kind == OpDone && op.Outcome == Delivered && e.Indexed && !e.Redelivery && !op.Replay {
+			created, _ := strconv.ParseInt(r.js.M, 10, 64)
+			rec := DeliveryRecord{TaskID: e.TaskID, ConfigID: e.ConfigID, EventID: e.EventID, Status: string(Delivered),
+				Created: time.UnixMilli(created), Updated: op.Now}
+			if len(op.Attempt) > 0 {
+				rec.Attempts, rec.AttemptLog = 1, [][]byte{op.Attempt}
+			}
+			r.record = encodeRecord(rec)
 		}
-		tk := s.k.task(op.Entry.TaskID)
-		reqs[i] = &outboxReq{arg: string(j), keys: [5]string{s.k.record(p, op.Entry.NotificationID), op.Entry.Lane, tk.push,
-			s.k.legacyAttempts(p, op.Entry.NotificationID), s.k.taskDeliveries(op.Entry.TaskID)}, done: make(chan struct{}), group: group}
+		reqs[i] = r
 	}
 	s.outboxBatch.do(batchKey{p, holder}, reqs, func(batch []*outboxReq) { s.runOutboxOps(ctx, p, holder, batch) })
 	out := make([]int, len(reqs))
@@ -490,20 +508,78 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 	return out, nil
 }
 
-// runOutboxOps runs one script call for batch.
+// runOutboxOps applies batch: the plain records (FinishOutboxOps) and one
+// script call for the others, in one round trip shared with other
+// partitions' calls and commands; then, in a second call, the plain ones
+// that found a record.
 func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []*outboxReq) {
-	keys := []string{s.k.outboxOwner(p), s.k.retries(p), s.k.dead(p), s.k.parked(p),
-		s.k.statusIndex(p, "pending"), s.k.statusIndex(p, "failed"), s.k.statusIndex(p, "dead"),
-		s.k.statusIndex(p, "disabled"), s.k.statusIndex(p, "dropped"), s.k.deliveries(p)}
-	args := []any{holder, s.attemptsKept, s.keep.Milliseconds()}
-	for _, r := range batch {
-		keys = append(keys, r.keys[:]...)
-		args = append(args, r.arg)
-	}
 	// The ops run for every caller in the batch: one caller giving up must
-	// not cancel the others'. The call shares a round trip with other
-	// partitions' calls and commands (evalBatched).
-	res, err := s.evalBatched(context.WithoutCancel(ctx), s.outboxFinish, keys, args...).Int64Slice()
+	// not cancel the others'.
+	ctx = context.WithoutCancel(ctx)
+	var scripted, plain []*outboxReq
+	for _, r := range batch {
+		if r.record != "" {
+			plain = append(plain, r)
+		} else {
+			scripted = append(scripted, r)
+		}
+	}
+	var call *redis.Cmd
+	sets := make([]*redis.BoolCmd, len(plain))
+	s.batch.do(func(pipe redis.Pipeliner) {
+		if len(scripted) > 0 {
+			keys, args := s.outboxCall(p, holder, scripted)
+			call = s.outboxFinish.EvalSha(ctx, pipe, keys, args...)
+		}
+		for i, r := range plain {
+			sets[i] = pipe.SetNX(ctx, r.keys[0], r.record, s.keep)
+		}
+	})
+	if call != nil {
+		if err := call.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			keys, args := s.outboxCall(p, holder, scripted)
+			call = s.outboxFinish.Run(ctx, s.rdb, keys, args...)
+		}
+		s.outboxResults(scripted, call)
+	}
+	var found []*outboxReq
+	for i, r := range plain {
+		switch made, err := sets[i].Result(); {
+		case err != nil:
+			s.outboxResults([]*outboxReq{r}, redis.NewCmdResult(nil, err))
+		case made:
+			r.res = Applied
+		default:
+			r.js.X = true // the script adds the attempt to the record found
+			found = append(found, r)
+		}
+	}
+	if len(found) > 0 {
+		keys, args := s.outboxCall(p, holder, found)
+		s.outboxResults(found, s.evalBatched(ctx, s.outboxFinish, keys, args...))
+	}
+}
+
+// outboxCall lays out the keys and arguments of a script call (see
+// lua/outbox_finish.lua) for ops.
+func (s *Store) outboxCall(p int, holder string, ops []*outboxReq) ([]string, []any) {
+	keys := make([]string, 0, 10+5*len(ops))
+	keys = append(keys, s.k.outboxOwner(p), s.k.retries(p), s.k.dead(p), s.k.parked(p),
+		s.k.statusIndex(p, "pending"), s.k.statusIndex(p, "failed"), s.k.statusIndex(p, "dead"),
+		s.k.statusIndex(p, "disabled"), s.k.statusIndex(p, "dropped"), s.k.deliveries(p))
+	args := make([]any, 0, 3+len(ops))
+	args = append(args, holder, s.attemptsKept, s.keep.Milliseconds())
+	for _, r := range ops {
+		keys = append(keys, r.keys[:]...)
+		j, _ := json.Marshal(r.js) // (strings and bools only: cannot fail)
+		args = append(args, string(j))
+	}
+	return keys, args
+}
+
+// outboxResults hands each op of a script call its result.
+func (s *Store) outboxResults(batch []*outboxReq, call *redis.Cmd) {
+	res, err := call.Int64Slice()
 	for i, r := range batch {
 		switch {
 		case err != nil:
@@ -541,11 +617,14 @@ type opGroup struct{ failed bool }
 
 type outboxReq struct {
 	group *opGroup
-	arg   string
-	keys  [5]string
-	res   int
-	err   error
-	done  chan struct{}
+	js    opJSON
+	// record is the stored form of the op's new record when it needs no
+	// script (FinishOutboxOps).
+	record string
+	keys   [5]string
+	res    int
+	err    error
+	done   chan struct{}
 }
 
 // maxOps caps the ops of one script call.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The stored form of a delivery record (codec "d1"). One string, so that a
@@ -23,6 +24,39 @@ import (
 const recordCodec = "d1"
 
 var errBadRecord = errors.New("malformed delivery record")
+
+// encodeRecord is the stored form of r (without its ID, which names its
+// key), as lua/lib.lua's recWrite writes it. Relay writes records from Go
+// only where no script is needed: a delivered first attempt (outbox.go).
+func encodeRecord(r DeliveryRecord) string {
+	ms := func(t time.Time) string {
+		if t.IsZero() {
+			return "0"
+		}
+		return strconv.FormatInt(t.UnixMilli(), 10)
+	}
+	var b strings.Builder
+	n := len(r.TaskID) + len(r.ConfigID) + len(r.EventID) + 64
+	for _, a := range r.AttemptLog {
+		n += len(a) + 1
+	}
+	b.Grow(n)
+	for i, f := range []string{recordCodec, r.Status, strconv.Itoa(r.Attempts), ms(r.Created), ms(r.Updated), ms(r.Next),
+		r.EventID, strconv.Itoa(len(r.TaskID)), strconv.Itoa(len(r.ConfigID))} {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+	}
+	b.WriteByte('\n')
+	b.WriteString(r.TaskID)
+	b.WriteString(r.ConfigID)
+	for _, a := range r.AttemptLog {
+		b.WriteByte('\n')
+		b.Write(a)
+	}
+	return b.String()
+}
 
 // decodeRecord reads a stored record (without its ID, which names its key).
 func decodeRecord(s string) (DeliveryRecord, error) {

@@ -190,7 +190,7 @@ func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 	p := s.k.partition(c.TaskID)
 	keys := []string{tk.hash, tk.events, s.k.index(p, c.Owner), tk.push, tk.base, s.k.compact(p)}
 	if s.outbox {
-		keys = append(keys, s.k.outbox(p))
+		keys = append(keys, s.k.outbox(p), s.k.taskDeliveries(c.TaskID))
 	}
 	res, err := s.evalBatched(ctx, s.commit, keys, args...).StringSlice()
 	if err != nil {

@@ -11,6 +11,11 @@
 --   through the outbox (RELAY_DELIVERY_PATH=outbox, outbox.go) instead of
 --   lanes: each gets an outbox entry, and its record is made when the
 --   outbox's owner reports it
+-- KEYS[8] the task's delivery index, given with KEYS[7]: the commit lists
+--   each notification in it (under its outbox entry's ms, the record's
+--   creation time), and keeps it from expiring, so that the owner's report
+--   of a delivered first attempt is the record alone (outbox.go); the entry
+--   says so with its field i
 -- ARGV[1] expected version ("0": the task must not exist yet)
 -- ARGV[2] new snapshot
 -- ARGV[3] index score (update time in ms)
@@ -102,7 +107,9 @@ while i <= #ARGV do
       local lane = pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg
       local dl = pfx .. 'dl:' .. nid
       if KEYS[7] then
-        redis.call('XADD', KEYS[7], '*', 't', task, 'c', cfg, 'e', id, 'n', nid)
+        local oid = redis.call('XADD', KEYS[7], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
+        redis.call('ZADD', KEYS[8], string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
+        made = true
       else
         recWrite(dl, recNew(task, cfg, id, now), keep)
         redis.call('ZADD', pfx .. 'dl:task:' .. task, now, nid)
@@ -122,7 +129,7 @@ end
 -- commit. Its members past the retention point at expired records, which
 -- listings skip.
 if made and tonumber(stored[3] or '0') < tonumber(now) + keep then
-  redis.call('PEXPIRE', pfx .. 'dl:task:' .. task, math.floor(keep * 1.5))
+  redis.call('PEXPIRE', KEYS[8] or (pfx .. 'dl:task:' .. task), math.floor(keep * 1.5))
   fields[#fields + 1] = 'dx'
   fields[#fields + 1] = string.format('%d', tonumber(now) + math.floor(keep * 1.5))
 end

@@ -15,7 +15,9 @@
 --   e = event id, o = outcome, a = attempt record (JSON) or "", w = now ms,
 --   m = the notification's commit ms, d = due ms (park), f = first attempt
 --   ms (park), r = reason (dead),
---   x = true: the op may repeat a previous owner's (see below)}, kind:
+--   x = true: the op may repeat a previous owner's (see below),
+--   i = true: the commit listed the notification in the task's delivery
+--   index already (commit.lua)}, kind:
 --   "done"   an attempt ended: delivered, dead, gone (410: the config is
 --            disabled), drop (the config was deleted) or skip (the event expired)
 --   "park"   an attempt failed and is to be retried: the notification goes
@@ -27,9 +29,12 @@
 --            the lane is parked; a lane that was empty gets a token (the
 --            owner hands a lane too busy to hold in memory to the lanes)
 -- A notification has no record until the owner reports it: the op makes
--- one (and lists it in the task's delivery index). Only an op marked x
--- reads the record first (a previous owner may have made it), and an
--- append marked x leaves a lane that holds the notification already as it is.
+-- one (and lists it in the task's delivery index unless marked i). Only
+-- an op marked x reads the record first (a previous owner may have made
+-- it, or this very report: its attempt is not logged twice), and an append
+-- marked x leaves a lane that holds the notification already as it is. (A
+-- delivered first attempt of an entry marked i is reported without this
+-- script when it can be: outbox.go.)
 -- Parking and appending order a lane, so only the owner may: while the
 -- lease is another's they are refused. An attempt's outcome is a fact,
 -- logged whoever reports it (a former owner's is added to the record the
@@ -49,6 +54,9 @@ local function record(op, b)
   local r = op.x and recRead(KEYS[b], KEYS[b + 3])
   if not r then
     r = recNew(op.t, op.c, op.e, op.m)
+    if op.i then
+      return r
+    end
     local idx = KEYS[b + 4]
     redis.call('ZADD', idx, op.m, op.n)
     if not expiring[idx] then
@@ -65,7 +73,7 @@ local function setStatus(op, b, r, st, nxt)
   if index[r.status] and not r.fresh then
     redis.call('ZREM', index[r.status], op.n)
   end
-  if op.a ~= '' then
+  if op.a ~= '' and not (op.x and string.find(r.log, op.a, 1, true)) then
     recLog(r, op.a, kept)
   end
   r.status, r.updated, r.next = st, op.w, nxt

@@ -210,8 +210,9 @@ func (s *Store) waitingEntries(ctx context.Context, p int) ([]OutboxEntry, error
 
 // waitingIndex lists partition p's waiting notifications without a record
 // (of task taskID unless "") as index entries: the notification id, and its
-// commit ms, the score the task's delivery index gives it once it has one.
-func (s *Store) waitingIndex(ctx context.Context, p int, taskID string) ([]IndexEntry, error) {
+// commit ms, the score the task's delivery index gives it. Their pending
+// records go into recs.
+func (s *Store) waitingIndex(ctx context.Context, p int, taskID string, recs map[string]DeliveryRecord) ([]IndexEntry, error) {
 	es, err := s.waitingEntries(ctx, p)
 	if err != nil {
 		return nil, err
@@ -238,11 +239,20 @@ func (s *Store) waitingIndex(ctx context.Context, p int, taskID string) ([]Index
 	var out []IndexEntry
 	for i, e := range mine {
 		if exists[i].Val() == 0 {
-			ms, _ := strconv.ParseInt(idMs(e.ID), 10, 64)
-			out = append(out, IndexEntry{TaskID: e.NotificationID, Score: ms})
+			r := waitingRecord(e)
+			out = append(out, IndexEntry{TaskID: e.NotificationID, Score: r.Created.UnixMilli()})
+			recs[e.NotificationID] = r
 		}
 	}
 	return out, nil
+}
+
+// waitingRecord is the pending record of outbox entry e, which has none.
+func waitingRecord(e OutboxEntry) DeliveryRecord {
+	ms, _ := strconv.ParseInt(idMs(e.ID), 10, 64)
+	at := time.UnixMilli(ms)
+	return DeliveryRecord{ID: e.NotificationID, TaskID: e.TaskID, ConfigID: e.ConfigID, EventID: e.EventID, Status: "pending",
+		Created: at, Updated: at}
 }
 
 // waitingDelivery is the pending record of notification id while it waits
@@ -254,10 +264,7 @@ func (s *Store) waitingDelivery(ctx context.Context, p int, id string) (Delivery
 	}
 	for _, e := range es {
 		if e.NotificationID == id {
-			ms, _ := strconv.ParseInt(idMs(e.ID), 10, 64)
-			at := time.UnixMilli(ms)
-			return DeliveryRecord{ID: id, TaskID: e.TaskID, ConfigID: e.ConfigID, EventID: e.EventID, Status: "pending",
-				Created: at, Updated: at}, nil
+			return waitingRecord(e), nil
 		}
 	}
 	return DeliveryRecord{}, ErrNotFound
@@ -469,7 +476,10 @@ func (s *Store) FinishOutbox(ctx context.Context, p int, holder string, op Outbo
 // The usual op, a delivered first attempt of an entry its commit indexed,
 // needs no script: its record is new, so it is one SET (NX: a record made
 // meanwhile by another owner, or by this very report sent before, is left
-// to the script, which adds the attempt to it once).
+// to the script, which adds the attempt to it once). A record made here
+// expires a retention after the notification's commit, as the task's
+// delivery index does at the earliest (commit.lua), so that it is listed
+// for as long as it lives.
 func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops []OutboxOp) ([]int, error) {
 	ms := func(t time.Time) string {
 		if t.IsZero() {
@@ -525,14 +535,16 @@ func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []
 		}
 	}
 	var call *redis.Cmd
-	sets := make([]*redis.BoolCmd, len(plain))
+	sets := make([]*redis.Cmd, len(plain))
 	s.batch.do(func(pipe redis.Pipeliner) {
 		if len(scripted) > 0 {
 			keys, args := s.outboxCall(p, holder, scripted)
 			call = s.outboxFinish.EvalSha(ctx, pipe, keys, args...)
 		}
 		for i, r := range plain {
-			sets[i] = pipe.SetNX(ctx, r.keys[0], r.record, s.keep)
+			// It expires a retention after its commit, as the script has it.
+			at, _ := strconv.ParseInt(r.js.M, 10, 64)
+			sets[i] = pipe.Do(ctx, "set", r.keys[0], r.record, "nx", "pxat", at+s.keep.Milliseconds())
 		}
 	})
 	if call != nil {
@@ -544,14 +556,14 @@ func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []
 	}
 	var found []*outboxReq
 	for i, r := range plain {
-		switch made, err := sets[i].Result(); {
-		case err != nil:
-			s.outboxResults([]*outboxReq{r}, redis.NewCmdResult(nil, err))
-		case made:
-			r.res = Applied
-		default:
+		switch err := sets[i].Err(); {
+		case errors.Is(err, redis.Nil):
 			r.js.X = true // the script adds the attempt to the record found
 			found = append(found, r)
+		case err != nil:
+			s.outboxResults([]*outboxReq{r}, redis.NewCmdResult(nil, err))
+		default:
+			r.res = Applied
 		}
 	}
 	if len(found) > 0 {

@@ -52,16 +52,27 @@ func (s *Store) partitionOf(id string) (int, bool) {
 }
 
 // Delivery returns one delivery record with its attempts, or ErrNotFound.
+// A notification waiting in an outbox has no record yet: it is shown
+// pending, from the outbox.
 func (s *Store) Delivery(ctx context.Context, id string) (DeliveryRecord, error) {
 	p, ok := s.partitionOf(id)
 	if !ok {
 		return DeliveryRecord{}, ErrNotFound
 	}
+	r, err := s.storedDelivery(ctx, p, id)
+	if errors.Is(err, ErrNotFound) {
+		return s.waitingDelivery(ctx, p, id)
+	}
+	return r, err
+}
+
+// storedDelivery reads notification id's record, or ErrNotFound.
+func (s *Store) storedDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
 	key := s.k.record(p, id)
 	raw, err := s.rdb.Get(ctx, key).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return s.waitingDelivery(ctx, p, id)
+		return DeliveryRecord{}, ErrNotFound
 	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
 		r, err := s.legacyDelivery(ctx, p, id)
 		if err != nil && strings.Contains(err.Error(), "WRONGTYPE") {
@@ -144,14 +155,16 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 		}
 	}
 	// Notifications waiting in an outbox have no record yet: they are
-	// listed, pending, from the outboxes (outbox.go: waitingIndex).
+	// listed, pending, from the outboxes (outbox.go: waitingIndex), read
+	// once per listing. (The commit lists them in their task's index too.)
 	var waiting []IndexEntry
+	waitingRecs := map[string]DeliveryRecord{}
 	if f.Status == "" || f.Status == "pending" {
 		for p := 0; p < s.k.partitions; p++ {
 			if f.TaskID != "" && p != s.k.partition(f.TaskID) {
 				continue
 			}
-			w, err := s.waitingIndex(ctx, p, f.TaskID)
+			w, err := s.waitingIndex(ctx, p, f.TaskID, waitingRecs)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -169,9 +182,9 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 		budget -= len(entries)
 		for i, e := range entries {
 			cursor = &entries[i]
-			r, err := s.Delivery(ctx, e.TaskID)
+			r, err := s.listedDelivery(ctx, e.TaskID, waitingRecs)
 			if errors.Is(err, ErrNotFound) {
-				continue // expired
+				continue // expired, or waiting and not asked for
 			}
 			if err != nil {
 				return nil, nil, err
@@ -188,6 +201,23 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 		}
 	}
 	return out, cursor, nil
+}
+
+// listedDelivery is Delivery for a listing: a notification without a
+// record is one of waiting (the listing read the outboxes once), or not
+// listed.
+func (s *Store) listedDelivery(ctx context.Context, id string, waiting map[string]DeliveryRecord) (DeliveryRecord, error) {
+	p, ok := s.partitionOf(id)
+	if !ok {
+		return DeliveryRecord{}, ErrNotFound
+	}
+	r, err := s.storedDelivery(ctx, p, id)
+	if errors.Is(err, ErrNotFound) {
+		if w, ok := waiting[id]; ok {
+			return w, nil
+		}
+	}
+	return r, err
 }
 
 // scanKeys merges the zsets keys, newest first, after cursor. IndexEntry's

@@ -115,12 +115,14 @@ local function recLog(r, a, kept)
   end
 end
 
--- recWrite stores r at key: a new record expires keepMs later, a stored
--- one keeps its expiry.
+-- recWrite stores r at key: a new record expires keepMs later (at r.at, a
+-- time in ms, when it has one), a stored one keeps its expiry.
 local function recWrite(key, r, keepMs)
   local s = 'd1 ' .. r.status .. ' ' .. r.attempts .. ' ' .. r.created .. ' ' .. r.updated .. ' ' .. r.next .. ' ' ..
     r.event .. ' ' .. #r.task .. ' ' .. #r.config .. '\n' .. r.task .. r.config .. r.log
-  if r.fresh then
+  if r.fresh and r.at then
+    redis.call('SET', key, s, 'PXAT', r.at)
+  elseif r.fresh then
     redis.call('SET', key, s, 'PX', keepMs)
   elseif r.legacy then
     redis.call('DEL', key, r.legacy)

@@ -29,7 +29,8 @@
 --            the lane is parked; a lane that was empty gets a token (the
 --            owner hands a lane too busy to hold in memory to the lanes)
 -- A notification has no record until the owner reports it: the op makes
--- one (and lists it in the task's delivery index unless marked i). Only
+-- one (and lists it in the task's delivery index unless marked i, which
+-- expires it a retention after its commit). Only
 -- an op marked x reads the record first (a previous owner may have made
 -- it, or this very report: its attempt is not logged twice), and an append
 -- marked x leaves a lane that holds the notification already as it is. (A
@@ -55,6 +56,11 @@ local function record(op, b)
   if not r then
     r = recNew(op.t, op.c, op.e, op.m)
     if op.i then
+      -- The commit indexed it, and keeps the index at least a retention
+      -- after the commit: the record expires a retention after the commit
+      -- too (as one the lanes path makes at the commit), so that it is
+      -- listed for as long as it lives, however late it is reported.
+      r.at = string.format('%d', tonumber(op.m) + tonumber(keep))
       return r
     end
     local idx = KEYS[b + 4]

@@ -1,0 +1,76 @@
+package queue
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2arelay/relay/internal/redistest"
+)
+
+// outboxStoreKeeping is a one-partition outbox store with retention keep,
+// and the outbox entries of one commit of task "run" (one event, config c1).
+func outboxStoreKeeping(t *testing.T, keep time.Duration) (*Store, []OutboxEntry) {
+	t.Helper()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: keep, Outbox: true})
+	if err := s.EnsureGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := Commit{TaskID: "run", Snapshot: []byte(`{}`), UpdatedAt: time.Now(),
+		PushConfigs: map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)},
+		Events:      [][]byte{[]byte(`{"n":1}`)}, Deliver: []bool{true}}
+	if _, err := s.Commit(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.ReadOutbox(ctx, 0, "0-0", 10, 0)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("outbox %+v (%v)", es, err)
+	}
+	return s, es
+}
+
+func listedForTask(t *testing.T, s *Store, id string) bool {
+	t.Helper()
+	list, _, err := s.ListDeliveries(context.Background(), DeliveryFilter{TaskID: "run", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// A delivered record is listed for its task (GET /v1/deliveries?task=)
+// for as long as it can be read by id, however late the owner reports it
+// (a backlog, a relay outage): on the outbox path the commit keeps the
+// task's delivery index at least a retention, and the record made at the
+// report expires a retention after the commit too (as one the lanes path
+// makes at the commit; reported after that, it is expired at once).
+func TestDeliveredRecordIsListedForItsTaskWhileItLives(t *testing.T) {
+	t.Parallel()
+	t.Run("reported late", func(t *testing.T) {
+		t.Parallel()
+		keep := 4 * time.Second
+		s, es := outboxStoreKeeping(t, keep)
+		time.Sleep(2400 * time.Millisecond) // reported 2.4s after the commit
+		if res := s.finishOp(t, "a", OutboxOp{Kind: OpDone, Entry: es[0], Outcome: Delivered, Attempt: []byte(`{"attempt":1}`), Now: time.Now()}); res != Applied {
+			t.Fatalf("done: %d", res)
+		}
+		// The record lives until 6.4s after the commit; the index until 6s.
+		time.Sleep(3800 * time.Millisecond) // 6.2s after the commit
+		if _, err := s.Delivery(context.Background(), es[0].NotificationID); err != nil {
+			t.Fatalf("record gone already: %v", err)
+		}
+		if !listedForTask(t, s, es[0].NotificationID) {
+			t.Fatalf("the delivered record %s still exists (expires in %v) but is not listed for its task (index exists: %d)",
+				es[0].NotificationID, s.rdb.PTTL(context.Background(), s.k.record(0, es[0].NotificationID)).Val(),
+				s.rdb.Exists(context.Background(), s.k.taskDeliveries("run")).Val())
+		}
+	})
+}

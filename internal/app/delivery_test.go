@@ -18,7 +18,7 @@ import (
 
 // deliveringRelay is a relay that may POST to loopback, with fast retries.
 func deliveringRelay(t *testing.T, mut func(*config.Config)) *relay {
-	return deliveringRelayOn(t, "lanes", mut)
+	return deliveringRelayOn(t, "", mut)
 }
 
 // deliveringRelayOn is deliveringRelay with notifications on delivery

@@ -43,7 +43,7 @@ func testConfig(t *testing.T) config.Config {
 // its own, after mut adjusts the config.
 func startRelay(t *testing.T, mut func(*config.Config)) *relay {
 	t.Helper()
-	return startRelayOn(t, "lanes", mut)
+	return startRelayOn(t, "", mut)
 }
 
 // eachPath runs test for each delivery path (RELAY_DELIVERY_PATH), in
@@ -55,12 +55,15 @@ func eachPath(t *testing.T, test func(t *testing.T, path string)) {
 	}
 }
 
-// startRelayOn is startRelay with notifications on delivery path path.
+// startRelayOn is startRelay with notifications on delivery path path
+// ("": the default).
 func startRelayOn(t *testing.T, path string, mut func(*config.Config)) *relay {
 	t.Helper()
 	rdb, prefix := redistest.New(t)
 	cfg := testConfig(t)
-	cfg.DeliveryPath = path
+	if path != "" {
+		cfg.DeliveryPath = path
+	}
 	cfg.RedisURL = redistest.URL(rdb)
 	cfg.RedisPrefix = strings.TrimSuffix(prefix, ":")
 	if mut != nil {

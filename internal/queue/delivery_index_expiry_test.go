@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,5 +63,40 @@ func TestDeliveryIndexOutlivesTheRetentionRenewedOnlyWhenShort(t *testing.T) {
 	}
 	if r, err := s.Load(ctx, "t"); err != nil || r.Fields["dx"] != "" {
 		t.Fatalf("Load = %+v, %v: the index deadline must not show as a task field", r.Fields, err)
+	}
+}
+
+// A task that commits for ever keeps its delivery index alive for ever:
+// the members older than the retention, whose records have expired, are
+// cut when the index is renewed, so that it holds at most 1.5 retentions
+// of them. On both delivery paths.
+func TestDeliveryIndexOfATaskThatNeverEndsIsCutToTheRetention(t *testing.T) {
+	t.Parallel()
+	for _, outbox := range []bool{false, true} {
+		t.Run(map[bool]string{false: "lanes", true: "outbox"}[outbox], func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rdb, prefix := redistest.New(t)
+			keep := time.Hour
+			s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: keep, Outbox: outbox})
+			index := s.k.taskDeliveries("t")
+			commitN(t, s, "t", 1, 3, map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)})
+			old, err := rdb.ZRange(ctx, index, 0, -1).Result()
+			if err != nil || len(old) != 3 {
+				t.Fatalf("index %v (%v)", old, err)
+			}
+			// The task commits on, a retention and more later (as the
+			// relay's clock has it): the index is renewed, and its
+			// members from before the retention are cut.
+			later := time.Now().Add(keep + keep/2 + time.Minute)
+			c := Commit{TaskID: "t", Version: 3, Snapshot: []byte("v4"), UpdatedAt: later, Events: [][]byte{[]byte("e4")}, Deliver: []bool{true}}
+			if _, err := s.Commit(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			now, err := rdb.ZRange(ctx, index, 0, -1).Result()
+			if err != nil || len(now) != 1 || slices.Contains(old, now[0]) {
+				t.Fatalf("index after the renewal %v (%v), want only the new notification", now, err)
+			}
+		})
 	}
 }

@@ -93,6 +93,12 @@ local configs = {}
 if string.find(flags, '1', 1, true) then
   configs = redis.call('HKEYS', KEYS[4])
 end
+-- (The index's renewal, below, cuts its expired members first.)
+local index = KEYS[8] or (pfx .. 'dl:task:' .. task)
+local renew = tonumber(stored[3] or '0') < tonumber(now) + keep
+if renew and cur > 0 and #configs > 0 then
+  redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', tonumber(now) - keep))
+end
 local ids = {}
 local n = 0
 local made = false
@@ -108,11 +114,11 @@ while i <= #ARGV do
       local dl = pfx .. 'dl:' .. nid
       if KEYS[7] then
         local oid = redis.call('XADD', KEYS[7], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
-        redis.call('ZADD', KEYS[8], string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
+        redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
         made = true
       else
         recWrite(dl, recNew(task, cfg, id, now), keep)
-        redis.call('ZADD', pfx .. 'dl:task:' .. task, now, nid)
+        redis.call('ZADD', index, now, nid)
         made = true
         redis.call('ZADD', pfx .. 'dl:status:pending', now, nid)
         if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
@@ -127,9 +133,10 @@ end
 -- notification: set to 1.5 retentions and renewed (its deadline kept in
 -- the task hash, 'dx') once less than a retention is left, not at every
 -- commit. Its members past the retention point at expired records, which
--- listings skip.
-if made and tonumber(stored[3] or '0') < tonumber(now) + keep then
-  redis.call('PEXPIRE', KEYS[8] or (pfx .. 'dl:task:' .. task), math.floor(keep * 1.5))
+-- listings skip; they are cut at each renewal, so that the index of a task
+-- that commits for ever holds no more than 1.5 retentions of members.
+if made and renew then
+  redis.call('PEXPIRE', index, math.floor(keep * 1.5))
   fields[#fields + 1] = 'dx'
   fields[#fields + 1] = string.format('%d', tonumber(now) + math.floor(keep * 1.5))
 end

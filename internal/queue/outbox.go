@@ -507,6 +507,16 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 		}
 		reqs[i] = r
 	}
+	if len(reqs) == 1 && reqs[0].record != "" {
+		made, err := s.finishPlain(ctx, reqs[0])
+		if err != nil {
+			return nil, err
+		}
+		if made {
+			return []int{Applied}, nil
+		}
+		reqs[0].js.X = true // the script adds the attempt to the record found
+	}
 	s.outboxBatch.do(batchKey{p, holder}, reqs, func(batch []*outboxReq) { s.runOutboxOps(ctx, p, holder, batch) })
 	out := make([]int, len(reqs))
 	for i, r := range reqs {
@@ -518,58 +528,32 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 	return out, nil
 }
 
-// runOutboxOps applies batch: the plain records (FinishOutboxOps) and one
-// script call for the others, in one round trip shared with other
-// partitions' calls and commands; then, in a second call, the plain ones
-// that found a record.
+// finishPlain writes r's new record, unless the notification has one: it
+// expires a retention after its commit, as the script has it. It needs no
+// order with other ops (a lane's next op waits for this one), so it goes
+// straight into a shared round trip.
+func (s *Store) finishPlain(ctx context.Context, r *outboxReq) (bool, error) {
+	at, _ := strconv.ParseInt(r.js.M, 10, 64)
+	var set *redis.Cmd
+	s.batch.do(func(pipe redis.Pipeliner) {
+		set = pipe.Do(context.WithoutCancel(ctx), "set", r.keys[0], r.record, "nx", "pxat", at+s.keep.Milliseconds())
+	})
+	switch err := set.Err(); {
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("queue: finish outbox: %w", err)
+	}
+	return true, nil
+}
+
+// runOutboxOps runs one script call for batch, in a round trip shared with
+// other partitions' calls and commands (evalBatched).
 func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []*outboxReq) {
 	// The ops run for every caller in the batch: one caller giving up must
 	// not cancel the others'.
-	ctx = context.WithoutCancel(ctx)
-	var scripted, plain []*outboxReq
-	for _, r := range batch {
-		if r.record != "" {
-			plain = append(plain, r)
-		} else {
-			scripted = append(scripted, r)
-		}
-	}
-	var call *redis.Cmd
-	sets := make([]*redis.Cmd, len(plain))
-	s.batch.do(func(pipe redis.Pipeliner) {
-		if len(scripted) > 0 {
-			keys, args := s.outboxCall(p, holder, scripted)
-			call = s.outboxFinish.EvalSha(ctx, pipe, keys, args...)
-		}
-		for i, r := range plain {
-			// It expires a retention after its commit, as the script has it.
-			at, _ := strconv.ParseInt(r.js.M, 10, 64)
-			sets[i] = pipe.Do(ctx, "set", r.keys[0], r.record, "nx", "pxat", at+s.keep.Milliseconds())
-		}
-	})
-	if call != nil {
-		if err := call.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			keys, args := s.outboxCall(p, holder, scripted)
-			call = s.outboxFinish.Run(ctx, s.rdb, keys, args...)
-		}
-		s.outboxResults(scripted, call)
-	}
-	var found []*outboxReq
-	for i, r := range plain {
-		switch err := sets[i].Err(); {
-		case errors.Is(err, redis.Nil):
-			r.js.X = true // the script adds the attempt to the record found
-			found = append(found, r)
-		case err != nil:
-			s.outboxResults([]*outboxReq{r}, redis.NewCmdResult(nil, err))
-		default:
-			r.res = Applied
-		}
-	}
-	if len(found) > 0 {
-		keys, args := s.outboxCall(p, holder, found)
-		s.outboxResults(found, s.evalBatched(ctx, s.outboxFinish, keys, args...))
-	}
+	keys, args := s.outboxCall(p, holder, batch)
+	s.outboxResults(batch, s.evalBatched(context.WithoutCancel(ctx), s.outboxFinish, keys, args...))
 }
 
 // outboxCall lays out the keys and arguments of a script call (see

@@ -289,8 +289,9 @@ func (op *outboxPart) run(ctx context.Context) {
 		op.mu.Unlock()
 		var loaded []queue.Loaded
 		var now time.Time
+		clock := op.w.now().UnixNano()-op.w.redisClockAt.Load() > int64(time.Second)
 		for {
-			loaded, now, err = op.w.q.LoadOutbox(context.WithoutCancel(pctx), op.p, es, catchUp)
+			loaded, now, err = op.w.q.LoadOutbox(context.WithoutCancel(pctx), op.p, es, catchUp, clock)
 			if err == nil || pctx.Err() != nil {
 				break
 			}
@@ -300,7 +301,13 @@ func (op *outboxPart) run(ctx context.Context) {
 		if err != nil {
 			break // the entries stay after the offset, for the next owner
 		}
-		if w := now.Sub(streamTime(es[0].ID)); !now.IsZero() && w > 0 {
+		// How long the first entry waited, by Redis's clock (the entry's id
+		// is its time), for backpressure.
+		if local := op.w.now(); !now.IsZero() {
+			op.w.redisClock.Store(now.Sub(local).Nanoseconds())
+			op.w.redisClockAt.Store(local.UnixNano())
+		}
+		if w := op.w.redisNow().Sub(streamTime(es[0].ID)); w > 0 {
 			op.w.pressure.Observe(w)
 		}
 		op.dispatch(es, loaded, catchUp, read, op.w.now())
@@ -316,6 +323,11 @@ func (op *outboxPart) run(ctx context.Context) {
 	if _, err := op.w.q.KeepOwning(fctx, op.p, op.w.consumer, ownLease, op.currentOffset(), ctx.Err() != nil || op.drainOnly); err != nil {
 		op.w.log.WarnContext(fctx, "storing an outbox offset", "partition", op.p, "err", err)
 	}
+}
+
+// redisNow is Redis's clock as last read (the local clock until it is).
+func (w *Workers) redisNow() time.Time {
+	return w.now().Add(time.Duration(w.redisClock.Load()))
 }
 
 // keep renews the lease and stores the offset every ownLease/5; a lease

@@ -46,7 +46,7 @@ type Queue interface {
 	Own(ctx context.Context, p int, holder string, ttl time.Duration) (queue.Ownership, bool, error)
 	KeepOwning(ctx context.Context, p int, holder string, ttl time.Duration, offset string, release bool) (bool, error)
 	ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]queue.OutboxEntry, error)
-	LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, status bool) ([]queue.Loaded, time.Time, error)
+	LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, status, clock bool) ([]queue.Loaded, time.Time, error)
 	FinishOutbox(ctx context.Context, p int, holder string, op queue.OutboxOp) (int, error)
 	FinishOutboxOps(ctx context.Context, p int, holder string, ops []queue.OutboxOp) ([]int, error)
 	OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error)
@@ -144,6 +144,10 @@ type Workers struct {
 	trims int
 	// slots bounds the outbox owners' concurrent attempts (Config.Workers).
 	slots chan struct{}
+	// redisClock is Redis's clock less the local one, in ns, as last read
+	// (at redisClockAt, unix ns): the outbox owners read it with their loads
+	// at most once a second (redisNow).
+	redisClock, redisClockAt atomic.Int64
 }
 
 // validate checks the webhook's host when validation is on; a failure is

@@ -329,12 +329,12 @@ type Loaded struct {
 
 // LoadOutbox reads, in one round trip, the event and config of each entry
 // of es (all of partition p), with status the status of each delivery
-// record, and Redis's clock.
-func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, status bool) ([]Loaded, time.Time, error) {
+// record, and with clock Redis's clock (else the time returned is zero).
+func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, status, clock bool) ([]Loaded, time.Time, error) {
 	events := map[string]*redis.XMessageSliceCmd{}
 	configs := map[string]*redis.StringCmd{}
 	records := make([]*redis.StringCmd, len(es))
-	var clock *redis.TimeCmd
+	var now *redis.TimeCmd
 	// The reads share a round trip with other callers' commands.
 	s.batch.do(func(pipe redis.Pipeliner) {
 		for i, e := range es {
@@ -349,11 +349,16 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, status 
 				records[i] = pipe.Get(ctx, s.k.record(p, e.NotificationID))
 			}
 		}
-		clock = pipe.Time(ctx)
+		if clock {
+			now = pipe.Time(ctx)
+		}
 	})
-	now, err := clock.Result()
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("queue: load outbox: %w", err)
+	var at time.Time
+	if now != nil {
+		var err error
+		if at, err = now.Result(); err != nil {
+			return nil, time.Time{}, fmt.Errorf("queue: load outbox: %w", err)
+		}
 	}
 	out := make([]Loaded, len(es))
 	for i, e := range es {
@@ -386,7 +391,7 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, status 
 			}
 		}
 	}
-	return out, now, nil
+	return out, at, nil
 }
 
 // Outbox op kinds (see lua/outbox_finish.lua).

@@ -1,0 +1,63 @@
+package delivery
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/backpressure"
+	"github.com/a2arelay/relay/internal/queue"
+)
+
+// clockAhead is a store whose Redis clock reads ahead of the local one by
+// ahead, and which counts the loads and those that asked for the clock.
+type clockAhead struct {
+	*queue.Store
+	ahead         time.Duration
+	loads, clocks atomic.Int32
+}
+
+func (c *clockAhead) LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, status, clock bool) ([]queue.Loaded, time.Time, error) {
+	l, now, err := c.Store.LoadOutbox(ctx, p, es, status, clock)
+	c.loads.Add(1)
+	if clock {
+		c.clocks.Add(1)
+		now = now.Add(c.ahead)
+	}
+	return l, now, err
+}
+
+// The outbox owner tells backpressure how long a read's first entry waited
+// by Redis's clock (the entry's id is its Redis time), but it reads that
+// clock at most once a second, not with every load: it keeps the offset
+// from the local clock.
+func TestOutboxWaitIsTimedByRedisClockReadOnceASecond(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hook := &countingHook{status: http.StatusOK}
+	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "timed", hook)
+	q := &clockAhead{Store: fx.store, ahead: time.Minute}
+	pressure := backpressure.NewPressure(time.Hour, time.Second, nil)
+	stop := runWorkers(mustNew(t, Deps{Queue: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log, Pressure: pressure}, Config{Outbox: true}))
+	defer stop()
+	const events = 20
+	for i := range events {
+		ev := a2a.Event{Kind: a2a.EventStatus, TaskID: "timed", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
+		if _, err := fx.commit.Append(ctx, "timed", ev); err != nil {
+			t.Fatal(err)
+		}
+		for hook.n.Load() < int32(i+2) { // the creation's, then this one's
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if lag := pressure.Lag(); lag < 50*time.Second {
+		t.Errorf("backpressure sees a wait of %v, want the minute Redis's clock is ahead", lag)
+	}
+	loads, clocks := q.loads.Load(), q.clocks.Load()
+	if loads < events || clocks > loads/4+1 {
+		t.Errorf("%d of %d loads read Redis's clock, want about one a second", clocks, loads)
+	}
+}

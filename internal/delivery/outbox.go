@@ -289,7 +289,8 @@ func (op *outboxPart) run(ctx context.Context) {
 		op.mu.Unlock()
 		var loaded []queue.Loaded
 		var now time.Time
-		clock := op.w.now().UnixNano()-op.w.redisClockAt.Load() > int64(time.Second)
+		clock := op.w.redisClockRead.Load() == 0 || monotonic()-op.w.redisClockRead.Load() > int64(time.Second)
+		sent := op.w.now()
 		for {
 			loaded, now, err = op.w.q.LoadOutbox(context.WithoutCancel(pctx), op.p, es, catchUp, clock)
 			if err == nil || pctx.Err() != nil {
@@ -303,9 +304,12 @@ func (op *outboxPart) run(ctx context.Context) {
 		}
 		// How long the first entry waited, by Redis's clock (the entry's id
 		// is its time), for backpressure.
-		if local := op.w.now(); !now.IsZero() {
+		if !now.IsZero() {
+			// TIME ran between the send and the reply: the midpoint is the
+			// best local reading for it.
+			local := sent.Add(op.w.now().Sub(sent) / 2)
 			op.w.redisClock.Store(now.Sub(local).Nanoseconds())
-			op.w.redisClockAt.Store(local.UnixNano())
+			op.w.redisClockRead.Store(max(monotonic(), 1))
 		}
 		if w := op.w.redisNow().Sub(streamTime(es[0].ID)); w > 0 {
 			op.w.pressure.Observe(w)

@@ -145,10 +145,18 @@ type Workers struct {
 	// slots bounds the outbox owners' concurrent attempts (Config.Workers).
 	slots chan struct{}
 	// redisClock is Redis's clock less the local one, in ns, as last read
-	// (at redisClockAt, unix ns): the outbox owners read it with their loads
-	// at most once a second (redisNow).
-	redisClock, redisClockAt atomic.Int64
+	// (redisClockRead: when, on the monotonic clock, see monotonic): the
+	// outbox owners read it with their loads at most once a second
+	// (redisNow).
+	redisClock, redisClockRead atomic.Int64
 }
+
+// processStart anchors monotonic.
+var processStart = time.Now()
+
+// monotonic is the time since the process started, by the monotonic clock:
+// a wall clock stepped back (NTP, a restored VM) does not move it.
+func monotonic() int64 { return int64(time.Since(processStart)) }
 
 // validate checks the webhook's host when validation is on; a failure is
 // the attempt's failure (error class "validation"), retried like any other.

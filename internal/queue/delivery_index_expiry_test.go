@@ -67,9 +67,10 @@ func TestDeliveryIndexOutlivesTheRetentionRenewedOnlyWhenShort(t *testing.T) {
 }
 
 // A task that commits for ever keeps its delivery index alive for ever:
-// the members older than the retention, whose records have expired, are
-// cut when the index is renewed, so that it holds at most 1.5 retentions
-// of them. On both delivery paths.
+// the members older than 1.5 retentions, whose records have expired (half
+// a retention spares clocks that differ), are cut when the index is
+// renewed, so that it holds about two retentions of them. On both
+// delivery paths.
 func TestDeliveryIndexOfATaskThatNeverEndsIsCutToTheRetention(t *testing.T) {
 	t.Parallel()
 	for _, outbox := range []bool{false, true} {
@@ -85,9 +86,9 @@ func TestDeliveryIndexOfATaskThatNeverEndsIsCutToTheRetention(t *testing.T) {
 			if err != nil || len(old) != 3 {
 				t.Fatalf("index %v (%v)", old, err)
 			}
-			// The task commits on, a retention and more later (as the
+			// The task commits on, 1.5 retentions and more later (as the
 			// relay's clock has it): the index is renewed, and its
-			// members from before the retention are cut.
+			// members from before that are cut.
 			later := time.Now().Add(keep + keep/2 + time.Minute)
 			c := Commit{TaskID: "t", Version: 3, Snapshot: []byte("v4"), UpdatedAt: later, Events: [][]byte{[]byte("e4")}, Deliver: []bool{true}}
 			if _, err := s.Commit(ctx, c); err != nil {

@@ -93,11 +93,14 @@ local configs = {}
 if string.find(flags, '1', 1, true) then
   configs = redis.call('HKEYS', KEYS[4])
 end
--- (The index's renewal, below, cuts its expired members first.)
+-- (The index's renewal, below, first cuts its members older than 1.5
+-- retentions: their records have expired, with half a retention to spare
+-- for clocks that differ, as this relay's and Redis's may: a record
+-- expires by Redis's clock, a retention after its commit.)
 local index = KEYS[8] or (pfx .. 'dl:task:' .. task)
 local renew = tonumber(stored[3] or '0') < tonumber(now) + keep
 if renew and cur > 0 and #configs > 0 then
-  redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', tonumber(now) - keep))
+  redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', tonumber(now) - math.floor(keep * 1.5)))
 end
 local ids = {}
 local n = 0
@@ -134,7 +137,7 @@ end
 -- the task hash, 'dx') once less than a retention is left, not at every
 -- commit. Its members past the retention point at expired records, which
 -- listings skip; they are cut at each renewal, so that the index of a task
--- that commits for ever holds no more than 1.5 retentions of members.
+-- that commits for ever holds no more than about two retentions of members.
 if made and renew then
   redis.call('PEXPIRE', index, math.floor(keep * 1.5))
   fields[#fields + 1] = 'dx'

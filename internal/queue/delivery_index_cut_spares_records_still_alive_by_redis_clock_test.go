@@ -1,0 +1,73 @@
+package queue
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2arelay/relay/internal/redistest"
+)
+
+// The cut of a task's delivery index (commit.lua) compares the members'
+// scores with the committing relay's clock (UpdatedAt), while the records
+// they point at expire by Redis's clock (outbox: PXAT entry ms + retention;
+// lanes: PX retention at the commit). A relay whose clock is ahead of
+// Redis's (or of the relay that listed the member) by less than half a
+// retention unlists no record that still lives.
+func TestDeliveryIndexCutSparesRecordsStillAliveByRedisClock(t *testing.T) {
+	t.Parallel()
+	for _, outbox := range []bool{true, false} {
+		t.Run(map[bool]string{false: "lanes", true: "outbox"}[outbox], func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			keep := 4 * time.Second
+			rdb, prefix := redistest.New(t)
+			s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: keep, Outbox: outbox})
+			if err := s.EnsureGroups(ctx); err != nil {
+				t.Fatal(err)
+			}
+			c := Commit{TaskID: "run", Snapshot: []byte(`{}`), UpdatedAt: time.Now(),
+				PushConfigs: map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)},
+				Events:      [][]byte{[]byte(`{"n":1}`)}, Deliver: []bool{true}}
+			if _, err := s.Commit(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			var id string
+			if outbox {
+				es, err := s.ReadOutbox(ctx, 0, "0-0", 10, 0)
+				if err != nil || len(es) != 1 {
+					t.Fatalf("outbox %+v (%v)", es, err)
+				}
+				if res := s.finishOp(t, "a", OutboxOp{Kind: OpDone, Entry: es[0], Outcome: Delivered, Attempt: []byte(`{"attempt":1}`), Now: time.Now()}); res != Applied {
+					t.Fatalf("done: %d", res)
+				}
+				id = es[0].NotificationID
+			} else {
+				ids, err := rdb.ZRange(ctx, s.k.taskDeliveries("run"), 0, -1).Result()
+				if err != nil || len(ids) != 1 {
+					t.Fatalf("index %v (%v)", ids, err)
+				}
+				id = ids[0]
+			}
+			if !listedForTask(t, s, id) {
+				t.Fatal("not listed at first")
+			}
+			time.Sleep(2500 * time.Millisecond)
+			// Another commit of the task, by a relay whose clock is 2s
+			// ahead of Redis's (the record has 1.5s left by Redis's clock).
+			c2 := Commit{TaskID: "run", Version: 1, Snapshot: []byte(`{}`), UpdatedAt: time.Now().Add(2 * time.Second),
+				Events: [][]byte{[]byte(`{"n":2}`)}, Deliver: []bool{true}}
+			if _, err := s.Commit(ctx, c2); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Delivery(ctx, id); err != nil {
+				t.Fatalf("record gone already: %v", err)
+			}
+			if !listedForTask(t, s, id) {
+				t.Fatalf("record %s still lives (PTTL %v) but the index cut dropped it from its task's listing",
+					id, rdb.PTTL(ctx, s.k.record(0, id)).Val())
+			}
+		})
+	}
+}

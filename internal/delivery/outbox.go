@@ -217,6 +217,52 @@ type outboxPart struct {
 	undone int
 	// parkedAt is when a lane was parked under this owner (see prune).
 	parkedAt map[string]time.Time
+	// configs keeps each lane's config as a read loaded it, so that the
+	// next reads within configFresh/2 need not read it again; gone counts
+	// the configs found gone (stale marks): a load during which one was
+	// found adds nothing, so that no config read before a 410 is kept.
+	configs map[string]cachedConfig
+	gone    int
+}
+
+// cachedConfig is a lane's config and when it was loaded.
+type cachedConfig struct {
+	config []byte
+	at     time.Time
+}
+
+// knownConfigs returns the fresh cached configs of es's lanes (op.mu held).
+func (op *outboxPart) knownConfigs(es []queue.OutboxEntry, now time.Time) map[string]cachedConfig {
+	var known map[string]cachedConfig
+	for _, e := range es {
+		if c, ok := op.configs[e.Lane]; ok && now.Sub(c.at) < configFresh/2 {
+			if known == nil {
+				known = map[string]cachedConfig{}
+			}
+			known[e.Lane] = c
+		}
+	}
+	return known
+}
+
+// keepConfigs caches the configs a load read at (op.mu held), unless a
+// config was found gone since it started (generation gen).
+func (op *outboxPart) keepConfigs(es []queue.OutboxEntry, loaded []queue.Loaded, known map[string]cachedConfig, gen int, at time.Time) {
+	if op.gone != gen {
+		return
+	}
+	if len(op.configs) > 4096 {
+		for l, c := range op.configs {
+			if at.Sub(c.at) >= configFresh/2 {
+				delete(op.configs, l)
+			}
+		}
+	}
+	for i, e := range es {
+		if _, ok := known[e.Lane]; !ok && loaded[i].Head.Config != nil {
+			op.configs[e.Lane] = cachedConfig{config: loaded[i].Head.Config, at: at}
+		}
+	}
 }
 
 type outboxItem struct {
@@ -233,7 +279,7 @@ type outboxItem struct {
 
 func newOutboxPart(w *Workers, p int, o queue.Ownership) *outboxPart {
 	return &outboxPart{w: w, p: p, o: o, lanes: map[string][]*outboxItem{}, offset: o.Offset, room: make(chan struct{}, 1),
-		stale: map[string]int{}, parkedAt: map[string]time.Time{}}
+		stale: map[string]int{}, parkedAt: map[string]time.Time{}, configs: map[string]cachedConfig{}}
 }
 
 // run reads the outbox and hands its entries to lane goroutines until ctx
@@ -285,14 +331,16 @@ func (op *outboxPart) run(ctx context.Context) {
 		// meanwhile marks it stale (see isStale).
 		op.mu.Lock()
 		op.reads++
-		read := op.reads
+		read, gen := op.reads, op.gone
+		sent := op.w.now()
+		known := op.knownConfigs(es, sent)
 		op.mu.Unlock()
 		var loaded []queue.Loaded
 		var now time.Time
 		clock := op.w.redisClockRead.Load() == 0 || monotonic()-op.w.redisClockRead.Load() > int64(time.Second)
-		sent := op.w.now()
+		opts := queue.LoadOptions{Status: catchUp, Clock: clock, Known: func(lane string) bool { _, ok := known[lane]; return ok }}
 		for {
-			loaded, now, err = op.w.q.LoadOutbox(context.WithoutCancel(pctx), op.p, es, catchUp, clock)
+			loaded, now, err = op.w.q.LoadOutbox(context.WithoutCancel(pctx), op.p, es, opts)
 			if err == nil || pctx.Err() != nil {
 				break
 			}
@@ -314,7 +362,18 @@ func (op *outboxPart) run(ctx context.Context) {
 		if w := op.w.redisNow().Sub(streamTime(es[0].ID)); w > 0 {
 			op.w.pressure.Observe(w)
 		}
-		op.dispatch(es, loaded, catchUp, read, op.w.now())
+		at := op.w.now()
+		ats := make([]time.Time, len(es))
+		for i, e := range es {
+			ats[i] = at
+			if c, ok := known[e.Lane]; ok {
+				loaded[i].Head.Config, ats[i] = c.config, c.at
+			}
+		}
+		op.mu.Lock()
+		op.keepConfigs(es, loaded, known, gen, at)
+		op.mu.Unlock()
+		op.dispatch(es, loaded, catchUp, read, ats)
 	}
 	op.lanesWG.Wait()
 	cancel()
@@ -429,7 +488,7 @@ func (op *outboxPart) waitRoom(ctx context.Context) bool {
 
 // dispatch queues the entries read behind their lanes, and starts a lane
 // goroutine for each lane not yet being worked on.
-func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, catchUp bool, read int, at time.Time) {
+func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, catchUp bool, read int, at []time.Time) {
 	var start []*outboxItem
 	op.mu.Lock()
 	op.dispatched = read
@@ -439,7 +498,7 @@ func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, ca
 		}
 	}
 	for i, e := range es {
-		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp, read: read, loadedAt: at}
+		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp, read: read, loadedAt: at[i]}
 		op.items = append(op.items, it)
 		if catchUp && loaded[i].Status != "" && !(e.Redelivery && loaded[i].Status == "pending") {
 			it.done, it.h = true, queue.Head{} // the previous owner reported it: it has a record (a redelivery's is no longer pending)
@@ -624,6 +683,8 @@ func (op *outboxPart) work(it *outboxItem) bool {
 		op.parkedAt[it.e.Lane] = op.w.now()
 	case queue.Gone, queue.Drop:
 		op.stale[it.e.Lane] = op.reads // the items read so far carry a config that is gone
+		op.gone++
+		delete(op.configs, it.e.Lane)
 	}
 	op.mu.Unlock()
 	op.w.report(ctx, t, it.h, f, rec, now)

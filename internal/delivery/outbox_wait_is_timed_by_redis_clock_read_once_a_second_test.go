@@ -20,10 +20,10 @@ type clockAhead struct {
 	loads, clocks atomic.Int32
 }
 
-func (c *clockAhead) LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, status, clock bool) ([]queue.Loaded, time.Time, error) {
-	l, now, err := c.Store.LoadOutbox(ctx, p, es, status, clock)
+func (c *clockAhead) LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, o queue.LoadOptions) ([]queue.Loaded, time.Time, error) {
+	l, now, err := c.Store.LoadOutbox(ctx, p, es, o)
 	c.loads.Add(1)
-	if clock {
+	if o.Clock {
 		c.clocks.Add(1)
 		now = now.Add(c.ahead)
 	}

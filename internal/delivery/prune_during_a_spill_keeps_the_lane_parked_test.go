@@ -63,7 +63,7 @@ func TestPruneDuringASpillKeepsTheLaneParked(t *testing.T) {
 	if err != nil || len(es) != 4 {
 		t.Fatalf("outbox %d entries (%v)", len(es), err)
 	}
-	loaded, _, err := fx.store.LoadOutbox(ctx, 0, es, false, false)
+	loaded, _, err := fx.store.LoadOutbox(ctx, 0, es, queue.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,8 @@ type slowLoad struct {
 	gone    func() bool
 }
 
-func (s *slowLoad) LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, status, clock bool) ([]queue.Loaded, time.Time, error) {
-	l, now, err := s.Store.LoadOutbox(ctx, p, es, status, clock)
+func (s *slowLoad) LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, o queue.LoadOptions) ([]queue.Loaded, time.Time, error) {
+	l, now, err := s.Store.LoadOutbox(ctx, p, es, o)
 	if s.calls.Add(1) == 2 {
 		close(s.release) // the webhook answers 410 to the first notification now
 		for !s.gone() {

@@ -46,7 +46,7 @@ type Queue interface {
 	Own(ctx context.Context, p int, holder string, ttl time.Duration) (queue.Ownership, bool, error)
 	KeepOwning(ctx context.Context, p int, holder string, ttl time.Duration, offset string, release bool) (bool, error)
 	ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]queue.OutboxEntry, error)
-	LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, status, clock bool) ([]queue.Loaded, time.Time, error)
+	LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, o queue.LoadOptions) ([]queue.Loaded, time.Time, error)
 	FinishOutbox(ctx context.Context, p int, holder string, op queue.OutboxOp) (int, error)
 	FinishOutboxOps(ctx context.Context, p int, holder string, ops []queue.OutboxOp) ([]int, error)
 	OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error)

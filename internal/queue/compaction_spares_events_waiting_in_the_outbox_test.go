@@ -26,7 +26,7 @@ func TestCompactionSparesEventsWaitingInTheOutbox(t *testing.T) {
 	if compact(t, s, "busy") {
 		t.Fatal("compaction cut events that notifications in the outbox refer to")
 	}
-	loaded, _, err := s.LoadOutbox(ctx, 0, es, false, false)
+	loaded, _, err := s.LoadOutbox(ctx, 0, es, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

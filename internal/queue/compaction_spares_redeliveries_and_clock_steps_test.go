@@ -37,7 +37,7 @@ func TestCompactionSparesTheOldEventOfAWaitingRedelivery(t *testing.T) {
 	if len(red) != 1 || !red[0].Redelivery {
 		t.Fatalf("outbox %+v", red)
 	}
-	loaded, _, err := s.LoadOutbox(ctx, 0, red, true, false)
+	loaded, _, err := s.LoadOutbox(ctx, 0, red, LoadOptions{Status: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestCompactionSparesWaitingEventsWhenTheClockStepsBack(t *testing.T) {
 		t.Fatalf("%d entries", len(es))
 	}
 	compact(t, s, "busy")
-	loaded, _, _ := s.LoadOutbox(ctx, 0, es, false, false)
+	loaded, _, _ := s.LoadOutbox(ctx, 0, es, LoadOptions{})
 	for i, l := range loaded {
 		if l.Head.Event == nil {
 			t.Fatalf("notification %d (event %s, outbox entry %s) waiting in the outbox lost its event to compaction", i, es[i].EventID, es[i].ID)

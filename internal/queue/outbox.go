@@ -327,10 +327,20 @@ type Loaded struct {
 	Status string
 }
 
+// LoadOptions say what LoadOutbox reads besides the events.
+type LoadOptions struct {
+	// Status: the status of each delivery record (Loaded.Status).
+	Status bool
+	// Clock: Redis's clock (else the time returned is zero).
+	Clock bool
+	// Known tells the lanes (OutboxEntry.Lane) whose configs the caller
+	// has: they are not read (Head.Config stays nil). Nil: none.
+	Known func(lane string) bool
+}
+
 // LoadOutbox reads, in one round trip, the event and config of each entry
-// of es (all of partition p), with status the status of each delivery
-// record, and with clock Redis's clock (else the time returned is zero).
-func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, status, clock bool) ([]Loaded, time.Time, error) {
+// of es (all of partition p), and what o asks for.
+func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadOptions) ([]Loaded, time.Time, error) {
 	events := map[string]*redis.XMessageSliceCmd{}
 	configs := map[string]*redis.StringCmd{}
 	records := make([]*redis.StringCmd, len(es))
@@ -342,14 +352,14 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, status,
 			if ek := tk.events + "\x00" + e.EventID; events[ek] == nil {
 				events[ek] = pipe.XRange(ctx, tk.events, e.EventID, e.EventID)
 			}
-			if configs[e.Lane] == nil {
+			if configs[e.Lane] == nil && (o.Known == nil || !o.Known(e.Lane)) {
 				configs[e.Lane] = pipe.HGet(ctx, tk.push, e.ConfigID)
 			}
-			if status {
+			if o.Status {
 				records[i] = pipe.Get(ctx, s.k.record(p, e.NotificationID))
 			}
 		}
-		if clock {
+		if o.Clock {
 			now = pipe.Time(ctx)
 		}
 	})
@@ -374,14 +384,16 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, status,
 			v, _ := msgs[0].Values["v"].(string)
 			h.Version, _ = strconv.ParseInt(v, 10, 64)
 		}
-		switch c, err := configs[e.Lane].Result(); {
-		case err == nil:
-			h.Config = []byte(c)
-		case !errors.Is(err, redis.Nil):
-			return nil, time.Time{}, fmt.Errorf("queue: load outbox config: %w", err)
+		if cmd := configs[e.Lane]; cmd != nil {
+			switch c, err := cmd.Result(); {
+			case err == nil:
+				h.Config = []byte(c)
+			case !errors.Is(err, redis.Nil):
+				return nil, time.Time{}, fmt.Errorf("queue: load outbox config: %w", err)
+			}
 		}
 		out[i].Head = h
-		if status {
+		if o.Status {
 			raw, err := records[i].Result()
 			if err != nil && !errors.Is(err, redis.Nil) {
 				return nil, time.Time{}, fmt.Errorf("queue: load outbox record: %w", err)

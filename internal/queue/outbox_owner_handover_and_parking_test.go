@@ -58,7 +58,7 @@ func TestOutboxEntryLoadsItsEventAndGetsARecordWhenReported(t *testing.T) {
 	if r, err := s.Delivery(ctx, es[0].NotificationID); err != nil || r.Status != "pending" || r.Attempts != 0 || r.EventID != es[0].EventID {
 		t.Fatalf("waiting notification %+v (%v), want it pending", r, err)
 	}
-	loaded, now, err := s.LoadOutbox(ctx, 0, es, true, true)
+	loaded, now, err := s.LoadOutbox(ctx, 0, es, LoadOptions{Status: true, Clock: true})
 	if err != nil || now.IsZero() {
 		t.Fatal(err, now)
 	}
@@ -130,7 +130,7 @@ func TestNewOwnerSkipsWhatThePreviousOwnerReported(t *testing.T) {
 	if err != nil || len(again) != 2 || !o.MayBeDone(again[0].ID) || !o.MayBeDone(again[1].ID) {
 		t.Fatalf("b reads %v (%v)", again, err)
 	}
-	loaded, _, err := s.LoadOutbox(ctx, 0, again, true, false)
+	loaded, _, err := s.LoadOutbox(ctx, 0, again, LoadOptions{Status: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestReplayedRedeliveryIsNotQueuedTwice(t *testing.T) {
 		t.Fatal("b cannot own, or the lane is not parked")
 	}
 	again, _ := s.ReadOutbox(ctx, 0, o.Offset, 10, 0)
-	loaded, _, err := s.LoadOutbox(ctx, 0, again, true, false)
+	loaded, _, err := s.LoadOutbox(ctx, 0, again, LoadOptions{Status: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,10 @@ func (a *App) errorHandler(c *fiber.Ctx, err error) error {
 	if code == fiber.StatusRequestEntityTooLarge {
 		msg = "request body exceeds the limit of " + strconv.Itoa(a.cfg.MaxBodyBytes) + " bytes"
 	}
-	if c.Method() == fiber.MethodPost {
+	// fasthttp forgets the request (its method and path read GET /) when a
+	// chunked body runs over the limit: such a request was a POST.
+	forgotten := c.Request().Header.Len() == 0
+	if c.Method() == fiber.MethodPost || forgotten {
 		rpc := a2a.CodeInvalidRequest
 		if code >= 500 {
 			rpc = a2a.CodeInternal

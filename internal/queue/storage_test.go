@@ -193,6 +193,32 @@ func TestTaskAtTakesTheWholeVersion(t *testing.T) {
 //go:embed testdata/commit_v1.lua
 var commitV1Lua string
 
+// commitArgsV1 lays out c as the previous relay's commit script
+// (commit_v1.lua) takes it: positional, with counts of fields and configs.
+func commitArgsV1(s *Store, c Commit, commitID string) []any {
+	args := []any{c.Version, c.Snapshot, c.UpdatedAt.UnixMilli(), c.TaskID, s.maxLen, c.ExpireAfter.Milliseconds(), len(c.Fields)}
+	for f, v := range c.Fields {
+		args = append(args, f, v)
+	}
+	args = append(args, len(c.PushConfigs))
+	for id, v := range c.PushConfigs {
+		args = append(args, id, v)
+	}
+	flags := make([]byte, len(c.Events))
+	for i := range flags {
+		flags[i] = '0'
+		if i < len(c.Deliver) && c.Deliver[i] {
+			flags[i] = '1'
+		}
+	}
+	p := s.k.partition(c.TaskID)
+	args = append(args, string(flags), s.k.tag(p), p, s.keep.Milliseconds(), commitID)
+	for _, e := range c.Events {
+		args = append(args, e)
+	}
+	return args
+}
+
 // commitV1 commits versions 1 to n of task as the previous relay did
 // (commit_v1.lua: snapshot "v<n>", event "e<n>", delivered), with configs
 // registered at the creation.
@@ -207,7 +233,7 @@ func commitV1(t *testing.T, s *Store, task string, n int, configs map[string][]b
 		if v == 1 {
 			c.PushConfigs = configs
 		}
-		if err := old.Run(context.Background(), s.rdb, keys, s.commitArgs(c, "old-"+task+"-"+strconv.Itoa(v))...).Err(); err != nil {
+		if err := old.Run(context.Background(), s.rdb, keys, commitArgsV1(s, c, "old-"+task+"-"+strconv.Itoa(v))...).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -227,7 +253,7 @@ func TestPreviousLayoutIsDelivered(t *testing.T) {
 		PushConfigs: map[string][]byte{"c1": []byte(`{"url":"x"}`)}}
 	tk := s.k.task("legacy")
 	keys := []string{tk.hash, tk.events, s.k.index(0, ""), tk.push}
-	raw, err := old.Run(ctx, s.rdb, keys, s.commitArgs(c, "legacy-commit")...).StringSlice()
+	raw, err := old.Run(ctx, s.rdb, keys, commitArgsV1(s, c, "legacy-commit")...).StringSlice()
 	if err != nil || len(raw) != 2 {
 		t.Fatalf("previous commit script: %v, %v", raw, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -202,18 +203,20 @@ func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 	return res, nil
 }
 
-// commitArgs lays out the commit script's arguments (see lua/commit.lua);
-// commitID makes a commit that is sent twice apply once.
+// commitArgs lays out the commit script's arguments, by the names
+// lua/commit.lua gives them; commitID makes a commit that is sent twice
+// apply once.
 func (s *Store) commitArgs(c Commit, commitID string) []any {
-	args := make([]any, 0, 14+2*len(c.Fields)+2*len(c.PushConfigs)+len(c.Events))
-	args = append(args, c.Version, c.Snapshot, c.UpdatedAt.UnixMilli(), c.TaskID, s.maxLen,
-		c.ExpireAfter.Milliseconds(), len(c.Fields))
-	for f, v := range c.Fields {
-		args = append(args, f, v)
+	jsonOf := func(m map[string]string) string {
+		if len(m) == 0 {
+			return ""
+		}
+		b, _ := json.Marshal(m) // (strings only: cannot fail)
+		return string(b)
 	}
-	args = append(args, len(c.PushConfigs))
+	configs := make(map[string]string, len(c.PushConfigs))
 	for id, v := range c.PushConfigs {
-		args = append(args, id, v)
+		configs[id] = string(v)
 	}
 	flags := make([]byte, len(c.Events))
 	for i := range flags {
@@ -223,11 +226,34 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 		}
 	}
 	p := s.k.partition(c.TaskID)
-	args = append(args, string(flags), s.k.tag(p), p, s.keep.Milliseconds(), commitID)
+	header := commitHeader{
+		expected: c.Version, snapshot: c.Snapshot, now: c.UpdatedAt.UnixMilli(), task: c.TaskID, maxLen: s.maxLen,
+		ttl: c.ExpireAfter.Milliseconds(), fields: jsonOf(c.Fields), configs: jsonOf(configs), flags: string(flags),
+		pfx: s.k.tag(p), part: p, keep: s.keep.Milliseconds(), commitID: commitID,
+	}
+	args := append(make([]any, 0, 13+len(c.Events)), header.expected, header.snapshot, header.now, header.task,
+		header.maxLen, header.ttl, header.fields, header.configs, header.flags, header.pfx, header.part, header.keep,
+		header.commitID)
 	for _, e := range c.Events {
 		args = append(args, e)
 	}
 	return args
+}
+
+// commitHeader names the commit script's fixed arguments, in their order
+// (lua/commit.lua documents each).
+type commitHeader struct {
+	expected        int64
+	snapshot        []byte
+	now             int64
+	task            string
+	maxLen          string
+	ttl             int64
+	fields, configs string
+	flags, pfx      string
+	part            int
+	keep            int64
+	commitID        string
 }
 
 // ReplacePushConfig rewrites a push config that exists (re-encrypted

@@ -16,24 +16,27 @@
 --   creation time), and keeps it from expiring, so that the owner's report
 --   of a delivered first attempt is the record alone (outbox.go); the entry
 --   says so with its field i
--- ARGV[1] expected version ("0": the task must not exist yet)
--- ARGV[2] new snapshot
--- ARGV[3] index score (update time in ms)
--- ARGV[4] task id (index member)
--- ARGV[5] approximate MAXLEN of the event stream
--- ARGV[6] expire the task's keys after this many ms (0: keep)
--- ARGV[7] F, the number of extra task-hash field pairs that follow
--- ARGV[8 .. 7+2F] field, value pairs written to the task hash
--- ARGV[8+2F] C, the number of push-config pairs that follow
--- ARGV[9+2F .. 8+2F+2C] config id, config pairs written to the push hash
--- ARGV[9+2F+2C] D, a string of one flag per event: "1" when the event is
---   delivered to the task's push configs, "0" when not
--- ARGV[10+2F+2C] the partition key prefix ("relay:{p}:") for delivery keys
--- ARGV[11+2F+2C] the partition number, which heads notification ids
--- ARGV[12+2F+2C] delivery record retention in ms
--- ARGV[13+2F+2C] the commit's id: a commit sent again (a client retry after a
---   lost reply) finds its own id stored and gets its stream ids back
--- ARGV[14+2F+2C ..] the events, appended in order
+-- ARGV: a fixed header, each argument named below (store.go, commitArgs,
+-- lays it out by the same names), then the events:
+--   ARGV[1]  expected   the version the change was computed from ("0": the
+--                       task must not exist yet)
+--   ARGV[2]  snapshot   the new snapshot
+--   ARGV[3]  now        the index score (update time in ms)
+--   ARGV[4]  task       the task id (index member)
+--   ARGV[5]  maxLen     approximate MAXLEN of the event stream
+--   ARGV[6]  ttl        expire the task's keys after this many ms (0: keep)
+--   ARGV[7]  fields     extra task-hash fields, a JSON object ("": none)
+--   ARGV[8]  configs    push configs to store first, a JSON object of
+--                       config id -> config ("": none)
+--   ARGV[9]  flags      one flag per event: "1" when the event is delivered
+--                       to the task's push configs, "0" when not
+--   ARGV[10] pfx        the partition key prefix ("relay:{p}:") for delivery keys
+--   ARGV[11] part       the partition number, which heads notification ids
+--   ARGV[12] keep       delivery record retention in ms
+--   ARGV[13] commitID   the commit's id: a commit sent again (a client retry
+--                       after a lost reply) finds its own id stored and gets
+--                       its stream ids back
+--   ARGV[14 ..]         the events, appended in order
 -- Storage grows with what happened, not with copies of it: an event
 -- stream entry holds the event and its task version ('e', 'v'), never a
 -- task; lanes hold references to entries, never copies. The task after
@@ -54,12 +57,14 @@
 -- before the stream's first entry), so that every entry still stored can
 -- be rendered exactly.
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
+local expected, snapshot, now, task = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local maxLen, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
+local flags, pfx, part, keep, commitID = ARGV[9], ARGV[10], ARGV[11], tonumber(ARGV[12]), ARGV[13]
+local firstEvent = 14
 local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx')
 local cur = tonumber(stored[1] or '0')
-if cur ~= tonumber(ARGV[1]) then
-  local nf0 = tonumber(ARGV[7])
-  local cid = ARGV[8 + 2 * nf0 + 1 + 2 * tonumber(ARGV[8 + 2 * nf0]) + 4]
-  if redis.call('HGET', KEYS[1], 'cid') == cid then
+if cur ~= tonumber(expected) then
+  if redis.call('HGET', KEYS[1], 'cid') == commitID then
     return cjson.decode(redis.call('HGET', KEYS[1], 'cids')) -- this very commit, applied already
   end
   return redis.error_reply('CONFLICT ' .. cur)
@@ -67,28 +72,19 @@ end
 local ver = cur + 1
 -- The task hash is written once, at the end: snapshot, version, the
 -- caller's fields and the commit id.
-local fields = {'snap', ARGV[2], 'ver', ver}
-local i = 8
-local nf = tonumber(ARGV[7])
-for _ = 1, nf do
-  fields[#fields + 1] = ARGV[i]
-  fields[#fields + 1] = ARGV[i + 1]
-  i = i + 2
+local fields = {'snap', snapshot, 'ver', ver}
+if ARGV[7] ~= '' then
+  for f, v in pairs(cjson.decode(ARGV[7])) do
+    fields[#fields + 1] = f
+    fields[#fields + 1] = v
+  end
 end
-local nc = tonumber(ARGV[i])
-i = i + 1
-for _ = 1, nc do
-  redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
-  i = i + 2
+if ARGV[8] ~= '' then
+  for id, c in pairs(cjson.decode(ARGV[8])) do
+    redis.call('HSET', KEYS[4], id, c)
+  end
 end
-local flags = ARGV[i]
-local pfx = ARGV[i + 1]
-local part = ARGV[i + 2]
-local keep = tonumber(ARGV[i + 3])
-local commitID = ARGV[i + 4]
-i = i + 5
-local task = ARGV[4]
-local now = ARGV[3]
+local i = firstEvent
 local configs = {}
 if string.find(flags, '1', 1, true) then
   configs = redis.call('HKEYS', KEYS[4])
@@ -143,10 +139,9 @@ if made and renew then
   fields[#fields + 1] = 'dx'
   fields[#fields + 1] = string.format('%d', tonumber(now) + math.floor(keep * 1.5))
 end
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
+redis.call('ZADD', KEYS[3], now, task)
 -- A stream a quarter (at least 16 entries) over its length is listed for
 -- compaction (looked at every 8th version).
-local maxLen = tonumber(ARGV[5])
 if #ids > 0 and ver % 8 == 0 and redis.call('XLEN', KEYS[2]) > maxLen + math.max(16, math.floor(maxLen / 4)) then
   redis.call('ZADD', KEYS[6], 'NX', now, task)
 end
@@ -155,7 +150,6 @@ fields[#fields + 1] = commitID
 fields[#fields + 1] = 'cids'
 fields[#fields + 1] = cjson.encode(ids)
 redis.call('HSET', KEYS[1], unpack(fields))
-local ttl = tonumber(ARGV[6])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('PEXPIRE', KEYS[2], ttl)

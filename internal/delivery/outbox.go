@@ -252,11 +252,7 @@ func (op *outboxPart) keepConfigs(es []queue.OutboxEntry, loaded []queue.Loaded,
 		return
 	}
 	if len(op.configs) > 4096 {
-		for l, c := range op.configs {
-			if at.Sub(c.at) >= configFresh/2 {
-				delete(op.configs, l)
-			}
-		}
+		op.forgetConfigs(at)
 	}
 	for i, e := range es {
 		if _, ok := known[e.Lane]; !ok && loaded[i].Head.Config != nil {
@@ -427,6 +423,20 @@ func (op *outboxPart) keep(ctx context.Context) {
 		}
 		if ticks++; ticks%30 == 0 { // about once a minute
 			op.prune(ctx)
+		}
+		op.mu.Lock()
+		op.forgetConfigs(op.w.now())
+		op.mu.Unlock()
+	}
+}
+
+// forgetConfigs drops the cached configs too old to be used at at (op.mu
+// held): the keeper does so every renewal, so that the configs (and their
+// credentials) of lanes gone quiet are not kept.
+func (op *outboxPart) forgetConfigs(at time.Time) {
+	for l, c := range op.configs {
+		if at.Sub(c.at) >= configFresh/2 {
+			delete(op.configs, l)
 		}
 	}
 }

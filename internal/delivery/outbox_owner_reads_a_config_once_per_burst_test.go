@@ -137,3 +137,17 @@ func TestOutboxOwnerForgetsACachedConfigAtA410(t *testing.T) {
 		t.Fatalf("%d POSTs, want 2: none after the 410", n)
 	}
 }
+
+// The configs the owner cached are dropped once too old to be used: a
+// lane gone quiet leaves no config (and no credentials) in memory.
+func TestOutboxOwnerDropsConfigsTooOldToUse(t *testing.T) {
+	t.Parallel()
+	op := newOutboxPart(nil, 0, queue.Ownership{Parked: map[string]bool{}})
+	now := time.Now()
+	op.configs["old"] = cachedConfig{config: []byte(`{"authentication":"secret"}`), at: now.Add(-configFresh)}
+	op.configs["new"] = cachedConfig{config: []byte(`{}`), at: now}
+	op.forgetConfigs(now)
+	if _, ok := op.configs["old"]; ok || len(op.configs) != 1 {
+		t.Fatalf("cached configs %v, want only the fresh one", op.configs)
+	}
+}

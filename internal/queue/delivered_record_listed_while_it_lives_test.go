@@ -9,13 +9,14 @@ import (
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
-// outboxStoreKeeping is a one-partition outbox store with retention keep,
-// and the outbox entries of one commit of task "run" (one event, config c1).
-func outboxStoreKeeping(t *testing.T, keep time.Duration) (*Store, []OutboxEntry) {
+// storeKeeping is a one-partition store with retention keep on the outbox
+// path or the lanes, and one commit of task "run" (one event, config c1):
+// on the outbox path, its outbox entries.
+func storeKeeping(t *testing.T, keep time.Duration, outbox bool) (*Store, []OutboxEntry) {
 	t.Helper()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: keep, Outbox: true})
+	s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: keep, Outbox: outbox})
 	if err := s.EnsureGroups(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -24,6 +25,9 @@ func outboxStoreKeeping(t *testing.T, keep time.Duration) (*Store, []OutboxEntry
 		Events:      [][]byte{[]byte(`{"n":1}`)}, Deliver: []bool{true}}
 	if _, err := s.Commit(ctx, c); err != nil {
 		t.Fatal(err)
+	}
+	if !outbox {
+		return s, nil
 	}
 	es, err := s.ReadOutbox(ctx, 0, "0-0", 10, 0)
 	if err != nil || len(es) != 1 {
@@ -57,7 +61,7 @@ func TestDeliveredRecordIsListedForItsTaskWhileItLives(t *testing.T) {
 	t.Run("reported late", func(t *testing.T) {
 		t.Parallel()
 		keep := 4 * time.Second
-		s, es := outboxStoreKeeping(t, keep)
+		s, es := storeKeeping(t, keep, true)
 		time.Sleep(2400 * time.Millisecond) // reported 2.4s after the commit
 		if res := s.finishOp(t, "a", OutboxOp{Kind: OpDone, Entry: es[0], Outcome: Delivered, Attempt: []byte(`{"attempt":1}`), Now: time.Now()}); res != Applied {
 			t.Fatalf("done: %d", res)

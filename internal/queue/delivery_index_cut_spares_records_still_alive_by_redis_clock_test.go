@@ -2,11 +2,8 @@ package queue
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/a2arelay/relay/internal/redistest"
 )
 
 // The cut of a task's delivery index (commit.lua) compares the members'
@@ -22,23 +19,10 @@ func TestDeliveryIndexCutSparesRecordsStillAliveByRedisClock(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			keep := 4 * time.Second
-			rdb, prefix := redistest.New(t)
-			s := NewStore(rdb, Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: keep, Outbox: outbox})
-			if err := s.EnsureGroups(ctx); err != nil {
-				t.Fatal(err)
-			}
-			c := Commit{TaskID: "run", Snapshot: []byte(`{}`), UpdatedAt: time.Now(),
-				PushConfigs: map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)},
-				Events:      [][]byte{[]byte(`{"n":1}`)}, Deliver: []bool{true}}
-			if _, err := s.Commit(ctx, c); err != nil {
-				t.Fatal(err)
-			}
+			s, es := storeKeeping(t, keep, outbox)
+			rdb := s.rdb
 			var id string
 			if outbox {
-				es, err := s.ReadOutbox(ctx, 0, "0-0", 10, 0)
-				if err != nil || len(es) != 1 {
-					t.Fatalf("outbox %+v (%v)", es, err)
-				}
 				if res := s.finishOp(t, "a", OutboxOp{Kind: OpDone, Entry: es[0], Outcome: Delivered, Attempt: []byte(`{"attempt":1}`), Now: time.Now()}); res != Applied {
 					t.Fatalf("done: %d", res)
 				}

@@ -204,15 +204,8 @@ func commitArgsV1(s *Store, c Commit, commitID string) []any {
 	for id, v := range c.PushConfigs {
 		args = append(args, id, v)
 	}
-	flags := make([]byte, len(c.Events))
-	for i := range flags {
-		flags[i] = '0'
-		if i < len(c.Deliver) && c.Deliver[i] {
-			flags[i] = '1'
-		}
-	}
 	p := s.k.partition(c.TaskID)
-	args = append(args, string(flags), s.k.tag(p), p, s.keep.Milliseconds(), commitID)
+	args = append(args, deliverFlags(c), s.k.tag(p), p, s.keep.Milliseconds(), commitID)
 	for _, e := range c.Events {
 		args = append(args, e)
 	}

@@ -218,17 +218,10 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 	for id, v := range c.PushConfigs {
 		configs[id] = string(v)
 	}
-	flags := make([]byte, len(c.Events))
-	for i := range flags {
-		flags[i] = '0'
-		if i < len(c.Deliver) && c.Deliver[i] {
-			flags[i] = '1'
-		}
-	}
 	p := s.k.partition(c.TaskID)
 	header := commitHeader{
 		expected: c.Version, snapshot: c.Snapshot, now: c.UpdatedAt.UnixMilli(), task: c.TaskID, maxLen: s.maxLen,
-		ttl: c.ExpireAfter.Milliseconds(), fields: jsonOf(c.Fields), configs: jsonOf(configs), flags: string(flags),
+		ttl: c.ExpireAfter.Milliseconds(), fields: jsonOf(c.Fields), configs: jsonOf(configs), flags: deliverFlags(c),
 		pfx: s.k.tag(p), part: p, keep: s.keep.Milliseconds(), commitID: commitID,
 	}
 	args := append(make([]any, 0, 13+len(c.Events)), header.expected, header.snapshot, header.now, header.task,
@@ -238,6 +231,19 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 		args = append(args, e)
 	}
 	return args
+}
+
+// deliverFlags is one flag per event of c: "1" when it is delivered to the
+// task's push configs, "0" when not.
+func deliverFlags(c Commit) string {
+	flags := make([]byte, len(c.Events))
+	for i := range flags {
+		flags[i] = '0'
+		if i < len(c.Deliver) && c.Deliver[i] {
+			flags[i] = '1'
+		}
+	}
+	return string(flags)
 }
 
 // commitHeader names the commit script's fixed arguments, in their order

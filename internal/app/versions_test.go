@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,23 +49,36 @@ func TestLaggingV03WebhookGetsEachVersion(t *testing.T) {
 	}
 }
 
-// redisBytes sums what Redis reports for every key under prefix.
+// redisBytes sums what Redis reports for every key under prefix (on every
+// master of a cluster: a cluster client's SCAN reads one node).
 func redisBytes(t *testing.T, rdb redis.UniversalClient, prefix string) int64 {
 	t.Helper()
 	ctx := context.Background()
-	var total int64
-	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		n, err := rdb.MemoryUsage(ctx, iter.Val(), 0).Result()
-		if err != nil && err != redis.Nil {
-			t.Fatal(err)
+	var total atomic.Int64
+	scan := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			n, err := c.MemoryUsage(ctx, iter.Val(), 0).Result()
+			if err != nil && err != redis.Nil {
+				return err
+			}
+			total.Add(n)
 		}
-		total += n
+		return iter.Err()
 	}
-	if err := iter.Err(); err != nil {
+	var err error
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, scan)
+	case *redis.Client:
+		err = scan(ctx, c)
+	default:
+		t.Fatalf("redisBytes: a %T", rdb)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	return total
+	return total.Load()
 }
 
 // A 1 MiB message that the demo agent answers in 50 steps, with webhooks

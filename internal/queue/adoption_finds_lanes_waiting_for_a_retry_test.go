@@ -8,9 +8,9 @@ import (
 )
 
 // A lane whose only token waits in the retry set (its stream entry acked
-// and trimmed) is adopted; the delivery stream and the retry set are read
-// in one script, so a token the mover moves between them meanwhile cannot
-// be missed either.
+// and trimmed) is adopted. (A token that moves between the retry set and
+// the stream while the adoption reads them in steps is found too:
+// adoption_reads_tokens_in_steps_test.go.)
 func TestAdoptionFindsALaneWhoseTokenWaitsForItsRetry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -383,7 +383,12 @@ func (s *Store) TrimAcked(ctx context.Context, p int) error {
 	if pending.Count > 0 && lessID(pending.Lower, minID) {
 		minID = pending.Lower
 	}
-	return s.rdb.XTrimMinID(ctx, key, minID).Err()
+	// Not while the outbox adopts the partition's lanes (AdoptLanes): it
+	// finds a lane by a token's stream entry, even one acked since.
+	if err := s.trimAcked.Run(ctx, s.rdb, []string{key, s.k.outboxAdopting(p)}, minID).Err(); err != nil {
+		return fmt.Errorf("queue: trim deliveries: %w", err)
+	}
+	return nil
 }
 
 // lessID orders stream ids ("ms-seq").

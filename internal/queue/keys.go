@@ -121,3 +121,7 @@ func (k keys) outboxRelays() string { return k.prefix + ":outbox:relays" }
 // outboxAdopted marks partition p's lanes as adopted by the outbox (see
 // AdoptLanes).
 func (k keys) outboxAdopted(p int) string { return k.tag(p) + "outbox:adopted" }
+
+// outboxAdopting marks partition p while AdoptLanes reads its tokens: its
+// delivery stream is not trimmed meanwhile.
+func (k keys) outboxAdopting(p int) string { return k.tag(p) + "outbox:adopting" }

@@ -33,6 +33,8 @@ var (
 	outboxFinishLua string
 	//go:embed lua/adopt.lua
 	adoptLua string
+	//go:embed lua/trim.lua
+	trimLua string
 )
 
 // OutboxEntry is one notification in a partition's outbox.
@@ -147,20 +149,47 @@ func (s *Store) LeaveOutbox(ctx context.Context, me string) {
 }
 
 // AdoptLanes lists, once per partition, the lanes that hold notifications
-// from before the outbox (written on the lanes path, by this relay's
-// previous version or by RELAY_DELIVERY_PATH=lanes) as parked, so that the
-// outbox's notifications queue behind them instead of overtaking them. A
-// lane with work has a token in the delivery stream or in the retry set:
-// the lanes are found there. It returns the lanes it listed (none once the
-// partition was adopted).
+// from the lanes path (a previous version's, or RELAY_DELIVERY_PATH=lanes)
+// as parked, so that the outbox's notifications of those lanes queue behind
+// them; once done (the partition's adoption mark), it lists none. It reads
+// the partition's tokens in steps of adoptStep (lua/adopt.lua), so that a
+// large backlog does not hold Redis in one long script.
 func (s *Store) AdoptLanes(ctx context.Context, p int) ([]string, error) {
-	lanes, err := s.outboxAdopt.Run(ctx, s.rdb, []string{s.k.deliveries(p), s.k.retries(p), s.k.parked(p), s.k.outboxAdopted(p)},
-		s.k.tag(p)).StringSlice()
-	if err != nil {
-		return nil, fmt.Errorf("queue: adopt lanes: %w", err)
+	var lanes []string
+	phase, cursor := "retries", "0"
+	for phase != "done" {
+		var found []string
+		var err error
+		if phase, cursor, found, err = s.adoptStep(ctx, p, phase, cursor); err != nil {
+			return nil, err
+		}
+		lanes = append(lanes, found...)
 	}
 	return lanes, nil
 }
+
+// adoptStep runs one step of AdoptLanes (see lua/adopt.lua): it returns the
+// next step's phase and cursor ("done" at the end) and the lanes it found.
+func (s *Store) adoptStep(ctx context.Context, p int, phase, cursor string) (string, string, []string, error) {
+	keys := []string{s.k.deliveries(p), s.k.retries(p), s.k.parked(p), s.k.outboxAdopted(p), s.k.outboxAdopting(p)}
+	res, err := s.outboxAdopt.Run(ctx, s.rdb, keys, s.k.tag(p), phase, cursor, adoptStep, adoptingFor.Milliseconds()).StringSlice()
+	if err != nil {
+		return "", "", nil, fmt.Errorf("queue: adopt lanes: %w", err)
+	}
+	if len(res) < 2 {
+		return "", "", nil, errors.New("queue: adopt lanes: short reply")
+	}
+	return res[0], res[1], res[2:], nil
+}
+
+const (
+	// adoptStep is about how many tokens one step of AdoptLanes reads
+	// (about 10 ms of Redis).
+	adoptStep = 1000
+	// adoptingFor is how long a partition stays marked adopting (its
+	// delivery stream untrimmed) after a step, when no step follows.
+	adoptingFor = time.Minute
+)
 
 // ParkedLanes lists partition p's parked lanes (OutboxEntry.Lane).
 func (s *Store) ParkedLanes(ctx context.Context, p int) ([]string, error) {

@@ -76,6 +76,7 @@ type Store struct {
 	outboxOwn    *redis.Script
 	outboxFinish *redis.Script
 	outboxAdopt  *redis.Script
+	trimAcked    *redis.Script
 	outboxBatch  outboxBatcher
 }
 
@@ -101,6 +102,7 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 		outboxOwn:    redis.NewScript(outboxOwnLua),
 		outboxFinish: withLib(outboxFinishLua),
 		outboxAdopt:  redis.NewScript(adoptLua),
+		trimAcked:    redis.NewScript(trimLua),
 		outboxBatch:  outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},
 	}
 }

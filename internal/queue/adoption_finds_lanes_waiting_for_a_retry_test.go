@@ -15,6 +15,28 @@ func TestAdoptionFindsALaneWhoseTokenWaitsForItsRetry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	lanes, _ := laneFixture(t, 2) // lanes path: two notifications in lane run/c1
+	retryThenTrim(t, lanes)
+	s := NewStore(lanes.rdb, Config{Prefix: lanes.k.prefix, Partitions: 1, Outbox: true})
+	adopted, err := s.AdoptLanes(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lane := s.k.lane("run", "c1")
+	if n := s.rdb.LLen(ctx, lane).Val(); n != 2 {
+		t.Fatalf("lane holds %d", n)
+	}
+	if !slices.Contains(adopted, lane) || !s.rdb.SIsMember(ctx, s.k.parked(0), lane).Val() {
+		t.Fatalf("adopted %v: lane %s, holding 2 lanes-path notifications, is not parked", adopted, lane)
+	}
+}
+
+// retryThenTrim fails the first token of lanes' partition 0 (lane run/c1)
+// into the retry set, delivers another lane's token after it, and runs the
+// housekeeping trim, which removes the acked token's stream entry unless
+// the partition is being adopted.
+func retryThenTrim(t *testing.T, lanes *Store) {
+	t.Helper()
+	ctx := context.Background()
 	tok := readOne(t, lanes, "w1")
 	h, _, _ := lanes.Begin(ctx, tok, "w1", time.Minute)
 	now := time.Now()
@@ -36,17 +58,5 @@ func TestAdoptionFindsALaneWhoseTokenWaitsForItsRetry(t *testing.T) {
 	}
 	if err := lanes.TrimAcked(ctx, 0); err != nil { // the housekeeping trim
 		t.Fatal(err)
-	}
-	s := NewStore(lanes.rdb, Config{Prefix: lanes.k.prefix, Partitions: 1, Outbox: true})
-	adopted, err := s.AdoptLanes(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lane := s.k.lane("run", "c1")
-	if n := s.rdb.LLen(ctx, lane).Val(); n != 2 {
-		t.Fatalf("lane holds %d", n)
-	}
-	if !slices.Contains(adopted, lane) || !s.rdb.SIsMember(ctx, s.k.parked(0), lane).Val() {
-		t.Fatalf("adopted %v: lane %s, holding 2 lanes-path notifications, is not parked", adopted, lane)
 	}
 }

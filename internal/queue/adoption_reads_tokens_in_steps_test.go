@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -67,26 +66,7 @@ func TestAdoptionFindsATokenMovedToTheRetrySetMeanwhile(t *testing.T) {
 	}
 	// The lane's token fails and moves to the retry set; another lane's
 	// token is delivered after it, and the housekeeping trim runs.
-	tok := readOne(t, lanes, "w1")
-	h, _, _ := lanes.Begin(ctx, tok, "w1", time.Minute)
-	now := time.Now()
-	if _, err := lanes.FinishToken(ctx, tok, h, Finish{Outcome: Retry, Attempt: []byte(`{}`), Now: now, First: now,
-		Due: now.Add(time.Hour), Lease: time.Minute, Consumer: "w1"}); err != nil {
-		t.Fatal(err)
-	}
-	c := Commit{TaskID: "other", Snapshot: []byte(`{}`), UpdatedAt: time.Now(),
-		PushConfigs: map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)}, Events: [][]byte{[]byte(`{}`)}, Deliver: []bool{true}}
-	if _, err := lanes.Commit(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	tok2 := readOne(t, lanes, "w1")
-	h2, _, _ := lanes.Begin(ctx, tok2, "w1", time.Minute)
-	if _, err := lanes.FinishToken(ctx, tok2, h2, delivered(time.Now(), time.Minute, false)); err != nil {
-		t.Fatal(err)
-	}
-	if err := lanes.TrimAcked(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
+	retryThenTrim(t, lanes)
 	var all []string
 	for phase != "done" {
 		if phase, cursor, found, err = s.adoptStep(ctx, 0, phase, cursor); err != nil {

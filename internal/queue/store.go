@@ -221,14 +221,22 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 		configs[id] = string(v)
 	}
 	p := s.k.partition(c.TaskID)
-	header := commitHeader{
-		expected: c.Version, snapshot: c.Snapshot, now: c.UpdatedAt.UnixMilli(), task: c.TaskID, maxLen: s.maxLen,
-		ttl: c.ExpireAfter.Milliseconds(), fields: jsonOf(c.Fields), configs: jsonOf(configs), flags: deliverFlags(c),
-		pfx: s.k.tag(p), part: p, keep: s.keep.Milliseconds(), commitID: commitID,
-	}
-	args := append(make([]any, 0, 13+len(c.Events)), header.expected, header.snapshot, header.now, header.task,
-		header.maxLen, header.ttl, header.fields, header.configs, header.flags, header.pfx, header.part, header.keep,
-		header.commitID)
+	// In the order, and by the names, lua/commit.lua gives them.
+	args := append(make([]any, 0, 13+len(c.Events)),
+		c.Version,                    // expected
+		c.Snapshot,                   // snapshot
+		c.UpdatedAt.UnixMilli(),      // now
+		c.TaskID,                     // task
+		s.maxLen,                     // maxLen
+		c.ExpireAfter.Milliseconds(), // ttl
+		jsonOf(c.Fields),             // fields
+		jsonOf(configs),              // configs
+		deliverFlags(c),              // flags
+		s.k.tag(p),                   // pfx
+		p,                            // part
+		s.keep.Milliseconds(),        // keep
+		commitID,                     // commitID
+	)
 	for _, e := range c.Events {
 		args = append(args, e)
 	}
@@ -246,22 +254,6 @@ func deliverFlags(c Commit) string {
 		}
 	}
 	return string(flags)
-}
-
-// commitHeader names the commit script's fixed arguments, in their order
-// (lua/commit.lua documents each).
-type commitHeader struct {
-	expected        int64
-	snapshot        []byte
-	now             int64
-	task            string
-	maxLen          string
-	ttl             int64
-	fields, configs string
-	flags, pfx      string
-	part            int
-	keep            int64
-	commitID        string
 }
 
 // ReplacePushConfig rewrites a push config that exists (re-encrypted

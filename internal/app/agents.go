@@ -9,7 +9,7 @@ import (
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/ingest/upstream"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/workqueue"
 )
 
 // maxClaims bounds the worker claims long-polling at once on one instance
@@ -19,7 +19,7 @@ const maxClaims = 128
 // agents builds the agent backends the configuration routes to and the
 // Router in front of them.
 func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
-	claims := queue.NewClaims(a.rdb, a.streamRDB, a.cfg.RedisPrefix)
+	claims := workqueue.New(a.rdb, a.streamRDB, a.layout)
 	a.pull = ingest.NewPull(claims, commit, commit.Load, a.cfg.WorkerLease, a.log)
 	a.demo = ingest.NewDemo(commit, a.cfg.DemoStepDelay, a.log)
 	backend := func(v string) (ingest.Agent, error) {

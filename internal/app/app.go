@@ -23,10 +23,16 @@ import (
 	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/delivery"
+	"github.com/a2arelay/relay/internal/groupcommit"
 	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/ingest/upstream"
+	"github.com/a2arelay/relay/internal/layout"
+	"github.com/a2arelay/relay/internal/leader"
 	"github.com/a2arelay/relay/internal/metrics"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
+	"github.com/a2arelay/relay/internal/ratelimit"
+	"github.com/a2arelay/relay/internal/taskstore"
+
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/ssrf"
 	"github.com/a2arelay/relay/internal/workerapi"
@@ -45,7 +51,10 @@ type App struct {
 	streamRDB redis.UniversalClient
 	handler   *a2a.Handler
 	streams   *ingest.Streams
-	store     *queue.Store
+	layout    layout.Keys
+	store     *taskstore.Store
+	outbox    *outbox.Store
+	leases    *leader.Leases
 	demo      *ingest.Demo
 	pull      *ingest.Pull
 	// bridges work on the tasks of upstream agents; upstream maps their
@@ -60,7 +69,7 @@ type App struct {
 	clients     *auth.Clients
 	authOn      bool
 	adminTokens auth.Tokens
-	limiter     *queue.Limiter
+	limiter     *ratelimit.Limiter
 	// ring seals push config secrets and signing keys at rest (nil: off).
 	ring *secrets.Ring
 	// metrics is what /metrics serves.
@@ -140,7 +149,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
 	}
-	deps := delivery.Deps{Queue: a.store, Signer: a.keys, Dial: guard.DialContext, Log: a.log,
+	deps := delivery.Deps{Queue: a.outbox, Tasks: a.store, Leader: a.leases, Signer: a.keys, Dial: guard.DialContext, Log: a.log,
 		Pressure: pressure, Observer: a.metrics}
 	if a.cfg.OperatorWebhookURL != "" {
 		deps.Operator = delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log)
@@ -152,14 +161,14 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.startBackground(workers, ingest.NewCompactor(a.store, "relay-"+uuid.NewString(), a.log))
+	a.startBackground(workers, ingest.NewCompactor(a.store, a.leases, "relay-"+uuid.NewString(), a.log))
 	a.handler = a2a.NewHandler(svc, card, a.log)
 	a.handler.Observe(func(method string, d a2a.Dialect, code int) { a.metrics.Request(method, string(d), code) })
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)
 	a.handler.EnableStreaming(a.streams, a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive})
-	a.metrics.WatchQueue(a.store, a.streams.Open, a.log)
+	a.metrics.WatchQueue(a.outbox, a.streams.Open, a.log)
 	a.workerAPI = workerapi.New(a.pull, workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}, a.log)
-	a.http = a.newHTTP(a.handler, card, delivery.NewAPI(a.store))
+	a.http = a.newHTTP(a.handler, card, delivery.NewAPI(a.outbox))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen on %s: %w", a.cfg.Addr, err)
@@ -236,8 +245,15 @@ func (a *App) openStore(ctx context.Context) error {
 	a.metrics = metrics.New()
 	a.rdb.AddHook(a.metrics.Hook())
 	a.streamRDB.AddHook(a.metrics.Hook())
-	a.store = queue.NewStore(a.rdb, queue.Config{Prefix: a.cfg.RedisPrefix, Partitions: a.cfg.Partitions,
-		EventsMaxLen: a.cfg.TaskEventsMaxLen, DeliveryRetention: a.cfg.DeliveryRetention, Outbox: a.cfg.DeliveryPath == "outbox"})
+	// The task store and the outbox share one group-commit batcher, so that
+	// commits and delivery reports share round trips under load.
+	a.layout = layout.New(a.cfg.RedisPrefix, a.cfg.Partitions)
+	batch := groupcommit.New(a.rdb)
+	onOutbox := a.cfg.DeliveryPath == "outbox"
+	a.store = taskstore.New(a.rdb, a.layout, batch, taskstore.Config{EventsMaxLen: a.cfg.TaskEventsMaxLen,
+		DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox})
+	a.outbox = outbox.New(a.rdb, a.layout, batch, outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox})
+	a.leases = leader.New(a.rdb, a.layout)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := a.store.Ping(pctx); err != nil {

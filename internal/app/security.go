@@ -13,7 +13,7 @@ import (
 	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/metrics"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/ratelimit"
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/tenant"
 )
@@ -46,7 +46,7 @@ func (a *App) setupSecurity(ctx context.Context) error {
 	}
 	a.adminTokens = auth.NewTokens(s.AdminTokens)
 	if s.RateLimit > 0 {
-		a.limiter = queue.NewLimiter(a.rdb, a.cfg.RedisPrefix, s.RateLimit)
+		a.limiter = ratelimit.New(a.rdb, a.layout, s.RateLimit)
 	}
 	switch {
 	case on:

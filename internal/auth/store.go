@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/a2arelay/relay/internal/layout"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -35,12 +36,8 @@ type store struct {
 }
 
 func newStore(rdb redis.UniversalClient, prefix string) *store {
-	return &store{
-		rdb:     rdb,
-		hash:    prefix + ":{jwks}",
-		current: prefix + ":{jwks}:current",
-		swap:    redis.NewScript(swapLua),
-	}
+	hash, current := layout.New(prefix, 0).Signing()
+	return &store{rdb: rdb, hash: hash, current: current, swap: redis.NewScript(swapLua)}
 }
 
 // fetch reads the current kid ("" if none) and every stored entry, in one

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/layout"
 )
 
 // Truth is what Redis holds: every task relay committed, with its events
@@ -53,7 +53,7 @@ type Notification struct {
 }
 
 // NotificationID is relay's id of the notification of event eventID of a
-// task to push config cfg (see internal/queue/lua/commit.lua).
+// task to push config cfg (see internal/taskstore/lua/commit.lua).
 func NotificationID(partition int, task, eventID, cfg string) string {
 	sum := sha1.Sum([]byte(task + "|" + eventID + "|" + cfg))
 	return strconv.Itoa(partition) + "." + hex.EncodeToString(sum[:])[:32]
@@ -105,10 +105,10 @@ func (tr *Truth) Events() int {
 
 // ReadTruth reads every task of the shared (RELAY_AUTH=none) task index.
 func ReadTruth(ctx context.Context, rdb redis.UniversalClient) (*Truth, error) {
-	store := queue.NewStore(rdb, queue.Config{})
+	k := layout.New("", 0) // relay's default prefix and partitions
 	var ids []string
-	for p := range store.Partitions() {
-		got, err := rdb.ZRange(ctx, "relay:{"+strconv.Itoa(p)+"}:tasks", 0, -1).Result()
+	for p := range k.Partitions() {
+		got, err := rdb.ZRange(ctx, k.Index(p, ""), 0, -1).Result()
 		if err != nil {
 			return nil, fmt.Errorf("read task index: %w", err)
 		}
@@ -124,16 +124,16 @@ func ReadTruth(ctx context.Context, rdb redis.UniversalClient) (*Truth, error) {
 		events := make([]*redis.XMessageSliceCmd, len(chunk))
 		configs := make([]*redis.StringSliceCmd, len(chunk))
 		for i, id := range chunk {
-			k := store.TaskKeys(id) // hash, events, push configs
-			snaps[i] = pipe.HGet(ctx, k[0], "snap")
-			events[i] = pipe.XRange(ctx, k[1], "-", "+")
-			configs[i] = pipe.HKeys(ctx, k[2])
+			tk := k.Task(id)
+			snaps[i] = pipe.HGet(ctx, tk.Hash, "snap")
+			events[i] = pipe.XRange(ctx, tk.Events, "-", "+")
+			configs[i] = pipe.HKeys(ctx, tk.Push)
 		}
 		if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
 			return nil, fmt.Errorf("read tasks: %w", err)
 		}
 		for i, id := range chunk {
-			t := &TaskTruth{ID: id, Partition: store.PartitionOf(id), Configs: configs[i].Val()}
+			t := &TaskTruth{ID: id, Partition: k.Partition(id), Configs: configs[i].Val()}
 			var snap a2a.Task
 			if err := json.Unmarshal([]byte(snaps[i].Val()), &snap); err != nil {
 				return nil, fmt.Errorf("task %s: snapshot: %w", id, err)

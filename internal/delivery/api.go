@@ -12,16 +12,16 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
-// Records is what the management API needs of Redis (queue.Store implements it).
+// Records is what the management API needs of Redis (outbox.Store implements it).
 type Records interface {
-	Delivery(ctx context.Context, id string) (queue.DeliveryRecord, error)
-	ListDeliveries(ctx context.Context, f queue.DeliveryFilter) ([]queue.DeliveryRecord, *queue.IndexEntry, error)
+	Delivery(ctx context.Context, id string) (outbox.DeliveryRecord, error)
+	ListDeliveries(ctx context.Context, f outbox.DeliveryFilter) ([]outbox.DeliveryRecord, *outbox.IndexEntry, error)
 	Redeliver(ctx context.Context, id string, now time.Time) error
 	Redrive(ctx context.Context, taskID string, now time.Time) (int, error)
-	DeliveryStats(ctx context.Context, now time.Time, minutes int) ([]queue.MinuteStats, error)
+	DeliveryStats(ctx context.Context, now time.Time, minutes int) ([]outbox.MinuteStats, error)
 }
 
 // API is the JSON management API over delivery records, under /v1/deliveries.
@@ -73,7 +73,7 @@ type deliveryJSON struct {
 	AttemptLog  []json.RawMessage `json:"attemptLog,omitempty"`
 }
 
-func toJSON(r queue.DeliveryRecord, withAttempts bool) deliveryJSON {
+func toJSON(r outbox.DeliveryRecord, withAttempts bool) deliveryJSON {
 	d := deliveryJSON{ID: r.ID, TaskID: r.TaskID, ConfigID: r.ConfigID, EventID: r.EventID, Status: r.Status,
 		Attempts: r.Attempts, Created: r.Created.UTC(), Updated: r.Updated.UTC()}
 	if !r.Next.IsZero() {
@@ -94,9 +94,9 @@ func apiError(c *fiber.Ctx, status int, msg string) error {
 }
 
 func (a *API) list(c *fiber.Ctx) error {
-	f := queue.DeliveryFilter{TaskID: c.Query("task"), ConfigID: c.Query("config"), Status: c.Query("status"), Limit: 50}
-	if f.Status != "" && !slices.Contains(queue.DeliveryStatuses, f.Status) {
-		return apiError(c, fiber.StatusBadRequest, "status must be one of "+strings.Join(queue.DeliveryStatuses, ", "))
+	f := outbox.DeliveryFilter{TaskID: c.Query("task"), ConfigID: c.Query("config"), Status: c.Query("status"), Limit: 50}
+	if f.Status != "" && !slices.Contains(outbox.DeliveryStatuses, f.Status) {
+		return apiError(c, fiber.StatusBadRequest, "status must be one of "+strings.Join(outbox.DeliveryStatuses, ", "))
 	}
 	if l := c.Query("limit"); l != "" {
 		n, err := strconv.Atoi(l)
@@ -113,32 +113,32 @@ func (a *API) list(c *fiber.Ctx) error {
 		f.Cursor = &e
 	}
 	recs, next, err := a.rec.ListDeliveries(c.UserContext(), f)
-	if errors.Is(err, queue.ErrNeedsTask) {
+	if errors.Is(err, outbox.ErrNeedsTask) {
 		return apiError(c, fiber.StatusBadRequest, err.Error())
 	}
 	if err != nil {
 		return err
 	}
-	out := fiber.Map{"deliveries": mapSlice(recs, func(r queue.DeliveryRecord) deliveryJSON { return toJSON(r, false) })}
+	out := fiber.Map{"deliveries": mapSlice(recs, func(r outbox.DeliveryRecord) deliveryJSON { return toJSON(r, false) })}
 	if next != nil {
 		out["nextCursor"] = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(next.Score, 10) + ":" + next.TaskID))
 	}
 	return c.JSON(out)
 }
 
-func decodeCursor(s string) (queue.IndexEntry, bool) {
+func decodeCursor(s string) (outbox.IndexEntry, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return queue.IndexEntry{}, false
+		return outbox.IndexEntry{}, false
 	}
 	score, id, ok := strings.Cut(string(b), ":")
 	n, err := strconv.ParseInt(score, 10, 64)
-	return queue.IndexEntry{Score: n, TaskID: id}, ok && err == nil && id != ""
+	return outbox.IndexEntry{Score: n, TaskID: id}, ok && err == nil && id != ""
 }
 
 func (a *API) get(c *fiber.Ctx) error {
 	r, err := a.rec.Delivery(c.UserContext(), c.Params("id"))
-	if errors.Is(err, queue.ErrNotFound) {
+	if errors.Is(err, outbox.ErrNotFound) {
 		return apiError(c, fiber.StatusNotFound, "no delivery with that id")
 	}
 	if err != nil {
@@ -149,10 +149,10 @@ func (a *API) get(c *fiber.Ctx) error {
 
 func (a *API) redeliver(c *fiber.Ctx) error {
 	err := a.rec.Redeliver(c.UserContext(), c.Params("id"), a.now())
-	if errors.Is(err, queue.ErrNotFound) {
+	if errors.Is(err, outbox.ErrNotFound) {
 		return apiError(c, fiber.StatusNotFound, "no delivery with that id")
 	}
-	if errors.Is(err, queue.ErrQueued) {
+	if errors.Is(err, outbox.ErrQueued) {
 		return apiError(c, fiber.StatusConflict, "the delivery is still pending or retrying: it will be delivered without a redelivery")
 	}
 	if err != nil {

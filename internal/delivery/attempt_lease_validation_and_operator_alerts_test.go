@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2arelay/relay/internal/queue"
 	"github.com/a2arelay/relay/internal/redistest"
 	"github.com/a2arelay/relay/internal/ssrf"
 )
@@ -51,9 +50,9 @@ func TestValidationPlusPostOutlivesTheLease(t *testing.T) {
 	}))
 	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
 	cfg := Config{Timeout: 200 * time.Millisecond, ReclaimIdle: 300 * time.Millisecond} // the defaults' 10s : 15s
-	w1 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log,
+	w1 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log,
 		Validator: NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour)}, cfg)
-	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log, // another instance
+	w2 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log, // another instance
 		Validator: NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour)}, cfg)
 
 	toks, err := store.ReadTokens(ctx, 0, w1.consumer, 1, time.Second)
@@ -162,7 +161,7 @@ func TestOperatorAlertAfterStopIsLost(t *testing.T) {
 func TestUnvalidatedHostGetsOneGETPerAttempt(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	store := queue.NewStore(rdb, queue.Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1})
+	store := newTestStore(rdb, storeConfig{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1})
 	var mu sync.Mutex
 	gets := 0
 	victim := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

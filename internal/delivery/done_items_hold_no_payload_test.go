@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
 )
 
 // The items done behind a slow POST (up to outboxHeld) wait only for the
@@ -17,9 +16,9 @@ func TestDoneItemsHeldBehindASlowPostKeepNoPayload(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &slowFastHook{release: make(chan struct{})}
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "slow", hook)
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "slow", hook)
 	defer close(hook.release)
-	w := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true, Timeout: time.Minute})
+	w := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true, Timeout: time.Minute})
 	o, ok, err := fx.store.Own(ctx, 0, w.consumer, ownLease)
 	if err != nil || !ok {
 		t.Fatal("own", err)

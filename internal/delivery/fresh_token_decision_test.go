@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // the "Fresh" decision (Process, workers.go) is made on the
@@ -37,7 +37,7 @@ import (
 // freshSetup: a lane with three heads; w1 read its token; w2 reclaims
 // and delivers the first head (LaneRun 1), which puts a new token for the
 // lane in the stream.
-func freshSetup(t *testing.T, hook *idRecorder, task string) (fixture, queue.Token, *Workers) {
+func freshSetup(t *testing.T, hook *idRecorder, task string) (fixture, outbox.Token, *Workers) {
 	t.Helper()
 	ctx := context.Background()
 	fx := newFixture(t, 1, task, hook)
@@ -45,7 +45,7 @@ func freshSetup(t *testing.T, hook *idRecorder, task string) (fixture, queue.Tok
 	if _, err := fx.commit.Append(ctx, task, working, working); err != nil {
 		t.Fatal(err)
 	}
-	w1 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{ReclaimIdle: time.Minute})
+	w1 := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{ReclaimIdle: time.Minute})
 	return fx, fx.oneToken(t, w1.consumer), w1
 }
 
@@ -54,7 +54,7 @@ func freshTakeover(t *testing.T, fx fixture) {
 	t.Helper()
 	ctx := context.Background()
 	cfg := Config{ReclaimIdle: 50 * time.Millisecond, Timeout: 20 * time.Millisecond, LaneRun: 1}
-	w2 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	w2 := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 	time.Sleep(80 * time.Millisecond)
 	again, err := fx.store.Reclaim(ctx, 0, w2.consumer, cfg.ReclaimIdle, 10)
 	if err != nil || len(again) != 1 {
@@ -82,14 +82,14 @@ func TestFreshCopyFinishedByInstanceWithShorterReclaimIdle(t *testing.T) {
 		return
 	}
 	// What the stale copy did.
-	recs, _, _ := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "mixed", Limit: 10})
+	recs, _, _ := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "mixed", Limit: 10})
 	for _, r := range recs {
 		t.Logf("record %s: status %s attempts %d", r.ID, r.Status, r.Attempts)
 	}
 	more, _ := fx.store.ReadTokens(ctx, 0, "w3", 10, 10*time.Millisecond)
 	t.Logf("tokens in the stream for the lane besides the stale copy: %d", len(more))
 	if len(more) == 1 {
-		if _, st, _ := fx.store.Begin(ctx, more[0], "w3", time.Minute); st == queue.Busy {
+		if _, st, _ := fx.store.Begin(ctx, more[0], "w3", time.Minute); st == outbox.Busy {
 			t.Logf("the lane's real token finds the lane leased by the stale copy's finished run")
 		}
 	}
@@ -101,16 +101,16 @@ func TestFreshCopyFinishedByInstanceWithShorterReclaimIdle(t *testing.T) {
 // frozen, or a Begin stuck in the batcher / a retried pipeline, for longer
 // than ReclaimIdle/2.
 type beginDelayed struct {
-	*queue.Store
+	*testStore
 	hold func()
 }
 
-func (b *beginDelayed) Begin(ctx context.Context, t queue.Token, consumer string, lease time.Duration) (queue.Head, int, error) {
+func (b *beginDelayed) Begin(ctx context.Context, t outbox.Token, consumer string, lease time.Duration) (outbox.Head, int, error) {
 	if b.hold != nil {
 		b.hold()
 		b.hold = nil
 	}
-	return b.Store.Begin(ctx, t, consumer, lease)
+	return b.testStore.Begin(ctx, t, consumer, lease)
 }
 
 // Same ReclaimIdle everywhere (1s, with a 50ms timeout: like a 1s
@@ -130,11 +130,11 @@ func TestFreshDecisionGoesStaleBeforeBeginRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{ReclaimIdle: time.Second, Timeout: 50 * time.Millisecond}
-	delayed := &beginDelayed{Store: fx.store}
-	w1 := mustNew(t, Deps{Queue: delayed, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	delayed := &beginDelayed{testStore: fx.store}
+	w1 := mustNew(t, Deps{Queue: delayed, Tasks: delayed, Leader: delayed, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 	w2cfg := cfg
 	w2cfg.LaneRun = 1
-	w2 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, w2cfg)
+	w2 := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, w2cfg)
 	read := time.Now()
 	tok := fx.oneToken(t, w1.consumer)
 	tok.Read = read

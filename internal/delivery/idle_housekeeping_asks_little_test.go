@@ -32,7 +32,7 @@ func (q *trimQueue) TrimAcked(_ context.Context, p int) error {
 func TestIdleHousekeepingTrimsOnlyWhereTokensWereFinished(t *testing.T) {
 	t.Parallel()
 	q := &trimQueue{}
-	w := &Workers{q: q, log: slog.New(slog.NewTextHandler(io.Discard, nil)), acked: make([]atomic.Bool, 4),
+	w := &Workers{q: q, leader: q, log: slog.New(slog.NewTextHandler(io.Discard, nil)), acked: make([]atomic.Bool, 4),
 		now: func() time.Time { return time.Unix(1, 0) }} // not a whole minute: no pruning
 	pass := func() []int {
 		q.trimmed = nil
@@ -63,7 +63,7 @@ func TestIdleHousekeepingTrimsOnlyWhereTokensWereFinished(t *testing.T) {
 func TestFinishedTokenMarksItsPartitionForTrimming(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, 1, "trimmed", &idRecorder{})
-	w := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	w := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
 	if w.acked[0].Load() {
 		t.Fatal("a partition is marked before any token was finished")
 	}

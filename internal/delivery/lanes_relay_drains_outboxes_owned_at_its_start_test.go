@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
 )
 
 // A lanes relay looks again at a partition whose outbox another relay
@@ -17,12 +16,12 @@ func TestLanesRelayDrainsAnOutboxOwnedAtItsStart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &idRecorder{}
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "left", hook) // one notification in the outbox
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "left", hook) // one notification in the outbox
 	// The outbox relay crashed: its lease runs out 1.5 s from now.
 	if _, ok, err := fx.store.Own(ctx, 0, "crashed-outbox-relay", 1500*time.Millisecond); err != nil || !ok {
 		t.Fatal("cannot take the lease", err)
 	}
-	stop := runWorkers(mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{}))
+	stop := runWorkers(mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{}))
 	defer stop()
 	deadline := time.Now().Add(12 * time.Second)
 	for len(hook.got()) == 0 {

@@ -17,6 +17,8 @@ import (
 // required; the others are optional.
 type Deps struct {
 	Queue  Queue
+	Tasks  Tasks
+	Leader Leader
 	Signer Signer
 	// Dial opens every connection the POSTs use: the SSRF guard's
 	// DialContext. Redirects are never followed.
@@ -44,6 +46,10 @@ func New(d Deps, cfg Config) (*Workers, error) {
 	switch {
 	case d.Queue == nil:
 		return nil, errors.New("delivery: Deps.Queue is required")
+	case d.Tasks == nil:
+		return nil, errors.New("delivery: Deps.Tasks is required")
+	case d.Leader == nil:
+		return nil, errors.New("delivery: Deps.Leader is required")
 	case d.Signer == nil:
 		return nil, errors.New("delivery: Deps.Signer is required")
 	case d.Dial == nil:
@@ -58,7 +64,7 @@ func New(d Deps, cfg Config) (*Workers, error) {
 		log = slog.Default()
 	}
 	w := &Workers{
-		q: d.Queue, signer: d.Signer, cfg: cfg, log: log, now: time.Now, mover: newMover(d.Queue, 50*cfg.MoveEvery, log),
+		q: d.Queue, tasks: d.Tasks, leader: d.Leader, signer: d.Signer, cfg: cfg, log: log, now: time.Now, mover: newMover(d.Queue, 50*cfg.MoveEvery, log),
 		consumer: "relay-" + uuid.NewString(),
 		client:   newClient(d.Dial, d.TLS, max(cfg.Workers, 64)),
 		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator,

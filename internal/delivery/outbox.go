@@ -7,11 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 // The outbox owner (Config.Outbox): one relay at a time owns each
-// partition's outbox (queue/outbox.go) and delivers the first attempt of
+// partition's outbox (internal/outbox) and delivers the first attempt of
 // every notification in it, lane by lane in order, many lanes at once. A
 // failed first attempt is parked in its lane, where the token workers
 // retry it; later notifications of a parked lane follow it there.
@@ -191,7 +192,7 @@ func (w *Workers) drainOutboxes(ctx context.Context) {
 type outboxPart struct {
 	w *Workers
 	p int
-	o queue.Ownership
+	o outbox.Ownership
 
 	mu sync.Mutex
 	// lanes holds, per lane being worked on, the items waiting behind the
@@ -232,7 +233,7 @@ type cachedConfig struct {
 }
 
 // knownConfigs returns the fresh cached configs of es's lanes (op.mu held).
-func (op *outboxPart) knownConfigs(es []queue.OutboxEntry, now time.Time) map[string]cachedConfig {
+func (op *outboxPart) knownConfigs(es []outbox.OutboxEntry, now time.Time) map[string]cachedConfig {
 	var known map[string]cachedConfig
 	for _, e := range es {
 		if c, ok := op.configs[e.Lane]; ok && now.Sub(c.at) < configFresh/2 {
@@ -247,7 +248,7 @@ func (op *outboxPart) knownConfigs(es []queue.OutboxEntry, now time.Time) map[st
 
 // keepConfigs caches the configs a load read at (op.mu held), unless a
 // config was found gone since it started (generation gen).
-func (op *outboxPart) keepConfigs(es []queue.OutboxEntry, loaded []queue.Loaded, known map[string]cachedConfig, gen int, at time.Time) {
+func (op *outboxPart) keepConfigs(es []outbox.OutboxEntry, loaded []outbox.Loaded, known map[string]cachedConfig, gen int, at time.Time) {
 	if op.gone != gen {
 		return
 	}
@@ -262,8 +263,8 @@ func (op *outboxPart) keepConfigs(es []queue.OutboxEntry, loaded []queue.Loaded,
 }
 
 type outboxItem struct {
-	e    queue.OutboxEntry
-	h    queue.Head
+	e    outbox.OutboxEntry
+	h    outbox.Head
 	done bool
 	// catchUp marks an entry the previous owner may have worked on.
 	catchUp bool
@@ -273,7 +274,7 @@ type outboxItem struct {
 	loadedAt time.Time
 }
 
-func newOutboxPart(w *Workers, p int, o queue.Ownership) *outboxPart {
+func newOutboxPart(w *Workers, p int, o outbox.Ownership) *outboxPart {
 	return &outboxPart{w: w, p: p, o: o, lanes: map[string][]*outboxItem{}, offset: o.Offset, room: make(chan struct{}, 1),
 		stale: map[string]int{}, parkedAt: map[string]time.Time{}, configs: map[string]cachedConfig{}}
 }
@@ -331,10 +332,10 @@ func (op *outboxPart) run(ctx context.Context) {
 		sent := op.w.now()
 		known := op.knownConfigs(es, sent)
 		op.mu.Unlock()
-		var loaded []queue.Loaded
+		var loaded []outbox.Loaded
 		var now time.Time
 		clock := op.w.redisClockRead.Load() == 0 || monotonic()-op.w.redisClockRead.Load() > int64(time.Second)
-		opts := queue.LoadOptions{Status: catchUp, Clock: clock, Known: func(lane string) bool { _, ok := known[lane]; return ok }}
+		opts := outbox.LoadOptions{Status: catchUp, Clock: clock, Known: func(lane string) bool { _, ok := known[lane]; return ok }}
 		for {
 			loaded, now, err = op.w.q.LoadOutbox(context.WithoutCancel(pctx), op.p, es, opts)
 			if err == nil || pctx.Err() != nil {
@@ -498,7 +499,7 @@ func (op *outboxPart) waitRoom(ctx context.Context) bool {
 
 // dispatch queues the entries read behind their lanes, and starts a lane
 // goroutine for each lane not yet being worked on.
-func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, catchUp bool, read int, at []time.Time) {
+func (op *outboxPart) dispatch(es []outbox.OutboxEntry, loaded []outbox.Loaded, catchUp bool, read int, at []time.Time) {
 	var start []*outboxItem
 	op.mu.Lock()
 	op.dispatched = read
@@ -511,7 +512,7 @@ func (op *outboxPart) dispatch(es []queue.OutboxEntry, loaded []queue.Loaded, ca
 		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp, read: read, loadedAt: at[i]}
 		op.items = append(op.items, it)
 		if catchUp && loaded[i].Status != "" && !(e.Redelivery && loaded[i].Status == "pending") {
-			it.done, it.h = true, queue.Head{} // the previous owner reported it: it has a record (a redelivery's is no longer pending)
+			it.done, it.h = true, outbox.Head{} // the previous owner reported it: it has a record (a redelivery's is no longer pending)
 			continue
 		}
 		op.undone++
@@ -549,7 +550,7 @@ func (op *outboxPart) runLane(it *outboxItem) {
 		}
 		op.mu.Lock()
 		it.done = true
-		it.h = queue.Head{} // held only for the offset now: not its event and config
+		it.h = outbox.Head{} // held only for the offset now: not its event and config
 		op.undone--
 		q := op.lanes[it.e.Lane]
 		if len(q) > laneSpill && !op.spill(it.e.Lane, q) {
@@ -580,9 +581,9 @@ func (op *outboxPart) runLane(it *outboxItem) {
 func (op *outboxPart) spill(lane string, q []*outboxItem) bool {
 	op.lanes[lane] = nil
 	op.mu.Unlock()
-	ops := make([]queue.OutboxOp, len(q))
+	ops := make([]outbox.OutboxOp, len(q))
 	for i, it := range q {
-		ops[i] = queue.OutboxOp{Kind: queue.OpSpill, Entry: it.e, Now: op.w.now(), Replay: it.catchUp || it.e.Redelivery}
+		ops[i] = outbox.OutboxOp{Kind: outbox.OpSpill, Entry: it.e, Now: op.w.now(), Replay: it.catchUp || it.e.Redelivery}
 	}
 	res, err := op.w.q.FinishOutboxOps(context.Background(), op.p, op.w.consumer, ops)
 	op.mu.Lock()
@@ -593,12 +594,12 @@ func (op *outboxPart) spill(lane string, q []*outboxItem) bool {
 		return false
 	}
 	for i, it := range q {
-		if res[i] == queue.NotOwner {
+		if res[i] == outbox.NotOwner {
 			op.lost()
 			return false
 		}
 		it.done = true
-		it.h = queue.Head{} // held only for the offset now
+		it.h = outbox.Head{} // held only for the offset now
 		op.undone--
 	}
 	// Parked once Redis lists it so (a prune meanwhile would forget it).
@@ -631,15 +632,15 @@ func (op *outboxPart) work(it *outboxItem) bool {
 	parked := op.o.Parked[it.e.Lane]
 	op.mu.Unlock()
 	if parked {
-		kind := queue.OpAppend
-		res, err := op.w.q.FinishOutbox(ctx, op.p, op.w.consumer, queue.OutboxOp{Kind: kind, Entry: it.e, Now: op.w.now(), Replay: it.catchUp || it.e.Redelivery})
+		kind := outbox.OpAppend
+		res, err := op.w.q.FinishOutbox(ctx, op.p, op.w.consumer, outbox.OutboxOp{Kind: kind, Entry: it.e, Now: op.w.now(), Replay: it.catchUp || it.e.Redelivery})
 		switch {
 		case err != nil:
 			return op.fail(ctx, it, err)
-		case res == queue.NotOwner:
+		case res == outbox.NotOwner:
 			op.lost()
 			return false
-		case res == queue.Applied:
+		case res == outbox.Applied:
 			return true
 		}
 		op.mu.Lock()
@@ -652,46 +653,46 @@ func (op *outboxPart) work(it *outboxItem) bool {
 	} else if (op.isStale(it) || op.w.now().Sub(it.loadedAt) > configFresh) && !op.reloadConfig(ctx, it) {
 		return false // (an item that waited, behind a slow lane, sees a config changed or deleted meanwhile)
 	}
-	t := queue.Token{Partition: op.p, TaskID: it.e.TaskID, ConfigID: it.e.ConfigID, Attempt: 1}
+	t := outbox.Token{Partition: op.p, TaskID: it.e.TaskID, ConfigID: it.e.ConfigID, Attempt: 1}
 	now := op.w.now()
-	f := queue.Finish{Now: now, First: now}
+	f := outbox.Finish{Now: now, First: now}
 	var rec Attempt
 	switch {
 	case it.h.Event == nil:
-		f.Outcome = queue.Skip
+		f.Outcome = outbox.Skip
 		op.w.log.WarnContext(ctx, "notification dropped: its event is no longer stored (the task expired)",
 			"notification_id", it.e.NotificationID, "task_id", it.e.TaskID, "event_id", it.e.EventID)
 	case it.h.Config == nil:
-		f.Outcome = queue.Drop
+		f.Outcome = outbox.Drop
 	default:
 		err := op.w.attempt(ctx, t, it.h, &f, &rec, now)
 		if errors.Is(err, errTransient) {
 			// Redis did not answer: retried through the lane like a failed POST.
-			f.Outcome, f.Due = queue.Retry, op.w.now().Add(op.w.cfg.Policy.Initial)
+			f.Outcome, f.Due = outbox.Retry, op.w.now().Add(op.w.cfg.Policy.Initial)
 		} else if err != nil {
 			op.w.log.ErrorContext(ctx, "cannot deliver stored notification", "notification_id", it.e.NotificationID, "err", err)
-			f.Outcome, f.Reason = queue.Dead, err.Error()
+			f.Outcome, f.Reason = outbox.Dead, err.Error()
 		}
 	}
-	o := queue.OutboxOp{Kind: queue.OpDone, Entry: it.e, Outcome: f.Outcome, Attempt: f.Attempt, Now: f.Now, Due: f.Due, First: f.First,
+	o := outbox.OutboxOp{Kind: outbox.OpDone, Entry: it.e, Outcome: f.Outcome, Attempt: f.Attempt, Now: f.Now, Due: f.Due, First: f.First,
 		Reason: f.Reason, Replay: it.catchUp || it.e.Redelivery}
-	if f.Outcome == queue.Retry {
-		o.Kind = queue.OpPark
+	if f.Outcome == outbox.Retry {
+		o.Kind = outbox.OpPark
 	}
 	res, err := op.w.q.FinishOutbox(ctx, op.p, op.w.consumer, o)
 	if err != nil {
 		return op.fail(ctx, it, err)
 	}
-	if res == queue.NotOwner {
+	if res == outbox.NotOwner {
 		op.lost()
 		return false
 	}
 	op.mu.Lock()
 	switch f.Outcome {
-	case queue.Retry:
+	case outbox.Retry:
 		op.o.Parked[it.e.Lane] = true
 		op.parkedAt[it.e.Lane] = op.w.now()
-	case queue.Gone, queue.Drop:
+	case outbox.Gone, outbox.Drop:
 		op.stale[it.e.Lane] = op.reads // the items read so far carry a config that is gone
 		op.gone++
 		delete(op.configs, it.e.Lane)
@@ -715,9 +716,9 @@ func (op *outboxPart) isStale(it *outboxItem) bool {
 // reloadConfig reads it's config again (nil when it is gone); false when
 // Redis did not answer (the partition's work starts over).
 func (op *outboxPart) reloadConfig(ctx context.Context, it *outboxItem) bool {
-	c, err := op.w.q.PushConfig(ctx, it.e.TaskID, it.e.ConfigID)
+	c, err := op.w.tasks.PushConfig(ctx, it.e.TaskID, it.e.ConfigID)
 	switch {
-	case errors.Is(err, queue.ErrNotFound):
+	case errors.Is(err, taskstore.ErrNotFound):
 		it.h.Config = nil
 	case err != nil:
 		return op.fail(ctx, it, err)

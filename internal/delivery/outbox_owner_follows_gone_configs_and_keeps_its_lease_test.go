@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // countingHook answers every POST with status, the first one after
@@ -40,21 +40,21 @@ func runWorkers(w *Workers) (stop func()) {
 // read along with the first, and drops them.
 func TestNothingMoreIsPostedAfter410(t *testing.T) {
 	t.Parallel()
-	for _, outbox := range []bool{false, true} {
-		t.Run(map[bool]string{false: "lanes", true: "outbox"}[outbox], func(t *testing.T) {
+	for _, onOutbox := range []bool{false, true} {
+		t.Run(map[bool]string{false: "lanes", true: "outbox"}[onOutbox], func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			hook := &countingHook{status: http.StatusGone}
-			fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: outbox}, a2a.V10, "gone", hook)
+			fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: onOutbox}, a2a.V10, "gone", hook)
 			working := a2a.Event{Kind: a2a.EventStatus, TaskID: "gone", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
 			if _, err := fx.commit.Append(ctx, "gone", working, working, working); err != nil {
 				t.Fatal(err)
 			}
-			stop := runWorkers(mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: outbox}))
+			stop := runWorkers(mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: onOutbox}))
 			defer stop()
 			deadline := time.Now().Add(10 * time.Second)
 			for {
-				recs, _, err := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "gone", Limit: 10})
+				recs, _, err := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "gone", Limit: 10})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -86,8 +86,8 @@ func TestStoppingOwnerKeepsItsLeaseWhileAPostIsInFlight(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &countingHook{status: http.StatusOK, release: make(chan struct{})}
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "slow", hook)
-	w := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "slow", hook)
+	w := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
 		Config{Outbox: true, Timeout: 30 * time.Second})
 	stop := runWorkers(w)
 	for hook.n.Load() == 0 {

@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,7 +10,8 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/layout"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // blockingHook holds the first POST until release is closed.
@@ -43,13 +43,13 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 // attempt; the outbox owner reads it again for an item that waited.
 func TestDeletedConfigGetsNoMorePosts(t *testing.T) {
 	t.Parallel()
-	for _, outbox := range []bool{false, true} {
-		t.Run(map[bool]string{false: "lanes", true: "outbox"}[outbox], func(t *testing.T) {
+	for _, onOutbox := range []bool{false, true} {
+		t.Run(map[bool]string{false: "lanes", true: "outbox"}[onOutbox], func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			hook := &blockingHook{release: make(chan struct{})}
-			fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: outbox}, a2a.V10, "del", hook)
-			stop := runWorkers(mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: outbox}))
+			fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: onOutbox}, a2a.V10, "del", hook)
+			stop := runWorkers(mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: onOutbox}))
 			defer stop()
 			waitFor(t, "the first notification was not POSTed", func() bool { return hook.n.Load() > 0 })
 			working := a2a.Event{Kind: a2a.EventStatus, TaskID: "del", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
@@ -62,7 +62,7 @@ func TestDeletedConfigGetsNoMorePosts(t *testing.T) {
 			}
 			close(hook.release)
 			waitFor(t, "the second notification was not finished", func() bool {
-				recs, _, err := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "del", Status: "dropped", Limit: 10})
+				recs, _, err := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "del", Status: "dropped", Limit: 10})
 				return err == nil && len(recs) == 1
 			})
 			if n := hook.n.Load(); n != 1 {
@@ -92,12 +92,12 @@ func (h *slowFastHook) ServeHTTP(_ http.ResponseWriter, req *http.Request) {
 // than the outbox owner holds undone at once) are all delivered.
 func TestSlowWebhookDoesNotStallItsPartition(t *testing.T) {
 	t.Parallel()
-	for _, outbox := range []bool{false, true} {
-		t.Run(map[bool]string{false: "lanes", true: "outbox"}[outbox], func(t *testing.T) {
+	for _, onOutbox := range []bool{false, true} {
+		t.Run(map[bool]string{false: "lanes", true: "outbox"}[onOutbox], func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			hook := &slowFastHook{release: make(chan struct{})}
-			fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: outbox}, a2a.V10, "slow", hook)
+			fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: onOutbox}, a2a.V10, "slow", hook)
 			working := a2a.Event{Kind: a2a.EventStatus, TaskID: "slow", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
 			if _, err := fx.commit.Append(ctx, "slow", working, working); err != nil {
 				t.Fatal(err)
@@ -120,8 +120,8 @@ func TestSlowWebhookDoesNotStallItsPartition(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			stop := runWorkers(mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
-				Config{Outbox: outbox, Timeout: time.Minute}))
+			stop := runWorkers(mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
+				Config{Outbox: onOutbox, Timeout: time.Minute}))
 			defer func() { close(hook.release); stop() }()
 			waitFor(t, "the other webhooks waited for the slow one", func() bool { return hook.fast.Load() == tasks*per })
 		})
@@ -144,8 +144,8 @@ func TestOwnerForgetsAnUnparkedLane(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &failOnceHook{}
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "leak", hook) // N1: fails, parked
-	w := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true})
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "leak", hook) // N1: fails, parked
+	w := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true})
 	o, ok, err := fx.store.Own(ctx, 0, w.consumer, ownLease)
 	if err != nil || !ok {
 		t.Fatal("own", err)
@@ -217,8 +217,8 @@ func TestBusySlowLaneIsHandedToTheLanesInOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &orderHook{release: make(chan struct{})}
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "busy", hook)
-	stop := runWorkers(mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "busy", hook)
+	stop := runWorkers(mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
 	defer stop()
 	waitFor(t, "the first notification was not POSTed", func() bool { return len(hook.got()) == 1 })
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "busy", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
@@ -245,7 +245,7 @@ func TestBusySlowLaneIsHandedToTheLanesInOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if last != "" && !idBefore(last, r.EventID) {
+		if last != "" && !layout.IDBefore(last, r.EventID) {
 			t.Fatalf("event %s POSTed after %s", r.EventID, last)
 		}
 		last = r.EventID
@@ -253,15 +253,4 @@ func TestBusySlowLaneIsHandedToTheLanesInOrder(t *testing.T) {
 	if parked, err := fx.store.ParkedLanes(ctx, 0); err != nil || len(parked) > 1 {
 		t.Fatalf("parked lanes %v (%v)", parked, err)
 	}
-}
-
-// idBefore orders stream ids ("ms-seq").
-func idBefore(a, b string) bool {
-	am, as, _ := strings.Cut(a, "-")
-	bm, bs, _ := strings.Cut(b, "-")
-	ai, _ := strconv.ParseInt(am, 10, 64)
-	bi, _ := strconv.ParseInt(bm, 10, 64)
-	aj, _ := strconv.ParseInt(as, 10, 64)
-	bj, _ := strconv.ParseInt(bs, 10, 64)
-	return ai < bi || (ai == bi && aj < bj)
 }

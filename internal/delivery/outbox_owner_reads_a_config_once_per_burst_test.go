@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // configReads is a store that counts the loads and the configs they read.
 type configReads struct {
-	*queue.Store
+	*testStore
 	loads, reads atomic.Int32
 }
 
-func (c *configReads) LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, o queue.LoadOptions) ([]queue.Loaded, time.Time, error) {
+func (c *configReads) LoadOutbox(ctx context.Context, p int, es []outbox.OutboxEntry, o outbox.LoadOptions) ([]outbox.Loaded, time.Time, error) {
 	c.loads.Add(1)
 	for _, e := range es {
 		if o.Known == nil || !o.Known(e.Lane) {
@@ -25,7 +25,7 @@ func (c *configReads) LoadOutbox(ctx context.Context, p int, es []queue.OutboxEn
 			break // (one lane here)
 		}
 	}
-	return c.Store.LoadOutbox(ctx, p, es, o)
+	return c.testStore.LoadOutbox(ctx, p, es, o)
 }
 
 // The owner keeps the config a load read for the next reads of the lane
@@ -35,9 +35,9 @@ func TestOutboxOwnerReadsAConfigOncePerBurst(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &countingHook{status: http.StatusOK}
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "burst", hook)
-	q := &configReads{Store: fx.store}
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "burst", hook)
+	q := &configReads{testStore: fx.store}
+	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
 	defer stop()
 	for hook.n.Load() < 1 { // the creation's
 		time.Sleep(time.Millisecond)
@@ -65,13 +65,13 @@ func TestOutboxOwnerReadsAConfigOncePerBurst(t *testing.T) {
 // are held until release is closed: the read is numbered after what the
 // test does meanwhile.
 type heldRead struct {
-	*queue.Store
+	*testStore
 	armed   atomic.Bool
 	release chan struct{}
 }
 
-func (h *heldRead) ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]queue.OutboxEntry, error) {
-	es, err := h.Store.ReadOutbox(ctx, p, after, count, block)
+func (h *heldRead) ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]outbox.OutboxEntry, error) {
+	es, err := h.testStore.ReadOutbox(ctx, p, after, count, block)
 	if len(es) > 0 && h.armed.CompareAndSwap(true, false) {
 		<-h.release
 	}
@@ -93,9 +93,9 @@ func TestOutboxOwnerForgetsACachedConfigAtA410(t *testing.T) {
 		}
 		w.WriteHeader(<-answer)
 	})
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "gone", hook)
-	q := &heldRead{Store: fx.store, release: make(chan struct{})}
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "gone", hook)
+	q := &heldRead{testStore: fx.store, release: make(chan struct{})}
+	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
 	defer stop()
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "gone", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
 	if _, err := fx.commit.Append(ctx, "gone", working); err != nil { // POSTed with the config its read loaded and cached
@@ -113,7 +113,7 @@ func TestOutboxOwnerForgetsACachedConfigAtA410(t *testing.T) {
 	}
 	answer <- http.StatusGone
 	for disabled := false; !disabled; { // the owner has taken the 410 in
-		recs, _, err := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "gone", Limit: 10})
+		recs, _, err := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "gone", Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestOutboxOwnerForgetsACachedConfigAtA410(t *testing.T) {
 	close(q.release)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		recs, _, _ := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "gone", Status: "dropped", Limit: 10})
+		recs, _, _ := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "gone", Status: "dropped", Limit: 10})
 		if len(recs) == 1 {
 			break
 		}
@@ -142,7 +142,7 @@ func TestOutboxOwnerForgetsACachedConfigAtA410(t *testing.T) {
 // lane gone quiet leaves no config (and no credentials) in memory.
 func TestOutboxOwnerDropsConfigsTooOldToUse(t *testing.T) {
 	t.Parallel()
-	op := newOutboxPart(nil, 0, queue.Ownership{Parked: map[string]bool{}})
+	op := newOutboxPart(nil, 0, outbox.Ownership{Parked: map[string]bool{}})
 	now := time.Now()
 	op.configs["old"] = cachedConfig{config: []byte(`{"authentication":"secret"}`), at: now.Add(-configFresh)}
 	op.configs["new"] = cachedConfig{config: []byte(`{}`), at: now}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
 )
 
 // owners counts the outbox leases by holder.
@@ -32,9 +31,9 @@ func owners(t *testing.T, fx fixture, parts int) map[string]int {
 func TestOutboxPartitionsAreSharedBetweenRelays(t *testing.T) {
 	t.Parallel()
 	const parts = 4
-	fx := newFixtureWith(t, queue.Config{Partitions: parts, Outbox: true}, a2a.V10, "shared", &idRecorder{})
+	fx := newFixtureWith(t, storeConfig{Partitions: parts, Outbox: true}, a2a.V10, "shared", &idRecorder{})
 	start := func() (*Workers, func()) {
-		w := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true})
+		w := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true})
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		wg.Go(func() { _ = w.Run(ctx) })
@@ -68,8 +67,8 @@ func TestOutboxPartitionsAreSharedBetweenRelays(t *testing.T) {
 func TestLanesRelayDrainsWhatTheOutboxLeft(t *testing.T) {
 	t.Parallel()
 	hook := &idRecorder{}
-	fx := newFixtureWith(t, queue.Config{Partitions: 2, Outbox: true}, a2a.V10, "left", hook) // the task's first notification, in an outbox
-	w := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	fx := newFixtureWith(t, storeConfig{Partitions: 2, Outbox: true}, a2a.V10, "left", hook) // the task's first notification, in an outbox
+	w := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = w.Run(ctx) })

@@ -9,7 +9,6 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/backpressure"
-	"github.com/a2arelay/relay/internal/queue"
 )
 
 // The owner decides whether to read Redis's clock again by comparing the
@@ -22,10 +21,10 @@ func TestOutboxWaitIsTimedAfterTheLocalClockStepsBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &countingHook{status: http.StatusOK}
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "stepped", hook)
-	q := &clockAhead{Store: fx.store, ahead: time.Minute}
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "stepped", hook)
+	q := &clockAhead{testStore: fx.store, ahead: time.Minute}
 	pressure := backpressure.NewPressure(time.Hour, time.Second, nil)
-	w := mustNew(t, Deps{Queue: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log, Pressure: pressure}, Config{Outbox: true})
+	w := mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log, Pressure: pressure}, Config{Outbox: true})
 	var back atomic.Int64
 	w.now = func() time.Time { return time.Now().Add(-time.Duration(back.Load())) }
 	stop := runWorkers(w)

@@ -9,19 +9,19 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/backpressure"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // clockAhead is a store whose Redis clock reads ahead of the local one by
 // ahead, and which counts the loads and those that asked for the clock.
 type clockAhead struct {
-	*queue.Store
+	*testStore
 	ahead         time.Duration
 	loads, clocks atomic.Int32
 }
 
-func (c *clockAhead) LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, o queue.LoadOptions) ([]queue.Loaded, time.Time, error) {
-	l, now, err := c.Store.LoadOutbox(ctx, p, es, o)
+func (c *clockAhead) LoadOutbox(ctx context.Context, p int, es []outbox.OutboxEntry, o outbox.LoadOptions) ([]outbox.Loaded, time.Time, error) {
+	l, now, err := c.testStore.LoadOutbox(ctx, p, es, o)
 	c.loads.Add(1)
 	if o.Clock {
 		c.clocks.Add(1)
@@ -38,10 +38,10 @@ func TestOutboxWaitIsTimedByRedisClockReadOnceASecond(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &countingHook{status: http.StatusOK}
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "timed", hook)
-	q := &clockAhead{Store: fx.store, ahead: time.Minute}
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "timed", hook)
+	q := &clockAhead{testStore: fx.store, ahead: time.Minute}
 	pressure := backpressure.NewPressure(time.Hour, time.Second, nil)
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log, Pressure: pressure}, Config{Outbox: true}))
+	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log, Pressure: pressure}, Config{Outbox: true}))
 	defer stop()
 	const events = 20
 	for i := range events {

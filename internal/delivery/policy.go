@@ -7,7 +7,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // Policy decides what follows an attempt: done, retry when, or give up.
@@ -29,15 +29,15 @@ type result struct {
 
 // decide returns the outcome of attempt number n (1-based) of a head first
 // tried at first, and when to retry.
-func (p Policy) decide(r result, n int, first, now time.Time) (queue.Outcome, time.Time, string) {
+func (p Policy) decide(r result, n int, first, now time.Time) (outbox.Outcome, time.Time, string) {
 	switch {
 	case r.err == nil && r.status >= 200 && r.status < 300:
-		return queue.Delivered, time.Time{}, ""
+		return outbox.Delivered, time.Time{}, ""
 	case r.err == nil && r.status == http.StatusGone:
-		return queue.Gone, time.Time{}, "410 Gone: config disabled"
+		return outbox.Gone, time.Time{}, "410 Gone: config disabled"
 	}
 	if n >= p.MaxAttempts {
-		return queue.Dead, time.Time{}, "retry budget spent: " + strconv.Itoa(n) + " attempts"
+		return outbox.Dead, time.Time{}, "retry budget spent: " + strconv.Itoa(n) + " attempts"
 	}
 	delay := p.backoff(n)
 	if r.retryAfter > 0 {
@@ -45,9 +45,9 @@ func (p Policy) decide(r result, n int, first, now time.Time) (queue.Outcome, ti
 	}
 	due := now.Add(delay)
 	if p.MaxElapsed > 0 && due.Sub(first) > p.MaxElapsed {
-		return queue.Dead, time.Time{}, "retry budget spent: " + p.MaxElapsed.String() + " elapsed"
+		return outbox.Dead, time.Time{}, "retry budget spent: " + p.MaxElapsed.String() + " elapsed"
 	}
-	return queue.Retry, due, ""
+	return outbox.Retry, due, ""
 }
 
 // backoff returns the delay after failed attempt n: exponential with jitter.

@@ -8,23 +8,23 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // gatedSpills holds every FinishOutboxOps call carrying a spill until gate
 // is closed (a spill call queued behind others, or slow to come back).
 type gatedSpills struct {
-	*queue.Store
+	*testStore
 	entered chan struct{}
 	gate    chan struct{}
 }
 
-func (g *gatedSpills) FinishOutboxOps(ctx context.Context, p int, holder string, ops []queue.OutboxOp) ([]int, error) {
-	if len(ops) > 0 && ops[0].Kind == queue.OpSpill {
+func (g *gatedSpills) FinishOutboxOps(ctx context.Context, p int, holder string, ops []outbox.OutboxOp) ([]int, error) {
+	if len(ops) > 0 && ops[0].Kind == outbox.OpSpill {
 		close(g.entered)
 		<-g.gate
 	}
-	return g.Store.FinishOutboxOps(ctx, p, holder, ops)
+	return g.testStore.FinishOutboxOps(ctx, p, holder, ops)
 }
 
 type recordingHook struct {
@@ -45,13 +45,13 @@ func TestPruneDuringASpillKeepsTheLaneParked(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &recordingHook{}
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "sp", hook)
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "sp", hook)
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "sp", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
 	if _, err := fx.commit.Append(ctx, "sp", working, working, working); err != nil {
 		t.Fatal(err)
 	}
-	g := &gatedSpills{Store: fx.store, entered: make(chan struct{}), gate: make(chan struct{})}
-	w := mustNew(t, Deps{Queue: g, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true})
+	g := &gatedSpills{testStore: fx.store, entered: make(chan struct{}), gate: make(chan struct{})}
+	w := mustNew(t, Deps{Queue: g, Tasks: g, Leader: g, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true})
 	o, ok, err := fx.store.Own(ctx, 0, w.consumer, ownLease)
 	if err != nil || !ok {
 		t.Fatal("own", err)
@@ -63,7 +63,7 @@ func TestPruneDuringASpillKeepsTheLaneParked(t *testing.T) {
 	if err != nil || len(es) != 4 {
 		t.Fatalf("outbox %d entries (%v)", len(es), err)
 	}
-	loaded, _, err := fx.store.LoadOutbox(ctx, 0, es, queue.LoadOptions{})
+	loaded, _, err := fx.store.LoadOutbox(ctx, 0, es, outbox.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

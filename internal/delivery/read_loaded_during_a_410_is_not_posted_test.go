@@ -8,21 +8,21 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // slowLoad is the store, with the owner's second LoadOutbox returning only
 // after hook's 410 to the first notification has been reported: the load
 // ran before the 410, its dispatch after (one round trip's window).
 type slowLoad struct {
-	*queue.Store
+	*testStore
 	calls   atomic.Int32
 	release chan struct{}
 	gone    func() bool
 }
 
-func (s *slowLoad) LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, o queue.LoadOptions) ([]queue.Loaded, time.Time, error) {
-	l, now, err := s.Store.LoadOutbox(ctx, p, es, o)
+func (s *slowLoad) LoadOutbox(ctx context.Context, p int, es []outbox.OutboxEntry, o outbox.LoadOptions) ([]outbox.Loaded, time.Time, error) {
+	l, now, err := s.testStore.LoadOutbox(ctx, p, es, o)
 	if s.calls.Add(1) == 2 {
 		close(s.release) // the webhook answers 410 to the first notification now
 		for !s.gone() {
@@ -40,9 +40,9 @@ func TestReadLoadedDuringA410IsNotPosted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &countingHook{status: http.StatusGone, release: make(chan struct{})}
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, Outbox: true}, a2a.V10, "gone", hook)
-	q := &slowLoad{Store: fx.store, release: hook.release, gone: func() bool {
-		recs, _, _ := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "gone", Limit: 10})
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "gone", hook)
+	q := &slowLoad{testStore: fx.store, release: hook.release, gone: func() bool {
+		recs, _, _ := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "gone", Limit: 10})
 		for _, r := range recs {
 			if r.Status == "disabled" {
 				return true
@@ -50,7 +50,7 @@ func TestReadLoadedDuringA410IsNotPosted(t *testing.T) {
 		}
 		return false
 	}}
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
+	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
 	defer stop()
 	for hook.n.Load() == 0 {
 		time.Sleep(10 * time.Millisecond)
@@ -61,7 +61,7 @@ func TestReadLoadedDuringA410IsNotPosted(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		recs, _, _ := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "gone", Limit: 10})
+		recs, _, _ := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "gone", Limit: 10})
 		if len(recs) == 2 && recs[0].Status != "pending" && recs[1].Status != "pending" {
 			break
 		}

@@ -14,27 +14,27 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // finishLoses loses the FinishToken of one event (a worker killed,
 // or Redis unreachable, after the POST of a lane run's later head).
 type finishLoses struct {
-	*queue.Store
+	*testStore
 	mu    sync.Mutex
 	calls int
 	lose  int
 }
 
-func (c *finishLoses) FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (queue.Finished, error) {
+func (c *finishLoses) FinishToken(ctx context.Context, t outbox.Token, h outbox.Head, f outbox.Finish) (outbox.Finished, error) {
 	c.mu.Lock()
 	c.calls++
 	n := c.calls
 	c.mu.Unlock()
 	if n == c.lose {
-		return queue.Finished{}, errors.New("killed before ack")
+		return outbox.Finished{}, errors.New("killed before ack")
 	}
-	return c.Store.FinishToken(ctx, t, h, f)
+	return c.testStore.FinishToken(ctx, t, h, f)
 }
 
 // a lane run keeps the same token, whose stream fields (a, f) are
@@ -64,7 +64,7 @@ func TestReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 	}
 	cfg := Config{Timeout: 100 * time.Millisecond, ReclaimIdle: 300 * time.Millisecond,
 		Policy: Policy{Initial: time.Millisecond, MaxAttempts: 2}}
-	w1 := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	w1 := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 
 	w1.Process(ctx, fx.oneToken(t, w1.consumer)) // head 1 fails: retry token a=2
 	if n, _, err := fx.store.MoveDue(ctx, 0, time.Now().Add(time.Minute), 10); err != nil || n != 1 {
@@ -74,7 +74,8 @@ func TestReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 	if retry.Attempt != 2 {
 		t.Fatalf("retry token %+v, want attempt 2", retry)
 	}
-	w2 := mustNew(t, Deps{Queue: &finishLoses{Store: fx.store, lose: 2}, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	lossy := &finishLoses{testStore: fx.store, lose: 2}
+	w2 := mustNew(t, Deps{Queue: lossy, Tasks: lossy, Leader: lossy, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 	w2.Process(ctx, retry) // head 1 delivered, run goes on; head 2 POSTed, its finish lost
 	mu.Lock()
 	if len(posts) != 3 {
@@ -112,7 +113,7 @@ func TestNotificationJWTVerifies(t *testing.T) {
 		tok, url = r.Header.Get("A2A-Notification-JWT"), "http://"+r.Host+r.URL.Path
 		mu.Unlock()
 	}))
-	w := mustNew(t, Deps{Queue: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Issuer: "https://relay.example"})
+	w := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Issuer: "https://relay.example"})
 	w.Process(ctx, fx.oneToken(t, w.consumer))
 	mu.Lock()
 	defer mu.Unlock()

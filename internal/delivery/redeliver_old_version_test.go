@@ -13,7 +13,6 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/ingest"
-	"github.com/a2arelay/relay/internal/queue"
 )
 
 // bodyRecorder is a webhook that records each notification's bodies by id.
@@ -48,9 +47,9 @@ func TestRedeliveredOldEventKeepsItsVersion(t *testing.T) {
 	ctx := context.Background()
 	hook := &bodyRecorder{}
 	const id = "long"
-	fx := newFixtureWith(t, queue.Config{Partitions: 1, EventsMaxLen: 40}, a2a.V03, id, hook)
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, EventsMaxLen: 40}, a2a.V03, id, hook)
 	store, commit, rdb := fx.store, fx.commit, fx.rdb
-	w := mustNew(t, Deps{Queue: store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	w := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
 	drain := func() { fx.drain(t, w) }
 	drain()
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: id, Status: &a2a.TaskStatus{State: a2a.StateWorking}}
@@ -66,7 +65,7 @@ func TestRedeliveredOldEventKeepsItsVersion(t *testing.T) {
 		}
 		drain()
 	}
-	ingest.NewCompactor(store, "test", slog.New(slog.NewTextHandler(io.Discard, nil))).RunOnce(ctx)
+	ingest.NewCompactor(store, store, "test", slog.New(slog.NewTextHandler(io.Discard, nil))).RunOnce(ctx)
 	if n, _ := rdb.Exists(ctx, store.TaskKeys(id)[3]).Result(); n != 1 {
 		t.Fatal("no checkpoint formed: the test needs a trimmed stream")
 	}

@@ -8,14 +8,15 @@ import (
 	"sync"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/secrets"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 // render returns the body of h's notification in dialect d: from the
 // cache when another config of the task in the same dialect, or an earlier
 // attempt, rendered it already.
-func (w *Workers) render(ctx context.Context, t queue.Token, h queue.Head, d a2a.Dialect) (a2a.Notification, error) {
+func (w *Workers) render(ctx context.Context, t outbox.Token, h outbox.Head, d a2a.Dialect) (a2a.Notification, error) {
 	key := bodyKey{task: t.TaskID, event: h.EventID, dialect: d}
 	if n, ok := w.bodies.get(key); ok {
 		return n, nil
@@ -88,7 +89,7 @@ func (c *bodyCache) put(k bodyKey, n a2a.Notification) {
 // snapshot, and a checkpoint once its event stream is compacted), not one
 // per version: an older version is folded from the stored events, which
 // gives it exactly for every event still stored.
-func (w *Workers) taskAfter(ctx context.Context, t queue.Token, h queue.Head, ev a2a.Event) (a2a.Task, error) {
+func (w *Workers) taskAfter(ctx context.Context, t outbox.Token, h outbox.Head, ev a2a.Event) (a2a.Task, error) {
 	var task a2a.Task
 	switch {
 	case len(h.Snapshot) > 0: // a lane entry a previous relay wrote, with its copy
@@ -96,8 +97,8 @@ func (w *Workers) taskAfter(ctx context.Context, t queue.Token, h queue.Head, ev
 	case ev.Kind == a2a.EventTask && ev.Task != nil:
 		return *ev.Task, nil // the creation, which commits the task event alone
 	}
-	at, err := w.q.TaskAt(ctx, t.TaskID, h.EventID, h.Version)
-	if errors.Is(err, queue.ErrNotFound) {
+	at, err := w.tasks.TaskAt(ctx, t.TaskID, h.EventID, h.Version)
+	if errors.Is(err, taskstore.ErrNotFound) {
 		return task, fmt.Errorf("read the task after event %s: %w", h.EventID, err) // gone: permanent
 	}
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 // A stored push config is decoded once per distinct stored value: a
@@ -38,16 +38,16 @@ func TestConfigCacheDecodesEachStoredValueOnce(t *testing.T) {
 
 // countingTaskAt counts the task versions rebuilt for v0.3 bodies.
 type countingTaskAt struct {
-	*queue.Store
+	*testStore
 	mu sync.Mutex
 	n  int
 }
 
-func (c *countingTaskAt) TaskAt(ctx context.Context, taskID, eventID string, version int64) (queue.TaskAt, error) {
+func (c *countingTaskAt) TaskAt(ctx context.Context, taskID, eventID string, version int64) (taskstore.TaskAt, error) {
 	c.mu.Lock()
 	c.n++
 	c.mu.Unlock()
-	return c.Store.TaskAt(ctx, taskID, eventID, version)
+	return c.testStore.TaskAt(ctx, taskID, eventID, version)
 }
 
 // Two v0.3 webhooks of one task that fell behind get the same bodies, and
@@ -68,8 +68,8 @@ func TestBodyRenderedOncePerEventAndDialect(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	q := &countingTaskAt{Store: fx.store}
-	w := mustNew(t, Deps{Queue: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	q := &countingTaskAt{testStore: fx.store}
+	w := mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
 	fx.drain(t, w)
 	hook.mu.Lock()
 	defer hook.mu.Unlock()

@@ -5,14 +5,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // counted names the outcomes the per-minute counts keep.
-var counted = map[queue.Outcome]string{queue.Delivered: "delivered", queue.Retry: "failed", queue.Dead: "dead", queue.Gone: "gone"}
+var counted = map[outbox.Outcome]string{outbox.Delivered: "delivered", outbox.Retry: "failed", outbox.Dead: "dead", outbox.Gone: "gone"}
 
 // tally counts outcomes in memory until they are added to Redis
-// (queue.Store.AddStats), about once a second: the operator's chart costs
+// (outbox.Store.AddStats), about once a second: the operator's chart costs
 // one write per partition and minute, not one per notification. Counts of
 // the last second are lost when the process dies.
 type tally struct {
@@ -26,7 +26,7 @@ type tallyKey struct {
 	outcome   string
 }
 
-func (t *tally) add(partition int, at time.Time, o queue.Outcome) {
+func (t *tally) add(partition int, at time.Time, o outbox.Outcome) {
 	name, ok := counted[o]
 	if !ok {
 		return
@@ -40,14 +40,14 @@ func (t *tally) add(partition int, at time.Time, o queue.Outcome) {
 }
 
 // take returns the counts so far and starts again from zero.
-func (t *tally) take() []queue.Stat {
+func (t *tally) take() []outbox.Stat {
 	t.mu.Lock()
 	counts := t.counts
 	t.counts = nil
 	t.mu.Unlock()
-	out := make([]queue.Stat, 0, len(counts))
+	out := make([]outbox.Stat, 0, len(counts))
 	for k, n := range counts {
-		out = append(out, queue.Stat{Partition: k.partition, Minute: time.UnixMilli(k.minute), Outcome: k.outcome, N: n})
+		out = append(out, outbox.Stat{Partition: k.partition, Minute: time.UnixMilli(k.minute), Outcome: k.outcome, N: n})
 	}
 	return out
 }

@@ -8,16 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 type statsQueue struct {
 	Queue
 	fail  bool
-	added []queue.Stat
+	added []outbox.Stat
 }
 
-func (q *statsQueue) AddStats(_ context.Context, s []queue.Stat) error {
+func (q *statsQueue) AddStats(_ context.Context, s []outbox.Stat) error {
 	if q.fail {
 		return errors.New("redis down")
 	}
@@ -32,12 +32,12 @@ func TestTallyCountsUntilRedisTakesThem(t *testing.T) {
 	q := &statsQueue{fail: true}
 	w := &Workers{q: q, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	at := time.Unix(600, 0)
-	for _, o := range []queue.Outcome{queue.Delivered, queue.Delivered, queue.Retry, queue.Skip, queue.Drop} {
+	for _, o := range []outbox.Outcome{outbox.Delivered, outbox.Delivered, outbox.Retry, outbox.Skip, outbox.Drop} {
 		w.tally.add(2, at, o)
 	}
 	w.flushStats(context.Background())
 	q.fail = false
-	w.tally.add(2, at, queue.Delivered)
+	w.tally.add(2, at, outbox.Delivered)
 	w.flushStats(context.Background())
 	got := map[string]int64{}
 	for _, s := range q.added {

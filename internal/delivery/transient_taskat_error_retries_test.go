@@ -8,26 +8,27 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 // flakyTaskAt fails its first TaskAt as a Redis blip would (a timeout, a
 // failover), then answers.
 type flakyTaskAt struct {
-	*queue.Store
+	*testStore
 	mu     sync.Mutex
 	failed bool
 }
 
-func (f *flakyTaskAt) TaskAt(ctx context.Context, taskID, eventID string, version int64) (queue.TaskAt, error) {
+func (f *flakyTaskAt) TaskAt(ctx context.Context, taskID, eventID string, version int64) (taskstore.TaskAt, error) {
 	f.mu.Lock()
 	first := !f.failed
 	f.failed = true
 	f.mu.Unlock()
 	if first {
-		return queue.TaskAt{}, errors.New("queue: task at version: i/o timeout")
+		return taskstore.TaskAt{}, errors.New("queue: task at version: i/o timeout")
 	}
-	return f.Store.TaskAt(ctx, taskID, eventID, version)
+	return f.testStore.TaskAt(ctx, taskID, eventID, version)
 }
 
 // A v0.3 body needs the task after the event (TaskAt). A transient Redis
@@ -37,16 +38,16 @@ func TestTransientTaskAtErrorIsRetriedNotDeadLettered(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &bodyRecorder{}
-	fx := newFixtureWith(t, queue.Config{Partitions: 1}, a2a.V03, "blip", hook)
+	fx := newFixtureWith(t, storeConfig{Partitions: 1}, a2a.V03, "blip", hook)
 	if _, err := fx.commit.Append(ctx, "blip", a2a.Event{Kind: a2a.EventStatus, TaskID: "blip",
 		Status: &a2a.TaskStatus{State: a2a.StateWorking}}); err != nil {
 		t.Fatal(err)
 	}
-	q := &flakyTaskAt{Store: fx.store}
-	w := mustNew(t, Deps{Queue: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
+	q := &flakyTaskAt{testStore: fx.store}
+	w := mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
 		Config{ReclaimIdle: 300 * time.Millisecond, Timeout: time.Second})
 	fx.drain(t, w)
-	dead, _, err := fx.store.ListDeliveries(ctx, queue.DeliveryFilter{TaskID: "blip", Status: "dead", Limit: 10})
+	dead, _, err := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "blip", Status: "dead", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func postOnce(t *testing.T, w *Workers, url string, timeout time.Duration) (Atte
 func clientWorkers(t *testing.T, d Deps) *Workers {
 	t.Helper()
 	fx := newFixture(t, 1, "client", http.NotFoundHandler())
-	d.Queue, d.Signer = fx.store, fx.keys
+	d.Queue, d.Tasks, d.Leader, d.Signer = fx.store, fx.store, fx.store, fx.keys
 	if d.Dial == nil {
 		d.Dial = fx.guard.DialContext
 	}

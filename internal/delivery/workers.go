@@ -21,40 +21,52 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/a2arelay/relay/internal/backpressure"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/ssrf"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
-// Queue is what workers need of Redis (queue.Store implements it).
+// Queue is what workers need of the outbox (outbox.Store implements it).
 type Queue interface {
 	Partitions() int
 	EnsureGroups(ctx context.Context) error
-	ReadTokens(ctx context.Context, p int, consumer string, count int, block time.Duration) ([]queue.Token, error)
-	Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]queue.Token, error)
-	Begin(ctx context.Context, t queue.Token, consumer string, lease time.Duration) (queue.Head, int, error)
-	FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (queue.Finished, error)
-	TaskAt(ctx context.Context, taskID, eventID string, version int64) (queue.TaskAt, error)
-	AddStats(ctx context.Context, stats []queue.Stat) error
+	ReadTokens(ctx context.Context, p int, consumer string, count int, block time.Duration) ([]outbox.Token, error)
+	Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]outbox.Token, error)
+	Begin(ctx context.Context, t outbox.Token, consumer string, lease time.Duration) (outbox.Head, int, error)
+	FinishToken(ctx context.Context, t outbox.Token, h outbox.Head, f outbox.Finish) (outbox.Finished, error)
+	AddStats(ctx context.Context, stats []outbox.Stat) error
 	MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error)
 	TrimAcked(ctx context.Context, p int) error
 	PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error)
 	ExpireRecords(ctx context.Context, p int, now time.Time) error
-	Lead(ctx context.Context, role, holder string, ttl time.Duration) (bool, error)
 
 	// The outbox (Config.Outbox; outbox.go).
-	Own(ctx context.Context, p int, holder string, ttl time.Duration) (queue.Ownership, bool, error)
+	Own(ctx context.Context, p int, holder string, ttl time.Duration) (outbox.Ownership, bool, error)
 	KeepOwning(ctx context.Context, p int, holder string, ttl time.Duration, offset string, release bool) (bool, error)
-	ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]queue.OutboxEntry, error)
-	LoadOutbox(ctx context.Context, p int, es []queue.OutboxEntry, o queue.LoadOptions) ([]queue.Loaded, time.Time, error)
-	FinishOutbox(ctx context.Context, p int, holder string, op queue.OutboxOp) (int, error)
-	FinishOutboxOps(ctx context.Context, p int, holder string, ops []queue.OutboxOp) ([]int, error)
+	ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]outbox.OutboxEntry, error)
+	LoadOutbox(ctx context.Context, p int, es []outbox.OutboxEntry, o outbox.LoadOptions) ([]outbox.Loaded, time.Time, error)
+	FinishOutbox(ctx context.Context, p int, holder string, op outbox.OutboxOp) (int, error)
+	FinishOutboxOps(ctx context.Context, p int, holder string, ops []outbox.OutboxOp) ([]int, error)
 	OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error)
 	AdoptLanes(ctx context.Context, p int) ([]string, error)
-	PushConfig(ctx context.Context, taskID, id string) ([]byte, error)
 	ParkedLanes(ctx context.Context, p int) ([]string, error)
 	ForgetAdoptions(ctx context.Context) error
 	LeaveOutbox(ctx context.Context, me string)
+}
+
+// Tasks is what workers need of the task store (taskstore.Store implements
+// it): a task as it was at an event, for the dialects that carry the whole
+// task, and the push config a notification is for.
+type Tasks interface {
+	TaskAt(ctx context.Context, taskID, eventID string, version int64) (taskstore.TaskAt, error)
+	PushConfig(ctx context.Context, taskID, id string) ([]byte, error)
+}
+
+// Leader elects the one instance that does the housekeeping (leader.Leases
+// implements it).
+type Leader interface {
+	Lead(ctx context.Context, role, holder string, ttl time.Duration) (bool, error)
 }
 
 // Signer signs notification JWTs (auth.Keys implements it).
@@ -90,7 +102,7 @@ type Config struct {
 	Secrets *secrets.Ring
 	// Outbox has the first attempt of each notification delivered by the
 	// owner of its partition's outbox (outbox.go), which must match the
-	// store's queue.Config.Outbox; lane tokens then carry retries only.
+	// store's outbox.Config.Outbox; lane tokens then carry retries only.
 	Outbox bool
 	// LaneRun caps how many heads of one lane a worker delivers in a row
 	// before it hands the lane's token back to the stream (default 16): a
@@ -118,6 +130,8 @@ func (c Config) withDefaults() Config {
 // Workers is the delivery worker pool of one relay instance.
 type Workers struct {
 	q         Queue
+	tasks     Tasks
+	leader    Leader
 	signer    Signer
 	client    *fasthttp.Client
 	cfg       Config
@@ -184,7 +198,7 @@ func (w *Workers) Run(ctx context.Context) error {
 	if err := w.q.EnsureGroups(ctx); err != nil {
 		return err
 	}
-	tokens := make(chan queue.Token)
+	tokens := make(chan outbox.Token)
 	w.stopping = ctx.Done()
 	var readers, workers sync.WaitGroup
 	for p := range w.q.Partitions() {
@@ -226,7 +240,7 @@ func (w *Workers) Run(ctx context.Context) error {
 }
 
 // readLoop feeds the tokens of partition p to the workers.
-func (w *Workers) readLoop(ctx context.Context, p int, out chan<- queue.Token) {
+func (w *Workers) readLoop(ctx context.Context, p int, out chan<- outbox.Token) {
 	for ctx.Err() == nil {
 		// Tokens read wait in memory until a worker is free; one that waits
 		// longer than ReclaimIdle may be handed out again, and Begin makes
@@ -250,7 +264,7 @@ func (w *Workers) readLoop(ctx context.Context, p int, out chan<- queue.Token) {
 }
 
 // handOut gives t to a worker; false when ctx ended first.
-func (w *Workers) handOut(ctx context.Context, out chan<- queue.Token, t queue.Token) bool {
+func (w *Workers) handOut(ctx context.Context, out chan<- outbox.Token, t outbox.Token) bool {
 	w.waiting.Add(1)
 	defer w.waiting.Add(-1)
 	select {
@@ -286,7 +300,7 @@ func (w *Workers) moveDue(ctx context.Context) { w.mover.pass(ctx, w.now()) }
 func (w *Workers) trim(ctx context.Context) {
 	// One instance is enough: the leader of "housekeeping" (a Redis lease
 	// renewed every pass; another instance takes over when it lapses).
-	if lead, err := w.q.Lead(ctx, "housekeeping", w.consumer, 5*time.Second); err != nil || !lead {
+	if lead, err := w.leader.Lead(ctx, "housekeeping", w.consumer, 5*time.Second); err != nil || !lead {
 		if err != nil && ctx.Err() == nil {
 			w.log.WarnContext(ctx, "housekeeping lease", "err", err)
 		}
@@ -313,7 +327,7 @@ func (w *Workers) trim(ctx context.Context) {
 }
 
 // reclaim takes over tokens left pending by a worker that died.
-func (w *Workers) reclaim(ctx context.Context, out chan<- queue.Token) {
+func (w *Workers) reclaim(ctx context.Context, out chan<- outbox.Token) {
 	for p := range w.q.Partitions() {
 		ts, err := w.q.Reclaim(ctx, p, w.consumer, w.cfg.ReclaimIdle, 64)
 		if err != nil {
@@ -333,7 +347,7 @@ func (w *Workers) reclaim(ctx context.Context, out chan<- queue.Token) {
 // Process works on one token: deliver the head of its lane and finish it;
 // while the lane has more, the run is under LaneRun and no token waits for
 // a worker, go on with the next head under the same token and lease.
-func (w *Workers) Process(ctx context.Context, t queue.Token) {
+func (w *Workers) Process(ctx context.Context, t outbox.Token) {
 	began := w.now() // the lane lease runs from here
 	// A token this consumer read a short while ago is likely still its
 	// own alone: Begin checks that in Redis and then skips the re-claim.
@@ -348,7 +362,7 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 		w.log.WarnContext(ctx, "starting a delivery", "task_id", t.TaskID, "err", err)
 		return // the token stays pending and is reclaimed
 	}
-	if status != queue.Go {
+	if status != outbox.Go {
 		return // finished already, or another worker delivers this lane right now
 	}
 	if !t.Reclaimed {
@@ -379,19 +393,19 @@ func (w *Workers) Process(ctx context.Context, t queue.Token) {
 // ReclaimIdle. It returns what FinishToken did, a time no later than the
 // lease's renewal, and false when the token was left pending (to be
 // reclaimed) or was stale.
-func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, began time.Time, run bool, claimed *time.Time) (queue.Finished, time.Time, bool) {
+func (w *Workers) deliverHead(ctx context.Context, t outbox.Token, h outbox.Head, began time.Time, run bool, claimed *time.Time) (outbox.Finished, time.Time, bool) {
 	now := w.now()
-	f := queue.Finish{Now: now, First: cmp.Or(t.First, now), Run: run, Lease: w.cfg.ReclaimIdle, Consumer: w.consumer}
+	f := outbox.Finish{Now: now, First: cmp.Or(t.First, now), Run: run, Lease: w.cfg.ReclaimIdle, Consumer: w.consumer}
 	var rec Attempt
 	switch {
 	case h.Entry == "" || h.Event == nil:
-		f.Outcome = queue.Skip
+		f.Outcome = outbox.Skip
 		if h.Entry != "" {
 			w.log.WarnContext(ctx, "notification dropped: its event is no longer stored (the task expired)",
 				"notification_id", h.NotificationID, "task_id", t.TaskID, "event_id", h.EventID)
 		}
 	case h.Config == nil:
-		f.Outcome = queue.Drop
+		f.Outcome = outbox.Drop
 	default:
 		err := w.attempt(ctx, t, h, &f, &rec, began)
 		if errors.Is(err, errTransient) {
@@ -399,18 +413,18 @@ func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, 
 			// notification's fault. Leave the token pending; it is
 			// reclaimed and tried again.
 			w.log.WarnContext(ctx, "delivery put off: reading the notification failed", "notification_id", h.NotificationID, "err", err)
-			return queue.Finished{}, time.Time{}, false
+			return outbox.Finished{}, time.Time{}, false
 		}
 		if errors.Is(err, errLeaseShort) {
 			// Paused past the point where the attempt could end within the
 			// lease (a frozen process): another worker may own the lane by
 			// now. Leave the token pending; it is reclaimed.
 			w.log.WarnContext(ctx, "delivery skipped: too little of its lease left", "notification_id", h.NotificationID)
-			return queue.Finished{}, time.Time{}, false
+			return outbox.Finished{}, time.Time{}, false
 		}
 		if err != nil {
 			w.log.ErrorContext(ctx, "cannot deliver stored notification", "notification_id", h.NotificationID, "err", err)
-			f.Outcome, f.Reason = queue.Dead, err.Error()
+			f.Outcome, f.Reason = outbox.Dead, err.Error()
 		}
 	}
 	renewed := w.now() // the script renews the lease after this
@@ -421,7 +435,7 @@ func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, 
 	done, err := w.q.FinishToken(ctx, t, h, f)
 	if err != nil {
 		w.log.WarnContext(ctx, "finishing a delivery", "notification_id", h.NotificationID, "err", err)
-		return queue.Finished{}, time.Time{}, false
+		return outbox.Finished{}, time.Time{}, false
 	}
 	if done.Applied {
 		w.acked[t.Partition].Store(true) // its stream is trimmed at the next pass
@@ -432,14 +446,14 @@ func (w *Workers) deliverHead(ctx context.Context, t queue.Token, h queue.Head, 
 
 // report counts an applied attempt made at now, schedules its retry, and
 // tells the operator and the observer.
-func (w *Workers) report(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish, rec Attempt, now time.Time) {
+func (w *Workers) report(ctx context.Context, t outbox.Token, h outbox.Head, f outbox.Finish, rec Attempt, now time.Time) {
 	w.tally.add(t.Partition, now, f.Outcome)
-	if f.Outcome == queue.Retry {
+	if f.Outcome == outbox.Retry {
 		w.mover.scheduled(t.Partition, f.Due)
 	}
-	if w.operator != nil && (f.Outcome == queue.Dead || f.Outcome == queue.Gone) {
+	if w.operator != nil && (f.Outcome == outbox.Dead || f.Outcome == outbox.Gone) {
 		ev := "delivery.dead"
-		if f.Outcome == queue.Gone {
+		if f.Outcome == outbox.Gone {
 			ev = "config.disabled"
 		}
 		w.operator.Notify(Alert{Event: ev, Time: w.now().UTC(), TaskID: t.TaskID, ConfigID: t.ConfigID,
@@ -486,7 +500,7 @@ type Observer interface {
 }
 
 // attempt delivers the head once and fills f.
-func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *queue.Finish, rec *Attempt, began time.Time) error {
+func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f *outbox.Finish, rec *Attempt, began time.Time) error {
 	cfg, err := w.configs.open(w.cfg.Secrets, h.Config)
 	if err != nil {
 		return err
@@ -512,12 +526,12 @@ func (w *Workers) attempt(ctx context.Context, t queue.Token, h queue.Head, f *q
 	cancel()
 	f.Outcome, f.Due, f.Reason = w.cfg.Policy.decide(r, t.Attempt, f.First, w.now())
 	a.Outcome = string(f.Outcome)
-	if f.Outcome == queue.Retry {
+	if f.Outcome == outbox.Retry {
 		a.NextAttempt = &f.Due
 	}
 	f.Attempt, err = json.Marshal(a)
 	*rec = a
-	if f.Outcome != queue.Delivered {
+	if f.Outcome != outbox.Delivered {
 		w.log.InfoContext(ctx, "delivery attempt failed", "notification_id", h.NotificationID, "task_id", t.TaskID,
 			"attempt", t.Attempt, "status", a.Status, "error_class", a.ErrorClass, "outcome", a.Outcome)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/ingest"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/redistest"
 	"github.com/a2arelay/relay/internal/ssrf"
 )
@@ -27,19 +27,19 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 // crashingQueue loses the first FinishToken, as a worker killed after its
 // POST and before its ack would.
 type crashingQueue struct {
-	*queue.Store
+	*testStore
 	mu      sync.Mutex
 	crashed bool
 }
 
-func (c *crashingQueue) FinishToken(ctx context.Context, t queue.Token, h queue.Head, f queue.Finish) (queue.Finished, error) {
+func (c *crashingQueue) FinishToken(ctx context.Context, t outbox.Token, h outbox.Head, f outbox.Finish) (outbox.Finished, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.crashed {
 		c.crashed = true
-		return queue.Finished{}, errors.New("killed before ack")
+		return outbox.Finished{}, errors.New("killed before ack")
 	}
-	return c.Store.FinishToken(ctx, t, h, f)
+	return c.testStore.FinishToken(ctx, t, h, f)
 }
 
 func TestKilledWorkerLeadsToRedeliveryWithSameID(t *testing.T) {
@@ -49,9 +49,9 @@ func TestKilledWorkerLeadsToRedeliveryWithSameID(t *testing.T) {
 	fx := newFixture(t, 2, "killed", hook)
 	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
 	cfg := Config{ReclaimIdle: 50 * time.Millisecond}
-	crashing := &crashingQueue{Store: store}
-	w1 := mustNew(t, Deps{Queue: crashing, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
-	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
+	crashing := &crashingQueue{testStore: store}
+	w1 := mustNew(t, Deps{Queue: crashing, Tasks: crashing, Leader: crashing, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
+	w2 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
 
 	toks, err := store.ReadTokens(ctx, store.PartitionOf("killed"), w1.consumer, 10, time.Second)
 	if err != nil || len(toks) != 1 {
@@ -87,28 +87,28 @@ func TestPolicy(t *testing.T) {
 		r       result
 		n       int
 		first   time.Time
-		want    queue.Outcome
+		want    outbox.Outcome
 		minWait time.Duration
 		maxWait time.Duration
 	}{
-		{"2xx", result{status: 204}, 1, now, queue.Delivered, 0, 0},
-		{"410", result{status: 410}, 1, now, queue.Gone, 0, 0},
-		{"500 first", result{status: 500}, 1, now, queue.Retry, 800 * time.Millisecond, 1200 * time.Millisecond},
-		{"500 third", result{status: 500}, 3, now, queue.Retry, 3200 * time.Millisecond, 4800 * time.Millisecond},
-		{"fourth", result{status: 500}, 4, now, queue.Retry, 6400 * time.Millisecond, 9600 * time.Millisecond},
-		{"capped", result{status: 500}, 8, now.Add(-time.Minute), queue.Retry, 8 * time.Second, 12 * time.Second},
-		{"redirect is a failure", result{status: 302}, 1, now, queue.Retry, 800 * time.Millisecond, 1200 * time.Millisecond},
-		{"retry-after", result{status: 429, retryAfter: 7 * time.Second}, 1, now, queue.Retry, 7 * time.Second, 7 * time.Second},
-		{"retry-after bounded", result{status: 503, retryAfter: time.Hour}, 1, now, queue.Retry, 10 * time.Second, 10 * time.Second},
-		{"network error", result{err: errors.New("refused")}, 2, now, queue.Retry, 1600 * time.Millisecond, 2400 * time.Millisecond},
-		{"attempts spent", result{status: 500}, 9, now, queue.Dead, 0, 0},
-		{"elapsed spent", result{status: 500}, 2, now.Add(-time.Hour), queue.Dead, 0, 0},
+		{"2xx", result{status: 204}, 1, now, outbox.Delivered, 0, 0},
+		{"410", result{status: 410}, 1, now, outbox.Gone, 0, 0},
+		{"500 first", result{status: 500}, 1, now, outbox.Retry, 800 * time.Millisecond, 1200 * time.Millisecond},
+		{"500 third", result{status: 500}, 3, now, outbox.Retry, 3200 * time.Millisecond, 4800 * time.Millisecond},
+		{"fourth", result{status: 500}, 4, now, outbox.Retry, 6400 * time.Millisecond, 9600 * time.Millisecond},
+		{"capped", result{status: 500}, 8, now.Add(-time.Minute), outbox.Retry, 8 * time.Second, 12 * time.Second},
+		{"redirect is a failure", result{status: 302}, 1, now, outbox.Retry, 800 * time.Millisecond, 1200 * time.Millisecond},
+		{"retry-after", result{status: 429, retryAfter: 7 * time.Second}, 1, now, outbox.Retry, 7 * time.Second, 7 * time.Second},
+		{"retry-after bounded", result{status: 503, retryAfter: time.Hour}, 1, now, outbox.Retry, 10 * time.Second, 10 * time.Second},
+		{"network error", result{err: errors.New("refused")}, 2, now, outbox.Retry, 1600 * time.Millisecond, 2400 * time.Millisecond},
+		{"attempts spent", result{status: 500}, 9, now, outbox.Dead, 0, 0},
+		{"elapsed spent", result{status: 500}, 2, now.Add(-time.Hour), outbox.Dead, 0, 0},
 	} {
 		got, due, _ := p.decide(tc.r, tc.n, tc.first, now)
 		if got != tc.want {
 			t.Errorf("%s: outcome %s, want %s", tc.name, got, tc.want)
 		}
-		if wait := due.Sub(now); got == queue.Retry && (wait < tc.minWait || wait > tc.maxWait) {
+		if wait := due.Sub(now); got == outbox.Retry && (wait < tc.minWait || wait > tc.maxWait) {
 			t.Errorf("%s: wait %s, want %s..%s", tc.name, wait, tc.minWait, tc.maxWait)
 		}
 	}
@@ -135,7 +135,7 @@ func TestDuplicateTokenCopiesDeliverOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	store := queue.NewStore(rdb, queue.Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1})
+	store := newTestStore(rdb, storeConfig{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1})
 	if err := store.EnsureGroups(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +162,8 @@ func TestDuplicateTokenCopiesDeliverOnce(t *testing.T) {
 	}
 	guard, _ := ssrf.NewGuard([]string{"127.0.0.0/8"})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w1 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
-	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
+	w1 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
+	w2 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
 	toks, err := store.ReadTokens(ctx, 0, w1.consumer, 1, time.Second)
 	if err != nil || len(toks) != 1 {
 		t.Fatalf("tokens %v, err %v", toks, err)
@@ -185,12 +185,12 @@ func TestDuplicateTokenCopiesDeliverOnce(t *testing.T) {
 // pausingQueue freezes the worker's clock forward right after Begin, as a
 // process paused (VM freeze, SIGSTOP) between taking the lane and POSTing.
 type pausingQueue struct {
-	*queue.Store
+	*testStore
 	advance func()
 }
 
-func (p *pausingQueue) Begin(ctx context.Context, t queue.Token, consumer string, lease time.Duration) (queue.Head, int, error) {
-	h, st, err := p.Store.Begin(ctx, t, consumer, lease)
+func (p *pausingQueue) Begin(ctx context.Context, t outbox.Token, consumer string, lease time.Duration) (outbox.Head, int, error) {
+	h, st, err := p.testStore.Begin(ctx, t, consumer, lease)
 	p.advance()
 	return h, st, err
 }
@@ -206,8 +206,8 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
 	cfg := Config{Timeout: time.Second, ReclaimIdle: 100 * time.Millisecond}
 	clock := time.Now()
-	paused := &pausingQueue{Store: store}
-	w1 := mustNew(t, Deps{Queue: paused, Signer: keys, Dial: guard.DialContext, Log: log}, Config{Timeout: 50 * time.Millisecond, ReclaimIdle: 100 * time.Millisecond})
+	paused := &pausingQueue{testStore: store}
+	w1 := mustNew(t, Deps{Queue: paused, Tasks: paused, Leader: paused, Signer: keys, Dial: guard.DialContext, Log: log}, Config{Timeout: 50 * time.Millisecond, ReclaimIdle: 100 * time.Millisecond})
 	w1.now = func() time.Time { return clock }
 	paused.advance = func() { clock = clock.Add(80 * time.Millisecond) } // 80ms of a 100ms lease gone, 50ms needed
 	toks, err := store.ReadTokens(ctx, store.PartitionOf("paused"), w1.consumer, 10, time.Second)
@@ -219,7 +219,7 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 		t.Fatalf("the paused worker POSTed %v", ids)
 	}
 	time.Sleep(150 * time.Millisecond)
-	w2 := mustNew(t, Deps{Queue: store, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
+	w2 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
 	again, err := store.Reclaim(ctx, store.PartitionOf("paused"), w2.consumer, cfg.ReclaimIdle, 10)
 	if err != nil || len(again) != 1 {
 		t.Fatalf("reclaimed %v, err %v", again, err)
@@ -233,7 +233,7 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 // fixture is a store with one task whose v1.0 push config points at hook,
 // and what workers need to deliver it: signing keys and a loopback guard.
 type fixture struct {
-	store  *queue.Store
+	store  *testStore
 	keys   *auth.Keys
 	guard  *ssrf.Guard
 	log    *slog.Logger
@@ -245,18 +245,18 @@ type fixture struct {
 
 func newFixture(t *testing.T, partitions int, taskID string, hook http.Handler) fixture {
 	t.Helper()
-	return newFixtureWith(t, queue.Config{Partitions: partitions}, a2a.V10, taskID, hook)
+	return newFixtureWith(t, storeConfig{Partitions: partitions}, a2a.V10, taskID, hook)
 }
 
 // newFixtureWith is newFixture on a store configured as cfg (its prefix
 // set here), with the task's webhook in dialect d.
-func newFixtureWith(t *testing.T, cfg queue.Config, d a2a.Dialect, taskID string, hook http.Handler) fixture {
+func newFixtureWith(t *testing.T, cfg storeConfig, d a2a.Dialect, taskID string, hook http.Handler) fixture {
 	t.Helper()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	prefix = strings.TrimSuffix(prefix, ":")
 	cfg.Prefix = prefix
-	store := queue.NewStore(rdb, cfg)
+	store := newTestStore(rdb, cfg)
 	if err := store.EnsureGroups(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func (fx fixture) drain(t *testing.T, w *Workers) {
 
 // oneToken reads the one token in partition 0's stream for consumer, and
 // fails the test unless there is exactly one.
-func (fx fixture) oneToken(t *testing.T, consumer string) queue.Token {
+func (fx fixture) oneToken(t *testing.T, consumer string) outbox.Token {
 	t.Helper()
 	toks, err := fx.store.ReadTokens(context.Background(), 0, consumer, 10, time.Second)
 	if err != nil || len(toks) != 1 {

@@ -15,14 +15,14 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/taskstore"
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
-// Store is what the commit path needs of Redis (queue.Store implements it).
+// Store is what the commit path needs of Redis (taskstore.Store implements it).
 type Store interface {
-	Load(ctx context.Context, taskID string) (queue.Record, error)
-	Commit(ctx context.Context, c queue.Commit) ([]string, error)
+	Load(ctx context.Context, taskID string) (taskstore.Record, error)
+	Commit(ctx context.Context, c taskstore.Commit) ([]string, error)
 }
 
 // maxConflictRetries bounds how often a commit is recomputed when another
@@ -65,7 +65,7 @@ const (
 )
 
 // Create commits a new task (its first event carries the whole task) with
-// the push configs registered inline. It returns queue.ErrConflict when a
+// the push configs registered inline. It returns taskstore.ErrConflict when a
 // task with that id exists already.
 func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig) (a2a.TaskView, error) {
 	now := c.now().UTC()
@@ -88,7 +88,7 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	if owner != "" {
 		fields[fieldOwner] = owner
 	}
-	ids, err := c.store.Commit(ctx, queue.Commit{
+	ids, err := c.store.Commit(ctx, taskstore.Commit{
 		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
 		Fields: fields, Owner: owner,
 	})
@@ -109,12 +109,12 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Event) (a2a.TaskView, error) {
 	for range maxConflictRetries {
 		v, err := c.tryAppend(ctx, taskID, events)
-		if !errors.Is(err, queue.ErrConflict) {
+		if !errors.Is(err, taskstore.ErrConflict) {
 			return v, err
 		}
 		c.views.drop(taskID) // another writer got in first: read the task again
 	}
-	return a2a.TaskView{}, fmt.Errorf("ingest: task %s: %w after %d tries", taskID, queue.ErrConflict, maxConflictRetries)
+	return a2a.TaskView{}, fmt.Errorf("ingest: task %s: %w after %d tries", taskID, taskstore.ErrConflict, maxConflictRetries)
 }
 
 func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event) (a2a.TaskView, error) {
@@ -147,7 +147,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	if view.Task.Status.State.Terminal() {
 		expire = c.retention
 	}
-	ids, err := c.store.Commit(ctx, queue.Commit{
+	ids, err := c.store.Commit(ctx, taskstore.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, Events: evb, Deliver: deliverable(evs),
 		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner,
 	})
@@ -173,7 +173,7 @@ func (c *Committer) current(ctx context.Context, taskID string) (cachedView, err
 		return v, nil
 	}
 	rec, err := c.store.Load(ctx, taskID)
-	if errors.Is(err, queue.ErrNotFound) {
+	if errors.Is(err, taskstore.ErrNotFound) {
 		return cachedView{}, a2a.ErrTaskNotFound(taskID)
 	}
 	if err != nil {
@@ -208,7 +208,7 @@ func encode(t a2a.Task, events []a2a.Event) ([]byte, [][]byte, error) {
 	return snap, evb, nil
 }
 
-func decodeRecord(rec queue.Record) (a2a.TaskView, error) {
+func decodeRecord(rec taskstore.Record) (a2a.TaskView, error) {
 	var v a2a.TaskView
 	if err := json.Unmarshal(rec.Snapshot, &v.Task); err != nil {
 		return v, fmt.Errorf("ingest: decode stored task: %w", err)
@@ -242,7 +242,7 @@ func last(ids []string) string {
 // instance committed is seen at once.
 func (c *Committer) Load(ctx context.Context, taskID string) (a2a.TaskView, error) {
 	rec, err := c.store.Load(ctx, taskID)
-	if errors.Is(err, queue.ErrNotFound) {
+	if errors.Is(err, taskstore.ErrNotFound) {
 		return a2a.TaskView{}, a2a.ErrTaskNotFound(taskID)
 	}
 	if err != nil {

@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/groupcommit"
+	"github.com/a2arelay/relay/internal/layout"
 	"github.com/a2arelay/relay/internal/redistest"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -20,7 +22,7 @@ func TestCommittersRaceOnOneTask(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	store := queue.NewStore(rdb, queue.Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 2})
+	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
 	a := NewCommitter(store, nil, 0, NewHub())
 	b := NewCommitter(store, nil, 0, NewHub())
 	task := a2a.Task{ID: "race", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}

@@ -9,14 +9,18 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
-// CompactStore is what the Compactor needs of Redis (queue.Store).
+// CompactStore is what the Compactor needs of Redis (taskstore.Store).
 type CompactStore interface {
 	Partitions() int
 	CompactCandidates(ctx context.Context, p, n int, now time.Time) ([]string, error)
-	Compact(ctx context.Context, taskID string, now time.Time, fold queue.Fold) (bool, error)
+	Compact(ctx context.Context, taskID string, now time.Time, fold taskstore.Fold) (bool, error)
+}
+
+// Leader elects the one instance that compacts (leader.Leases).
+type Leader interface {
 	Lead(ctx context.Context, role, holder string, ttl time.Duration) (bool, error)
 }
 
@@ -28,14 +32,16 @@ type CompactStore interface {
 // time compacts (a Redis lease).
 type Compactor struct {
 	store  CompactStore
+	leader Leader
 	holder string
 	log    *slog.Logger
 	now    func() time.Time
 }
 
-// NewCompactor returns a Compactor; holder names this instance in the lease.
-func NewCompactor(store CompactStore, holder string, log *slog.Logger) *Compactor {
-	return &Compactor{store: store, holder: holder, log: log, now: time.Now}
+// NewCompactor returns a Compactor; holder names this instance in the
+// leader's lease.
+func NewCompactor(store CompactStore, leader Leader, holder string, log *slog.Logger) *Compactor {
+	return &Compactor{store: store, leader: leader, holder: holder, log: log, now: time.Now}
 }
 
 // Run compacts listed streams every second until ctx ends.
@@ -47,7 +53,7 @@ func (c *Compactor) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if lead, err := c.store.Lead(ctx, "compaction", c.holder, 5*time.Second); err != nil || !lead {
+			if lead, err := c.leader.Lead(ctx, "compaction", c.holder, 5*time.Second); err != nil || !lead {
 				continue
 			}
 			c.RunOnce(ctx)
@@ -74,13 +80,13 @@ func (c *Compactor) RunOnce(ctx context.Context) {
 }
 
 // foldStored rebuilds a stored task version as the commit path encodes it.
-func foldStored(at queue.TaskAt) ([]byte, error) {
+func foldStored(at taskstore.TaskAt) ([]byte, error) {
 	if at.Snapshot != nil {
 		return at.Snapshot, nil
 	}
 	t, err := a2a.FoldStored(at.Base, at.Events)
 	if errors.Is(err, a2a.ErrNoOrigin) {
-		return nil, fmt.Errorf("%w: %w", queue.ErrNoOrigin, err)
+		return nil, fmt.Errorf("%w: %w", taskstore.ErrNoOrigin, err)
 	}
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/taskstore"
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
@@ -66,7 +66,7 @@ func (s *Service) ListTasks(ctx context.Context, p a2a.ListParams) (a2a.ListResu
 
 // collect appends the tasks of entries that pass the filter, up to size, and
 // returns the cursor after the last entry it looked at.
-func (s *Service) collect(ctx context.Context, entries []queue.IndexEntry, p a2a.ListParams, size int, res *a2a.ListResult) (*queue.IndexEntry, error) {
+func (s *Service) collect(ctx context.Context, entries []taskstore.IndexEntry, p a2a.ListParams, size int, res *a2a.ListResult) (*taskstore.IndexEntry, error) {
 	ids := make([]string, len(entries))
 	for i, e := range entries {
 		ids[i] = e.TaskID
@@ -75,7 +75,7 @@ func (s *Service) collect(ctx context.Context, entries []queue.IndexEntry, p a2a
 	if err != nil {
 		return nil, err
 	}
-	var last *queue.IndexEntry
+	var last *taskstore.IndexEntry
 	for i := range entries {
 		last = &entries[i]
 		rec, ok := recs[entries[i].TaskID]
@@ -120,11 +120,11 @@ func matches(t a2a.Task, p a2a.ListParams) bool {
 	return true
 }
 
-func encodePageToken(c queue.IndexEntry) string {
+func encodePageToken(c taskstore.IndexEntry) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Score, 10) + ":" + c.TaskID))
 }
 
-func decodePageToken(tok string) (*queue.IndexEntry, error) {
+func decodePageToken(tok string) (*taskstore.IndexEntry, error) {
 	if tok == "" {
 		return nil, nil
 	}
@@ -132,7 +132,7 @@ func decodePageToken(tok string) (*queue.IndexEntry, error) {
 	if err == nil {
 		score, id, ok := strings.Cut(string(b), ":")
 		if n, perr := strconv.ParseInt(score, 10, 64); ok && perr == nil && id != "" {
-			return &queue.IndexEntry{Score: n, TaskID: id}, nil
+			return &taskstore.IndexEntry{Score: n, TaskID: id}, nil
 		}
 	}
 	return nil, a2a.InvalidParams("pageToken %q is not a token relay issued", tok)

@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/workqueue"
 )
 
-// WorkQueue is what the pull backend needs of Redis (queue.Claims).
+// WorkQueue is what the pull backend needs of Redis (workqueue.Claims).
 type WorkQueue interface {
 	Offer(ctx context.Context, queue, taskID, messageID string) error
-	Claim(ctx context.Context, queue, consumer string, ttl, wait time.Duration) (*queue.Work, error)
+	Claim(ctx context.Context, queue, consumer string, ttl, wait time.Duration) (*workqueue.Work, error)
 	Renew(ctx context.Context, leaseID, taskID, action string, ttl time.Duration) error
 }
 
@@ -23,7 +23,7 @@ type WorkQueue interface {
 var (
 	// ErrLeaseLost: the worker's lease is over (expired and taken by another
 	// worker, or finished); it must stop working on the task.
-	ErrLeaseLost = queue.ErrLeaseLost
+	ErrLeaseLost = workqueue.ErrLeaseLost
 	// ErrTaskCanceled: the client canceled the task.
 	ErrTaskCanceled = errors.New("task canceled by the client")
 	// ErrTaskFinished: the task reached a final state already.
@@ -79,7 +79,7 @@ func (q pullQueue) Cancel(string) {}
 
 // Claimed is a task turn handed to a worker.
 type Claimed struct {
-	Work      queue.Work
+	Work      workqueue.Work
 	View      a2a.TaskView
 	Message   a2a.Message
 	ExpiresAt time.Time
@@ -98,13 +98,13 @@ func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Du
 		switch {
 		case isCode(err, a2a.CodeTaskNotFound):
 		case err != nil:
-			_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, queue.LeaseRelease, p.lease)
+			_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, workqueue.LeaseRelease, p.lease)
 			return nil, err
 		case !view.Task.Status.State.Terminal():
 			return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease)}, nil
 		}
 		// Gone or finished (canceled before anyone claimed it): drop the turn.
-		if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, queue.LeaseDone, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
+		if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, workqueue.LeaseDone, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
 			return nil, err
 		}
 		if !p.now().Before(deadline) {
@@ -144,7 +144,7 @@ func (p *Pull) Heartbeat(ctx context.Context, taskID, leaseID string) (Beat, err
 	}
 	st := view.Task.Status.State
 	if st.Terminal() {
-		if err := p.q.Renew(ctx, leaseID, taskID, queue.LeaseDone, 0); err != nil {
+		if err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0); err != nil {
 			return Beat{}, err
 		}
 		if st == a2a.StateCanceled {
@@ -152,7 +152,7 @@ func (p *Pull) Heartbeat(ctx context.Context, taskID, leaseID string) (Beat, err
 		}
 		return Beat{State: st}, ErrTaskFinished
 	}
-	if err := p.q.Renew(ctx, leaseID, taskID, queue.LeaseRenew, p.lease); err != nil {
+	if err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseRenew, p.lease); err != nil {
 		return Beat{}, err
 	}
 	return Beat{State: st, ExpiresAt: p.now().Add(p.lease)}, nil
@@ -183,13 +183,13 @@ func (p *Pull) Post(ctx context.Context, taskID, leaseID string, events []a2a.Ev
 		}
 		ev.TaskID = taskID
 	}
-	if err := p.q.Renew(ctx, leaseID, taskID, queue.LeaseRenew, p.lease); err != nil {
+	if err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseRenew, p.lease); err != nil {
 		return Posted{}, err
 	}
 	view, err := p.commit.Append(ctx, taskID, events...)
 	var te *a2a.TransitionError
 	if errors.As(err, &te) && te.From.Terminal() {
-		_ = p.q.Renew(ctx, leaseID, taskID, queue.LeaseDone, 0)
+		_ = p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0)
 		if te.From == a2a.StateCanceled {
 			return Posted{State: te.From}, ErrTaskCanceled
 		}
@@ -200,7 +200,7 @@ func (p *Pull) Post(ctx context.Context, taskID, leaseID string, events []a2a.Ev
 	}
 	st := view.Task.Status.State
 	if st.Terminal() || st.Interrupted() {
-		if err := p.q.Renew(ctx, leaseID, taskID, queue.LeaseDone, 0); err != nil {
+		if err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0); err != nil {
 			p.log.WarnContext(ctx, "ending a worker lease", "task_id", taskID, "err", err)
 		}
 		return Posted{State: st, Released: true}, nil
@@ -210,5 +210,5 @@ func (p *Pull) Post(ctx context.Context, taskID, leaseID string, events []a2a.Ev
 
 // Release hands a task back unfinished: the next claim gets it.
 func (p *Pull) Release(ctx context.Context, taskID, leaseID string) error {
-	return p.q.Renew(ctx, leaseID, taskID, queue.LeaseRelease, p.lease)
+	return p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseRelease, p.lease)
 }

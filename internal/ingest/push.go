@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 // normalizePush fills a config's task id and, when missing, its id: the task
@@ -58,9 +58,9 @@ func (s *Service) storePush(ctx context.Context, c a2a.PushConfig) error {
 		return wrapStore("encode push config", err)
 	}
 	switch err := s.store.SetPushConfig(ctx, c.TaskID, c.ID, b, s.cfg.MaxPushConfigs); {
-	case errors.Is(err, queue.ErrNotFound):
+	case errors.Is(err, taskstore.ErrNotFound):
 		return a2a.ErrTaskNotFound(c.TaskID)
-	case errors.Is(err, queue.ErrFull):
+	case errors.Is(err, taskstore.ErrFull):
 		return a2a.InvalidParams("task %s already has %d push notification configs, the maximum", c.TaskID, s.cfg.MaxPushConfigs)
 	case err != nil:
 		return err
@@ -108,7 +108,7 @@ func (s *Service) GetPushConfig(ctx context.Context, taskID, id string) (a2a.Pus
 		return a2a.PushConfig{}, err
 	}
 	b, err := s.store.PushConfig(ctx, taskID, cmp.Or(id, taskID))
-	if errors.Is(err, queue.ErrNotFound) {
+	if errors.Is(err, taskstore.ErrNotFound) {
 		return a2a.PushConfig{}, a2a.Errorf(a2a.CodeTaskNotFound, "push notification config %q not found for task %s", cmp.Or(id, taskID), taskID)
 	}
 	if err != nil {

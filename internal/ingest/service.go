@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
 	"github.com/a2arelay/relay/internal/secrets"
+	"github.com/a2arelay/relay/internal/taskstore"
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
@@ -30,12 +30,12 @@ type Agent interface {
 }
 
 // TaskStore is what the Service reads of Redis beyond the commit path
-// (queue.Store implements it).
+// (taskstore.Store implements it).
 type TaskStore interface {
 	Store
 	Exists(ctx context.Context, taskID string) (bool, error)
-	ScanIndex(ctx context.Context, owner string, cursor *queue.IndexEntry, limit int) ([]queue.IndexEntry, error)
-	LoadMany(ctx context.Context, owner string, taskIDs []string) (map[string]queue.Record, error)
+	ScanIndex(ctx context.Context, owner string, cursor *taskstore.IndexEntry, limit int) ([]taskstore.IndexEntry, error)
+	LoadMany(ctx context.Context, owner string, taskIDs []string) (map[string]taskstore.Record, error)
 	IndexSize(ctx context.Context, owner string) (int64, error)
 	Unindex(ctx context.Context, owner, taskID string) error
 	SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error
@@ -109,7 +109,7 @@ func (s *Service) Send(ctx context.Context, p a2a.SendParams) (a2a.TaskView, err
 		view, err = s.continueTask(ctx, p)
 		if isCode(err, a2a.CodeTaskNotFound) && p.ClientChosenID {
 			view, err = s.create(ctx, p)
-			if errors.Is(err, queue.ErrConflict) { // created concurrently: continue it
+			if errors.Is(err, taskstore.ErrConflict) { // created concurrently: continue it
 				view, err = s.continueTask(ctx, p)
 			}
 		}
@@ -232,7 +232,7 @@ func (s *Service) waitSettled(ctx context.Context, view a2a.TaskView) (a2a.TaskV
 // principal's task is not found, exactly like one that does not exist.
 func (s *Service) GetTask(ctx context.Context, id string) (a2a.TaskView, error) {
 	rec, err := s.store.Load(ctx, id)
-	if errors.Is(err, queue.ErrNotFound) {
+	if errors.Is(err, taskstore.ErrNotFound) {
 		return a2a.TaskView{}, a2a.ErrTaskNotFound(id)
 	}
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/taskstore"
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
@@ -20,7 +20,7 @@ import (
 // bounded number may be open at once; each holds one connection of a pool
 // kept for them, so that blocked readers never starve other work.
 type Streams struct {
-	store    *queue.Store
+	store    *taskstore.Store
 	rdb      redis.UniversalClient
 	slots    chan struct{}
 	perOwner int
@@ -31,7 +31,7 @@ type Streams struct {
 
 // NewStreams returns Streams reading through rdb, at most max at once and
 // at most perOwner (0: no limit) for one principal.
-func NewStreams(store *queue.Store, rdb redis.UniversalClient, max, perOwner int) *Streams {
+func NewStreams(store *taskstore.Store, rdb redis.UniversalClient, max, perOwner int) *Streams {
 	return &Streams{store: store, rdb: rdb, slots: make(chan struct{}, max), perOwner: perOwner, open: map[string]int{}}
 }
 
@@ -72,7 +72,7 @@ func (s *Streams) Open() int { return len(s.slots) }
 // Current returns a task with the id of its last event.
 func (s *Streams) Current(ctx context.Context, taskID string) (a2a.TaskView, error) {
 	rec, last, err := s.store.Current(ctx, taskID)
-	if errors.Is(err, queue.ErrNotFound) {
+	if errors.Is(err, taskstore.ErrNotFound) {
 		return a2a.TaskView{}, a2a.ErrTaskNotFound(taskID)
 	}
 	if err != nil {

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/groupcommit"
+	"github.com/a2arelay/relay/internal/layout"
 	"github.com/a2arelay/relay/internal/redistest"
+	"github.com/a2arelay/relay/internal/taskstore"
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
@@ -22,7 +24,7 @@ import (
 func TestListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
-	store := queue.NewStore(rdb, queue.Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 2})
+	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
 	commit := NewCommitter(store, nil, 100*time.Millisecond, hub) // short retention
 	svc := NewService(store, commit, hub, idleAgent{}, Config{}, slog.Default())
@@ -67,7 +69,7 @@ func TestListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T) {
 func TestPerClientStreamLimitCapsEveryoneWithoutAuth(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
-	store := queue.NewStore(rdb, queue.Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 2})
+	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
 	s := NewStreams(store, rdb, 1000, 32) // app defaults: max_streams large, 32 per client
 	var releases []func()
 	defer func() {

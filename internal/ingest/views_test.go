@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/groupcommit"
+	"github.com/a2arelay/relay/internal/layout"
 	"github.com/a2arelay/relay/internal/redistest"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 // fakeClock is a clock tests move by hand.
@@ -29,7 +31,7 @@ func TestCachedViewOfAnExpiredTaskIsNotUsed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	store := queue.NewStore(rdb, queue.Config{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1})
+	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 1), groupcommit.New(rdb), taskstore.Config{})
 	clock := &fakeClock{t: time.Now()}
 	a := NewCommitter(store, clock.now, 0, NewHub())
 	b := NewCommitter(store, nil, 0, NewHub())

@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // Metrics holds relay's collectors.
@@ -175,9 +175,9 @@ func (h redisHook) count(err error, name string) {
 	h.m.redisErrors.WithLabelValues(name).Inc()
 }
 
-// Depther reads the delivery backlog per partition (queue.Store).
+// Depther reads the delivery backlog per partition (outbox.Store).
 type Depther interface {
-	Depths(ctx context.Context) ([]queue.Depth, error)
+	Depths(ctx context.Context) ([]outbox.Depth, error)
 }
 
 // WatchQueue adds gauges of the delivery backlog per partition, read from

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 type fakeDepths struct{}
 
-func (fakeDepths) Depths(context.Context) ([]queue.Depth, error) {
-	return []queue.Depth{{Waiting: 3, InFlight: 1, OldestPending: 2 * time.Second}}, nil
+func (fakeDepths) Depths(context.Context) ([]outbox.Depth, error) {
+	return []outbox.Depth{{Waiting: 3, InFlight: 1, OldestPending: 2 * time.Second}}, nil
 }
 
 // Every relay_ series the Grafana dashboard queries exists.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/ingest"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/workqueue"
 )
 
 // fakePull records what a turn posts; its state follows the posted statuses.
@@ -66,7 +66,7 @@ func testTurn(t *testing.T, ours a2a.Task) (*turn, *fakePull) {
 	b := New(Config{URL: "http://127.0.0.1:1"}, p, &memLinks{m: map[string]Link{}}, testLog())
 	ctx, stop := context.WithCancelCause(context.Background())
 	t.Cleanup(func() { stop(nil) })
-	c := &ingest.Claimed{Work: queue.Work{TaskID: ours.ID, LeaseID: "l"}, View: a2a.TaskView{Task: ours}, Message: textMessage("hi")}
+	c := &ingest.Claimed{Work: workqueue.Work{TaskID: ours.ID, LeaseID: "l"}, View: a2a.TaskView{Task: ours}, Message: textMessage("hi")}
 	return newTurn(b, ctx, stop, c), p
 }
 

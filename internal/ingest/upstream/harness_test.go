@@ -15,9 +15,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/groupcommit"
 	"github.com/a2arelay/relay/internal/ingest"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/layout"
 	"github.com/a2arelay/relay/internal/redistest"
+	"github.com/a2arelay/relay/internal/taskstore"
+	"github.com/a2arelay/relay/internal/workqueue"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -35,7 +38,7 @@ func testLog() *slog.Logger {
 // pull backend whose queue "up" the bridge works.
 type stack struct {
 	rdb   redis.UniversalClient
-	store *queue.Store
+	store *taskstore.Store
 	svc   *ingest.Service
 	pull  *ingest.Pull
 	links Links
@@ -61,12 +64,12 @@ func (r *routeAgent) Cancel(id string) {
 func newStack(rdb redis.UniversalClient, prefix string, lease time.Duration) *stack {
 	p := strings.TrimSuffix(prefix, ":")
 	log := testLog()
-	store := queue.NewStore(rdb, queue.Config{Prefix: p, Partitions: 2})
+	store := taskstore.New(rdb, layout.New(p, 2), groupcommit.New(rdb), taskstore.Config{})
 	hub := ingest.NewHub()
 	committer := ingest.NewCommitter(store, nil, 0, hub)
 	ra := &routeAgent{}
 	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
-	pull := ingest.NewPull(queue.NewClaims(rdb, rdb, p), committer, svc.GetTask, lease, log)
+	pull := ingest.NewPull(workqueue.New(rdb, rdb, layout.New(p, 0)), committer, svc.GetTask, lease, log)
 	ra.q = pull.Queue("up")
 	return &stack{rdb: rdb, store: store, svc: svc, pull: pull, links: NewRedisLinks(rdb, p, time.Hour), agent: ra}
 }

@@ -7,10 +7,13 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/groupcommit"
 	"github.com/a2arelay/relay/internal/ingest"
-	"github.com/a2arelay/relay/internal/queue"
+	"github.com/a2arelay/relay/internal/layout"
 	"github.com/a2arelay/relay/internal/redistest"
+	"github.com/a2arelay/relay/internal/taskstore"
 	"github.com/a2arelay/relay/internal/tenant"
+	"github.com/a2arelay/relay/internal/workqueue"
 )
 
 // links are keyed by the relay task id alone and live
@@ -39,12 +42,12 @@ func linkReuse(t *testing.T, lenient bool) {
 	rdb, prefix := redistest.New(t)
 	p := strings.TrimSuffix(prefix, ":")
 	log := testLog()
-	store := queue.NewStore(rdb, queue.Config{Prefix: p, Partitions: 2})
+	store := taskstore.New(rdb, layout.New(p, 2), groupcommit.New(rdb), taskstore.Config{})
 	hub := ingest.NewHub()
 	committer := ingest.NewCommitter(store, nil, 100*time.Millisecond, hub) // short retention
 	ra := &routeAgent{}
 	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
-	pull := ingest.NewPull(queue.NewClaims(rdb, rdb, p), committer, committer.Load, 3*time.Second, log) // as app/agents.go wires it
+	pull := ingest.NewPull(workqueue.New(rdb, rdb, layout.New(p, 0)), committer, committer.Load, 3*time.Second, log) // as app/agents.go wires it
 	ra.q = pull.Queue("up")
 	s := &stack{rdb: rdb, store: store, svc: svc, pull: pull, links: NewRedisLinks(rdb, p, time.Hour), agent: ra}
 	s.startBridge(t, Config{URL: f.url})

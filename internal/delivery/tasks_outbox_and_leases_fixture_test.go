@@ -1,0 +1,49 @@
+package delivery
+
+import (
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/groupcommit"
+	"github.com/a2arelay/relay/internal/layout"
+	"github.com/a2arelay/relay/internal/leader"
+	"github.com/a2arelay/relay/internal/outbox"
+	"github.com/a2arelay/relay/internal/taskstore"
+)
+
+// tasks is the task store, embedded in testStore under this name.
+type tasks = taskstore.Store
+
+// testStore is what the app hands the workers, over one Redis: the outbox
+// (Deps.Queue), the task store (Deps.Tasks) and the leader leases
+// (Deps.Leader). Tests pass it, or a wrapper of it that overrides a
+// method, as all three.
+type testStore struct {
+	*outbox.Store
+	*tasks
+	*leader.Leases
+}
+
+// Partitions is the partition count the outbox and the task store share.
+func (s *testStore) Partitions() int { return s.Store.Partitions() }
+
+// storeConfig configures a testStore's outbox and task store alike.
+type storeConfig struct {
+	Prefix            string
+	Partitions        int
+	EventsMaxLen      int
+	DeliveryRetention time.Duration
+	Outbox            bool
+}
+
+func newTestStore(rdb redis.UniversalClient, c storeConfig) *testStore {
+	k := layout.New(c.Prefix, c.Partitions)
+	b := groupcommit.New(rdb)
+	return &testStore{
+		Store: outbox.New(rdb, k, b, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
+		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
+			DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
+		Leases: leader.New(rdb, k),
+	}
+}

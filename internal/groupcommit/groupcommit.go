@@ -1,0 +1,95 @@
+// Package groupcommit runs the Redis commands of many concurrent callers in
+// shared pipelines (group commit), so that under load the task store's
+// commits and the outbox's reports share round trips. It knows no key and
+// no script of its own.
+package groupcommit
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Batcher runs the commands of many concurrent callers in shared pipelines
+// (group commit). A caller queues its commands; when fewer than maxRunners
+// pipelines are in flight it becomes a runner and sends everything queued,
+// its own commands among it, in one round trip, until the queue is empty.
+// Under light load every call goes out alone at once; under heavy load the
+// calls share round trips, which saves Redis and relay most of their
+// per-command I/O. There is no background goroutine and no timer.
+type Batcher struct {
+	rdb        redis.UniversalClient
+	maxRunners int
+	maxBatch   int
+
+	mu      sync.Mutex
+	pending []*batchReq
+	running int
+}
+
+type batchReq struct {
+	add  func(redis.Pipeliner)
+	done chan struct{}
+}
+
+// New returns a Batcher over rdb.
+func New(rdb redis.UniversalClient) *Batcher {
+	return &Batcher{rdb: rdb, maxRunners: 16, maxBatch: 128}
+}
+
+// Do queues add's commands and returns once they have run. The commands'
+// results are in the Cmds add created; do itself reports nothing, so that
+// one failed command never fails another caller's.
+func (b *Batcher) Do(add func(redis.Pipeliner)) {
+	r := &batchReq{add: add, done: make(chan struct{})}
+	b.mu.Lock()
+	b.pending = append(b.pending, r)
+	if b.running >= b.maxRunners {
+		b.mu.Unlock()
+		<-r.done
+		return
+	}
+	b.running++
+	b.mu.Unlock()
+	b.run()
+	<-r.done
+}
+
+// run sends queued batches until none is left.
+func (b *Batcher) run() {
+	for {
+		b.mu.Lock()
+		n := min(len(b.pending), b.maxBatch)
+		if n == 0 {
+			b.running--
+			b.mu.Unlock()
+			return
+		}
+		batch := b.pending[:n:n]
+		b.pending = b.pending[n:]
+		b.mu.Unlock()
+		// The commands run for their callers, not for this one: a caller that
+		// gave up must not cancel the others' commands.
+		pipe := b.rdb.Pipeline()
+		for _, r := range batch {
+			r.add(pipe)
+		}
+		_, _ = pipe.Exec(context.Background())
+		for _, r := range batch {
+			close(r.done)
+		}
+	}
+}
+
+// Eval runs a script in a shared pipeline; when Redis does not have the
+// script cached (after a restart) it runs it alone, which loads it.
+func (b *Batcher) Eval(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
+	var cmd *redis.Cmd
+	b.Do(func(p redis.Pipeliner) { cmd = sc.EvalSha(ctx, p, keys, args...) })
+	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		return sc.Run(ctx, b.rdb, keys, args...)
+	}
+	return cmd
+}

@@ -1,0 +1,193 @@
+// Package layout owns relay's Redis layout: the name of every key relay
+// writes (this file, and nowhere else), the stored formats that scripts of
+// more than one package read (the delivery record codec, record.go, and the
+// Lua library every script starts with, lua/lib.lua). It runs no command:
+// the task store (taskstore) and the outbox (outbox) talk to Redis, and
+// take their keys from here.
+//
+// Keys are partitioned by task: partition p = fnv32a(taskID) mod P, and every
+// key of a task carries the hash tag {p}, so one Lua script can touch all of
+// them atomically on a single Redis and on Redis Cluster alike.
+package layout
+
+import (
+	"cmp"
+	"hash/fnv"
+	"strconv"
+)
+
+// Keys names every key relay writes under one prefix.
+type Keys struct {
+	prefix     string
+	partitions int
+}
+
+// New returns the key names under prefix (default "relay") for a Redis
+// split into partitions task partitions (default 16).
+func New(prefix string, partitions int) Keys {
+	return Keys{prefix: cmp.Or(prefix, "relay"), partitions: cmp.Or(partitions, 16)}
+}
+
+// Partitions is the number of task partitions.
+func (k Keys) Partitions() int { return k.partitions }
+
+// Prefix is the prefix of every key.
+func (k Keys) Prefix() string { return k.prefix }
+
+// Partition returns the partition of a task id.
+func (k Keys) Partition(taskID string) int {
+	h := fnv.New32a()
+	h.Write([]byte(taskID))
+	return int(h.Sum32() % uint32(k.partitions))
+}
+
+func (k Keys) Tag(p int) string { return k.prefix + ":{" + strconv.Itoa(p) + "}:" }
+
+// Task returns the keys of one task: hash, event stream, push configs, the
+// checkpoint of its event stream, and its partition's index.
+func (k Keys) Task(taskID string) TaskKeys {
+	t := k.Tag(k.Partition(taskID))
+	return TaskKeys{
+		Hash:   t + "task:" + taskID,
+		Events: t + "events:" + taskID,
+		Push:   t + "push:" + taskID,
+		Base:   t + "base:" + taskID,
+		Index:  t + "tasks",
+	}
+}
+
+// Index returns the task index of partition p for owner: with client
+// authentication every principal has indexes of its own, so listing never
+// meets another tenant's tasks; "" is the shared index of RELAY_AUTH=none.
+func (k Keys) Index(p int, owner string) string {
+	if owner == "" {
+		return k.Tag(p) + "tasks"
+	}
+	return k.Tag(p) + "tasks:" + owner
+}
+
+// Deliveries is the delivery stream (of lane tokens) of partition p.
+func (k Keys) Deliveries(p int) string { return k.Tag(p) + "deliveries" }
+
+// Lane is the queue of one (task, config) pair. The task id's length keeps
+// ids that contain ":" from colliding.
+func (k Keys) Lane(taskID, configID string) string {
+	return k.Tag(k.Partition(taskID)) + "lane:" + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
+}
+
+// Lease is the lease of one lane: held by the token being worked on.
+func (k Keys) Lease(taskID, configID string) string {
+	return k.Tag(k.Partition(taskID)) + "lease:" + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
+}
+
+// Compact is partition p's zset of tasks whose event streams are due for
+// compaction.
+func (k Keys) Compact(p int) string { return k.Tag(p) + "compact" }
+
+// Record is the delivery record of notification id in partition p (one
+// string, codec d1: record_codec.go). The Lua scripts build the same name
+// from the partition prefix for the records of a lane they drop.
+func (k Keys) Record(p int, id string) string { return k.Tag(p) + "dl:" + id }
+
+// LegacyAttempts is the attempt list a previous relay kept beside record.
+func (k Keys) LegacyAttempts(p int, id string) string { return k.Tag(p) + "dla:" + id }
+
+// TaskDeliveries is the zset of a task's notification ids by creation ms.
+func (k Keys) TaskDeliveries(taskID string) string {
+	return k.Tag(k.Partition(taskID)) + "dl:task:" + taskID
+}
+
+// StatusIndex is partition p's zset of the notification ids in status st
+// (every status but delivered), by update ms.
+func (k Keys) StatusIndex(p int, st string) string { return k.Tag(p) + "dl:status:" + st }
+
+// Retries is partition p's zset of tokens waiting for their next attempt.
+func (k Keys) Retries(p int) string { return k.Tag(p) + "retries" }
+
+// Dead is partition p's stream of dead letters.
+func (k Keys) Dead(p int) string { return k.Tag(p) + "dead" }
+
+// Meta is the hash of facts fixed at first start (partition count).
+func (k Keys) Meta() string { return k.prefix + ":meta" }
+
+// TaskKeys are the keys of one task.
+type TaskKeys struct {
+	Hash, Events, Push, Base, Index string
+}
+
+// Outbox is partition p's outbox stream: one entry per notification, in
+// commit order, read by the partition's owner (internal/outbox).
+func (k Keys) Outbox(p int) string { return k.Tag(p) + "outbox" }
+
+// OutboxOwner is the lease of partition p's outbox owner.
+func (k Keys) OutboxOwner(p int) string { return k.Tag(p) + "outbox:owner" }
+
+// OutboxOffset is the id of the last outbox entry of partition p up to
+// which every notification is done (delivered, finished or parked).
+func (k Keys) OutboxOffset(p int) string { return k.Tag(p) + "outbox:offset" }
+
+// Parked is partition p's set of lanes that hold notifications parked for
+// a retry: later notifications of such a lane queue behind them.
+func (k Keys) Parked(p int) string { return k.Tag(p) + "parked" }
+
+// OutboxRelays is the zset of the relays that own outboxes, scored by the
+// time of their last pass (ms): their count sets each one's share.
+func (k Keys) OutboxRelays() string { return k.prefix + ":outbox:relays" }
+
+// OutboxAdopted marks partition p's lanes as adopted by the outbox (see
+// AdoptLanes).
+func (k Keys) OutboxAdopted(p int) string { return k.Tag(p) + "outbox:adopted" }
+
+// OutboxAdopting marks partition p while AdoptLanes reads its tokens: its
+// delivery stream is not trimmed meanwhile.
+func (k Keys) OutboxAdopting(p int) string { return k.Tag(p) + "outbox:adopting" }
+
+// The keys outside the task partitions.
+
+// Leader is the lease of the instance that leads role (housekeeping,
+// compaction).
+func (k Keys) Leader(role string) string { return k.prefix + ":leader:{" + role + "}" }
+
+// HostValidated marks a webhook host that passed URL validation.
+func (k Keys) HostValidated(host string) string {
+	return k.prefix + ":webhook-validated:{" + host + "}"
+}
+
+// Stats is partition p's hash of delivery counts in the minute that starts
+// at minuteMs.
+func (k Keys) Stats(p int, minuteMs int64) string {
+	return k.Tag(p) + "stats:" + strconv.FormatInt(minuteMs, 10)
+}
+
+// RateWindow counts the requests of client key in the second that starts
+// at unix second sec.
+func (k Keys) RateWindow(key string, sec int64) string {
+	return k.prefix + ":rl:{" + key + "}:" + strconv.FormatInt(sec, 10)
+}
+
+// WorkQueue names the keys of one work queue of the worker API; they share
+// the hash tag {wq:<queue>}.
+func (k Keys) WorkQueue(queue string) WorkQueueKeys {
+	t := k.prefix + ":{wq:" + queue + "}:"
+	return WorkQueueKeys{Stream: t + "work", Grants: t + "grants", leasePrefix: t + "lease:"}
+}
+
+// WorkQueueKeys are the keys of one work queue: its stream of work entries,
+// its grants, and a lease per task.
+type WorkQueueKeys struct {
+	Stream, Grants string
+	leasePrefix    string
+}
+
+// Lease is the lease of one task of the queue.
+func (w WorkQueueKeys) Lease(taskID string) string { return w.leasePrefix + taskID }
+
+// Signing names the signing key set (a hash of keys by id) and the id of
+// the current key.
+func (k Keys) Signing() (set, current string) {
+	return k.prefix + ":{jwks}", k.prefix + ":{jwks}:current"
+}
+
+// Group is the consumer group of the delivery streams and of the work
+// queues' streams.
+const Group = "workers"

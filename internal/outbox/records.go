@@ -1,0 +1,288 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2arelay/relay/internal/layout"
+	"github.com/a2arelay/relay/internal/zindex"
+	"github.com/redis/go-redis/v9"
+)
+
+// DeliveryStatuses are the states of a delivery record.
+var DeliveryStatuses = []string{"pending", "failed", "delivered", "dead", "disabled", "dropped"}
+
+// IndexedStatuses are the statuses listed across tasks; delivered records
+// are listed per task (they are most records, and rarely what an operator
+// hunts for).
+var IndexedStatuses = []string{"pending", "failed", "dead", "disabled", "dropped"}
+
+// ErrQueued: the notification is still queued or retrying; redelivering it
+// now would send it twice.
+var ErrQueued = errors.New("the delivery is still pending or retrying")
+
+// ErrNeedsTask: delivered records can only be listed per task.
+var ErrNeedsTask = errors.New("delivered deliveries are listed per task: add task=<id>")
+
+// DeliveryRecord is the record of one notification to one push config
+// (stored in the codec of layout/record.go).
+type DeliveryRecord = layout.DeliveryRecord
+
+// partitionOf reads the partition that heads a notification id ("p.hex").
+func (s *Store) partitionOf(id string) (int, bool) {
+	ps, _, ok := strings.Cut(id, ".")
+	p, err := strconv.Atoi(ps)
+	return p, ok && err == nil && p >= 0 && p < s.k.Partitions()
+}
+
+// Delivery returns one delivery record with its attempts, or ErrNotFound.
+// A notification waiting in an outbox has no record yet: it is shown
+// pending, from the outbox.
+func (s *Store) Delivery(ctx context.Context, id string) (DeliveryRecord, error) {
+	p, ok := s.partitionOf(id)
+	if !ok {
+		return DeliveryRecord{}, ErrNotFound
+	}
+	r, err := s.storedDelivery(ctx, p, id)
+	if errors.Is(err, ErrNotFound) {
+		return s.waitingDelivery(ctx, p, id)
+	}
+	return r, err
+}
+
+// storedDelivery reads notification id's record, or ErrNotFound.
+func (s *Store) storedDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
+	key := s.k.Record(p, id)
+	raw, err := s.rdb.Get(ctx, key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return DeliveryRecord{}, ErrNotFound
+	case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+		r, err := s.legacyDelivery(ctx, p, id)
+		if err != nil && strings.Contains(err.Error(), "WRONGTYPE") {
+			// A script carried the record over to the current form
+			// between the two reads: read that.
+			raw, err = s.rdb.Get(ctx, key).Result()
+			if err != nil {
+				return DeliveryRecord{}, fmt.Errorf("outbox: read delivery: %w", err)
+			}
+			break
+		}
+		return r, err
+	case err != nil:
+		return DeliveryRecord{}, fmt.Errorf("outbox: read delivery: %w", err)
+	}
+	r, err := layout.DecodeRecord(raw)
+	if err != nil {
+		return DeliveryRecord{}, fmt.Errorf("outbox: delivery %s: %w", id, err)
+	}
+	r.ID = id
+	return r, nil
+}
+
+// legacyDelivery reads a record a previous relay wrote: a hash, and its
+// attempts in a list of their own.
+func (s *Store) legacyDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
+	pipe := s.rdb.Pipeline()
+	h := pipe.HGetAll(ctx, s.k.Record(p, id))
+	a := pipe.LRange(ctx, s.k.LegacyAttempts(p, id), 0, -1)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return DeliveryRecord{}, fmt.Errorf("outbox: read delivery: %w", err)
+	}
+	m := h.Val()
+	if len(m) == 0 {
+		return DeliveryRecord{}, ErrNotFound
+	}
+	r := DeliveryRecord{ID: id, TaskID: m["task"], ConfigID: m["config"], EventID: m["event"], Status: m["status"]}
+	r.Attempts, _ = strconv.Atoi(m["attempts"])
+	r.Created, r.Updated, r.Next = layout.MsTime(m["created"]), layout.MsTime(m["updated"]), layout.MsTime(m["next"])
+	for _, s := range a.Val() {
+		r.AttemptLog = append(r.AttemptLog, []byte(s))
+	}
+	return r, nil
+}
+
+// IndexEntry is one notification in listing order (TaskID holds its
+// notification id): newest first.
+type IndexEntry = zindex.Entry
+
+// DeliveryFilter selects delivery records. With TaskID the task's own index
+// is read; otherwise the status indexes of every partition are merged.
+type DeliveryFilter struct {
+	TaskID, ConfigID, Status string
+	Cursor                   *IndexEntry
+	Limit                    int
+}
+
+// ListDeliveries returns matching delivery records, newest first, and the
+// cursor of the next page (nil at the end).
+func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryRecord, *IndexEntry, error) {
+	var keys []string
+	if f.TaskID != "" {
+		keys = []string{s.k.TaskDeliveries(f.TaskID)}
+	} else {
+		statuses := IndexedStatuses
+		if f.Status != "" {
+			if !slices.Contains(IndexedStatuses, f.Status) {
+				return nil, nil, ErrNeedsTask
+			}
+			statuses = []string{f.Status}
+		}
+		for p := 0; p < s.k.Partitions(); p++ {
+			for _, st := range statuses {
+				keys = append(keys, s.k.StatusIndex(p, st))
+			}
+		}
+	}
+	// Notifications waiting in an outbox have no record yet: they are
+	// listed, pending, from the outboxes (outbox.go: waitingIndex), read
+	// once per listing. (The commit lists them in their task's index too.)
+	var waiting []IndexEntry
+	waitingRecs := map[string]DeliveryRecord{}
+	if f.Status == "" || f.Status == "pending" {
+		for p := 0; p < s.k.Partitions(); p++ {
+			if f.TaskID != "" && p != s.k.Partition(f.TaskID) {
+				continue
+			}
+			w, err := s.waitingIndex(ctx, p, f.TaskID, waitingRecs)
+			if err != nil {
+				return nil, nil, err
+			}
+			waiting = append(waiting, w...)
+		}
+	}
+	var out []DeliveryRecord
+	cursor := f.Cursor
+	for budget := 20*f.Limit + 200; len(out) < f.Limit && budget > 0; {
+		entries, err := zindex.Scan(ctx, s.rdb, keys, cursor, f.Limit)
+		if err != nil {
+			return nil, nil, err
+		}
+		entries = zindex.Merge(entries, waiting, cursor, f.Limit)
+		budget -= len(entries)
+		for i, e := range entries {
+			cursor = &entries[i]
+			r, err := s.listedDelivery(ctx, e.TaskID, waitingRecs)
+			if errors.Is(err, ErrNotFound) {
+				continue // expired, or waiting and not asked for
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			if (f.ConfigID == "" || r.ConfigID == f.ConfigID) && (f.Status == "" || r.Status == f.Status) {
+				out = append(out, r)
+				if len(out) == f.Limit {
+					return out, cursor, nil
+				}
+			}
+		}
+		if len(entries) < f.Limit {
+			return out, nil, nil
+		}
+	}
+	return out, cursor, nil
+}
+
+// listedDelivery is Delivery for a listing: a notification without a
+// record is one of waiting (the listing read the outboxes once), or not
+// listed.
+func (s *Store) listedDelivery(ctx context.Context, id string, waiting map[string]DeliveryRecord) (DeliveryRecord, error) {
+	p, ok := s.partitionOf(id)
+	if !ok {
+		return DeliveryRecord{}, ErrNotFound
+	}
+	r, err := s.storedDelivery(ctx, p, id)
+	if errors.Is(err, ErrNotFound) {
+		if w, ok := waiting[id]; ok {
+			return w, nil
+		}
+	}
+	return r, err
+}
+
+// Redeliver queues a stored notification again at the end of its lane.
+func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
+	r, err := s.Delivery(ctx, id)
+	if err != nil {
+		return err
+	}
+	if r.Status == "pending" || r.Status == "failed" {
+		return ErrQueued
+	}
+	p := s.k.Partition(r.TaskID)
+	keys := []string{s.k.Lane(r.TaskID, r.ConfigID), s.k.Deliveries(p), s.k.Record(p, id), s.k.Task(r.TaskID).Events,
+		s.k.LegacyAttempts(p, id)}
+	if s.outbox {
+		keys = append(keys, s.k.Outbox(p))
+	}
+	err = s.redeliver.Run(ctx, s.rdb, keys, r.EventID, r.TaskID, r.ConfigID, now.UnixMilli(), s.k.Tag(p), id).Err()
+	if err != nil && strings.Contains(err.Error(), "NOTFOUND") {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("outbox: redeliver: %w", err)
+	}
+	return nil
+}
+
+// Redrive redelivers the dead letters of every partition (of one task when
+// taskID is set) and removes them from the dead-letter streams. It returns
+// how many it queued again.
+func (s *Store) Redrive(ctx context.Context, taskID string, now time.Time) (int, error) {
+	n := 0
+	for p := 0; p < s.k.Partitions(); p++ {
+		if taskID != "" && p != s.k.Partition(taskID) {
+			continue
+		}
+		dead := s.k.Dead(p)
+		msgs, err := s.rdb.XRange(ctx, dead, "-", "+").Result()
+		if err != nil {
+			return n, fmt.Errorf("outbox: read dead letters: %w", err)
+		}
+		for _, m := range msgs {
+			id, _ := m.Values["n"].(string)
+			if t, _ := m.Values["t"].(string); taskID != "" && t != taskID {
+				continue
+			}
+			// A dead letter an operator already redelivered is no longer
+			// dead: drop its entry, do not send it again.
+			r, err := s.Delivery(ctx, id)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return n, fmt.Errorf("outbox: read dead letter: %w", err)
+			}
+			if err == nil && r.Status == "dead" {
+				switch err := s.Redeliver(ctx, id, now); {
+				case err == nil:
+					n++
+				case !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrQueued):
+					return n, err
+				}
+			}
+			if err := s.rdb.XDel(ctx, dead, m.ID).Err(); err != nil {
+				return n, fmt.Errorf("outbox: remove dead letter: %w", err)
+			}
+		}
+	}
+	return n, nil
+}
+
+// ExpireRecords drops, in partition p, index entries and dead letters older
+// than the delivery retention: the records they point to have expired, and
+// with noeviction nothing may grow without bound.
+func (s *Store) ExpireRecords(ctx context.Context, p int, now time.Time) error {
+	cut := now.Add(-s.keep).UnixMilli()
+	pipe := s.rdb.Pipeline()
+	for _, st := range IndexedStatuses {
+		pipe.ZRemRangeByScore(ctx, s.k.StatusIndex(p, st), "-inf", "("+strconv.FormatInt(cut, 10))
+	}
+	pipe.XTrimMinID(ctx, s.k.Dead(p), strconv.FormatInt(cut, 10))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("outbox: expire delivery records: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+// Package outbox is the Redis side of webhook delivery: what waits to be
+// delivered and what became of it. It holds the partitions' outboxes (the
+// notifications the task store's commit enqueued, each read by the relay
+// that owns the partition), the lanes that keep a (task, webhook) pair in
+// order while a notification waits for a retry, the retry schedule, the
+// lane and outbox leases, dead letters, and the delivery records with their
+// attempt logs. It knows nothing of A2A and POSTs nothing (delivery does),
+// and never writes task state (taskstore does).
+package outbox
+
+import (
+	"cmp"
+	_ "embed"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/groupcommit"
+	"github.com/a2arelay/relay/internal/layout"
+)
+
+// ErrNotFound: the delivery record (or the push config, or the event a
+// notification refers to) does not exist.
+var ErrNotFound = errors.New("not found")
+
+//go:embed lua/begin.lua
+var beginLua string
+
+// Config configures a Store. Zero values take the documented defaults.
+type Config struct {
+	// DeliveryRetention is how long delivery records and attempts are kept
+	// (default 7 days): the task store's Config.DeliveryRetention.
+	DeliveryRetention time.Duration
+	// AttemptsKept caps the attempts logged per delivery (default 50): the
+	// last AttemptsKept are kept.
+	AttemptsKept int
+	// Outbox sends new notifications through the partitions' outboxes
+	// (outbox.go) instead of lanes: the task store's Config.Outbox.
+	Outbox bool
+}
+
+// Store is the delivery side of relay's Redis.
+type Store struct {
+	rdb          redis.UniversalClient
+	k            layout.Keys
+	batch        *groupcommit.Batcher
+	leases       atomic.Uint64 // numbers the lane leases this process takes
+	keep         time.Duration
+	attemptsKept int
+	begin        *redis.Script
+	finish       *redis.Script
+	mover        *redis.Script
+	redeliver    *redis.Script
+
+	outbox       bool
+	outboxOwn    *redis.Script
+	outboxFinish *redis.Script
+	outboxAdopt  *redis.Script
+	trimAcked    *redis.Script
+	outboxBatch  outboxBatcher
+}
+
+// New returns a Store over rdb, with its keys named by k; its reports share
+// round trips (with the task store's commits) through batch.
+func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, cfg Config) *Store {
+	return &Store{
+		rdb:          rdb,
+		k:            k,
+		batch:        batch,
+		keep:         cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
+		attemptsKept: cmp.Or(cfg.AttemptsKept, 50),
+		begin:        layout.Script(beginLua),
+		finish:       layout.Script(finishLua),
+		mover:        redis.NewScript(moverLua),
+		redeliver:    layout.Script(redeliverLua),
+
+		outbox:       cfg.Outbox,
+		outboxOwn:    redis.NewScript(outboxOwnLua),
+		outboxFinish: layout.Script(outboxFinishLua),
+		outboxAdopt:  redis.NewScript(adoptLua),
+		trimAcked:    redis.NewScript(trimLua),
+		outboxBatch:  outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},
+	}
+}
+
+// Partitions returns the number of partitions.
+func (s *Store) Partitions() int { return s.k.Partitions() }

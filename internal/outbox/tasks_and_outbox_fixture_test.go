@@ -1,0 +1,75 @@
+package outbox
+
+import (
+	"cmp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/groupcommit"
+	"github.com/a2arelay/relay/internal/layout"
+	"github.com/a2arelay/relay/internal/redistest"
+	"github.com/a2arelay/relay/internal/taskstore"
+)
+
+// tasks is the task store, embedded in fixture under this name.
+type tasks = taskstore.Store
+
+// fixture is the task store and the outbox over one Redis, wired as the
+// app wires them (one key layout, one group-commit batcher): the outbox's
+// tests commit through the task store and deliver through the outbox.
+type fixture struct {
+	*Store
+	*tasks
+	// maxLen is the task store's EventsMaxLen, as its commit script takes it.
+	maxLen string
+}
+
+// Partitions is the partition count both share.
+func (f *fixture) Partitions() int { return f.Store.Partitions() }
+
+// storeConfig is the configuration of both halves of a fixture.
+type storeConfig struct {
+	Prefix            string
+	Partitions        int
+	EventsMaxLen      int
+	DeliveryRetention time.Duration
+	AttemptsKept      int
+	Outbox            bool
+}
+
+func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
+	k := layout.New(c.Prefix, c.Partitions)
+	b := groupcommit.New(rdb)
+	return &fixture{
+		Store: New(rdb, k, b, Config{DeliveryRetention: c.DeliveryRetention, AttemptsKept: c.AttemptsKept, Outbox: c.Outbox}),
+		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
+			DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
+		maxLen: strconv.Itoa(cmp.Or(c.EventsMaxLen, 1000)),
+	}
+}
+
+// compactAt is the length over which the task store compacts an event
+// stream, as it documents it: a quarter (at least 16 entries) over the
+// length kept.
+func (f *fixture) compactAt() int {
+	n, _ := strconv.Atoi(f.maxLen)
+	return n + max(16, n/4)
+}
+
+// compactRetry is how long the task store waits before it looks again at a
+// stream a lagging webhook held back.
+const compactRetry = 5 * time.Second
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// newStore returns a fixture on the test's own key prefix of the shared Redis.
+func newStore(t *testing.T, partitions int) (*fixture, redis.UniversalClient, string) {
+	t.Helper()
+	rdb, prefix := redistest.New(t)
+	prefix = strings.TrimSuffix(prefix, ":") // the store adds its own ":"
+	return newFixture(rdb, storeConfig{Prefix: prefix, Partitions: partitions}), rdb, prefix
+}

@@ -1,0 +1,40 @@
+package taskstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2arelay/relay/internal/redistest"
+)
+
+// A commit whose reply was lost is sent again by the client (go-redis
+// retries pipelines): the second run must return the first run's ids and
+// write nothing, not apply the events twice.
+func TestCommitSentTwiceAppliesOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	s := storeOn(rdb, strings.TrimSuffix(prefix, ":"), 2, Config{})
+	c := Commit{TaskID: "twice", Snapshot: []byte(`{}`), Events: [][]byte{[]byte(`{"n":1}`)}, UpdatedAt: time.Now()}
+	tk := s.k.Task(c.TaskID)
+	keys := []string{tk.Hash, tk.Events, tk.Index, tk.Push}
+	args := s.commitArgs(c, "commit-1")
+	first, err := s.commit.Run(ctx, rdb, keys, args...).StringSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.commit.Run(ctx, rdb, keys, args...).StringSlice()
+	if err != nil || len(again) != 1 || again[0] != first[0] {
+		t.Fatalf("replay = %v, %v; want the first run's ids %v", again, err, first)
+	}
+	if n, _ := rdb.XLen(ctx, tk.Events).Result(); n != 1 {
+		t.Fatalf("events after a replay: %d, want 1", n)
+	}
+	// Another commit from the same stale version is still a conflict.
+	if _, err := s.Commit(ctx, c); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a different commit from version 0: err = %v, want ErrConflict", err)
+	}
+}

@@ -1,0 +1,117 @@
+package taskstore
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/a2arelay/relay/internal/layout"
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed lua/compactplan.lua
+	compactPlanLua string
+	//go:embed lua/compact.lua
+	compactLua string
+
+	compactPlanScript = layout.Script(compactPlanLua)
+	compactScript     = layout.Script(compactLua)
+)
+
+// compactAt is the length over which a task's event stream is compacted:
+// a quarter (at least 16 entries) over the length kept, so that a stream
+// is cut now and then, not at every commit.
+func (s *Store) compactAt() int {
+	n, _ := strconv.Atoi(s.maxLen)
+	return n + max(16, n/4)
+}
+
+// ErrNoOrigin is what a Fold returns (wrapped) when the events neither
+// start at the task's creation nor come with a base: a stream a previous
+// relay cut. Compaction then trims it without a checkpoint.
+var ErrNoOrigin = errors.New("no creation or base to fold from")
+
+// How long a listed stream waits before it is looked at again: held back
+// by a lagging webhook, or after a compaction that failed.
+const (
+	compactRetry     = 5 * time.Second
+	compactFailRetry = time.Minute
+)
+
+// CompactCandidates returns up to n tasks of partition p whose event
+// streams are due for compaction at now, the earliest due first.
+func (s *Store) CompactCandidates(ctx context.Context, p, n int, now time.Time) ([]string, error) {
+	ids, err := s.rdb.ZRangeByScore(ctx, s.k.Compact(p), &redis.ZRangeBy{Min: "-inf",
+		Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(n)}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: compaction candidates: %w", err)
+	}
+	return ids, nil
+}
+
+// Fold rebuilds the task after a version from what TaskAt returned, encoded
+// as stored (the caller knows the task model; the store does not).
+type Fold func(TaskAt) ([]byte, error)
+
+// Compact cuts a task's event stream back to the entries kept for stream
+// resumes and those a lane still refers to, storing as the task's
+// checkpoint the task as it was after the last entry cut, so that every
+// entry left can still be rendered exactly. It returns whether it cut
+// anything; a compaction that raced with another is planned again, and
+// one that fails is put off for a minute (it cannot starve the others).
+func (s *Store) Compact(ctx context.Context, taskID string, now time.Time, fold Fold) (bool, error) {
+	cut, err := s.compact(ctx, taskID, now, fold)
+	if err != nil {
+		key := s.k.Compact(s.k.Partition(taskID))
+		_ = s.rdb.ZAddXX(ctx, key, redis.Z{Score: float64(now.Add(compactFailRetry).UnixMilli()), Member: taskID}).Err()
+	}
+	return cut, err
+}
+
+func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold Fold) (bool, error) {
+	tk := s.k.Task(taskID)
+	p := s.k.Partition(taskID)
+	at := s.compactAt()
+	for range 3 {
+		res, err := compactPlanScript.Run(ctx, s.rdb, []string{tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p)},
+			taskID, s.k.Tag(p), s.maxLen, at, now.Add(compactRetry).UnixMilli()).Slice()
+		if err != nil {
+			return false, fmt.Errorf("taskstore: plan compaction: %w", err)
+		}
+		if n, _ := res[0].(int64); n == 0 || len(res) < 5 {
+			return false, nil
+		}
+		last, _ := res[1].(string)
+		ver, _ := res[2].(string)
+		first, _ := res[3].(string)
+		from, _ := res[4].(string)
+		v, err := strconv.ParseInt(ver, 10, 64)
+		if err != nil {
+			return false, fmt.Errorf("taskstore: plan compaction: version %q: %w", ver, err)
+		}
+		state, err := s.TaskAt(ctx, taskID, last, v)
+		if err != nil {
+			return false, err
+		}
+		snap, err := fold(state)
+		switch {
+		case errors.Is(err, ErrNoOrigin):
+			snap = nil // trimmed all the same: those versions could not be rebuilt before either
+		case err != nil:
+			return false, fmt.Errorf("taskstore: compaction of %s: %w", taskID, err)
+		}
+		done, err := compactScript.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p)},
+			taskID, s.k.Tag(p), last, v, first, from, snap, at).Int()
+		if err != nil {
+			return false, fmt.Errorf("taskstore: compact: %w", err)
+		}
+		if done == 1 {
+			return true, nil
+		}
+	}
+	return false, nil
+}

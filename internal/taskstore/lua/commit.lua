@@ -1,0 +1,161 @@
+-- commit.lua: the one atomic write of a task change (DESIGN.md "The flow of one task").
+-- The caller computed the new snapshot from version ARGV[1]; if another commit
+-- got in first, nothing is written and the caller retries from the new version.
+--
+-- KEYS[1] task hash (fields: snap, ver, ck when the task has a checkpoint, and caller fields)
+-- KEYS[2] task event stream
+-- KEYS[3] partition task index (zset: score = update time ms, member = task id)
+-- KEYS[4] task push-config hash (config id -> config)
+-- KEYS[5] the task's checkpoint   KEYS[6] the partition's compaction zset
+-- KEYS[7] the partition's outbox stream, given only when notifications go
+--   through the outbox (RELAY_DELIVERY_PATH=outbox, internal/outbox) instead of
+--   lanes: each gets an outbox entry, and its record is made when the
+--   outbox's owner reports it
+-- KEYS[8] the task's delivery index, given with KEYS[7]: the commit lists
+--   each notification in it (under its outbox entry's ms, the record's
+--   creation time), and keeps it from expiring, so that the owner's report
+--   of a delivered first attempt is the record alone (internal/outbox); the entry
+--   says so with its field i
+-- ARGV: a fixed header, each argument named below (store.go, commitArgs,
+-- lays it out by the same names), then the events:
+--   ARGV[1]  expected   the version the change was computed from ("0": the
+--                       task must not exist yet)
+--   ARGV[2]  snapshot   the new snapshot
+--   ARGV[3]  now        the index score (update time in ms)
+--   ARGV[4]  task       the task id (index member)
+--   ARGV[5]  maxLen     approximate MAXLEN of the event stream
+--   ARGV[6]  ttl        expire the task's keys after this many ms (0: keep)
+--   ARGV[7]  fields     extra task-hash fields, a JSON object ("": none)
+--   ARGV[8]  configs    push configs to store first, a JSON object of
+--                       config id -> config ("": none)
+--   ARGV[9]  flags      one flag per event: "1" when the event is delivered
+--                       to the task's push configs, "0" when not
+--   ARGV[10] pfx        the partition key prefix ("relay:{p}:") for delivery keys
+--   ARGV[11] part       the partition number, which heads notification ids
+--   ARGV[12] keep       delivery record retention in ms
+--   ARGV[13] commitID   the commit's id: a commit sent again (a client retry
+--                       after a lost reply) finds its own id stored and gets
+--                       its stream ids back
+--   ARGV[14 ..]         the events, appended in order
+-- Storage grows with what happened, not with copies of it: an event
+-- stream entry holds the event and its task version ('e', 'v'), never a
+-- task; lanes hold references to entries, never copies. The task after
+-- any version is the snapshot when it is the current one, else the fold
+-- of the stream from its first entry (the task's creation, or after the
+-- checkpoint, below) up to that version.
+-- Delivery keys (all in the task's partition, so in its hash slot):
+--   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId", oldest first (a
+--                                        previous relay wrote "…\n<event>\n<snapshot>")
+--   <p>deliveries                        stream of lane tokens (consumer group "workers")
+--   <p>dl:<notificationId>               the delivery record (lib.lua: recWrite)
+--   <p>dl:task:<task>                    zset of the task's notification ids by creation ms
+--   <p>dl:status:<status>                zset of notification ids by update ms, for every
+--                                        status but delivered (listed per task)
+-- Trimming is not done here: a stream a quarter over ARGV[5] entries is
+-- listed in KEYS[6], and the compactor (compact.lua) cuts it back, folding
+-- what it cuts into the task's checkpoint (KEYS[5]: the task as it was just
+-- before the stream's first entry), so that every entry still stored can
+-- be rendered exactly.
+-- Returns the event stream ids, or the error "CONFLICT <current version>".
+local expected, snapshot, now, task = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local maxLen, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
+local flags, pfx, part, keep, commitID = ARGV[9], ARGV[10], ARGV[11], tonumber(ARGV[12]), ARGV[13]
+local firstEvent = 14
+local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx')
+local cur = tonumber(stored[1] or '0')
+if cur ~= tonumber(expected) then
+  if redis.call('HGET', KEYS[1], 'cid') == commitID then
+    return cjson.decode(redis.call('HGET', KEYS[1], 'cids')) -- this very commit, applied already
+  end
+  return redis.error_reply('CONFLICT ' .. cur)
+end
+local ver = cur + 1
+-- The task hash is written once, at the end: snapshot, version, the
+-- caller's fields and the commit id.
+local fields = {'snap', snapshot, 'ver', ver}
+if ARGV[7] ~= '' then
+  for f, v in pairs(cjson.decode(ARGV[7])) do
+    fields[#fields + 1] = f
+    fields[#fields + 1] = v
+  end
+end
+if ARGV[8] ~= '' then
+  for id, c in pairs(cjson.decode(ARGV[8])) do
+    redis.call('HSET', KEYS[4], id, c)
+  end
+end
+local i = firstEvent
+local configs = {}
+if string.find(flags, '1', 1, true) then
+  configs = redis.call('HKEYS', KEYS[4])
+end
+-- (The index's renewal, below, first cuts its members older than 1.5
+-- retentions: their records have expired, with half a retention to spare
+-- for clocks that differ, as this relay's and Redis's may: a record
+-- expires by Redis's clock, a retention after its commit.)
+local index = KEYS[8] or (pfx .. 'dl:task:' .. task)
+local renew = tonumber(stored[3] or '0') < tonumber(now) + keep
+if renew and cur > 0 and #configs > 0 then
+  redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', tonumber(now) - math.floor(keep * 1.5)))
+end
+local ids = {}
+local n = 0
+local made = false
+while i <= #ARGV do
+  n = n + 1
+  local deliver = string.sub(flags, n, n) == '1' and #configs > 0
+  local id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
+  ids[#ids + 1] = id
+  if deliver then
+    for _, cfg in ipairs(configs) do
+      local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
+      local lane = pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg
+      local dl = pfx .. 'dl:' .. nid
+      if KEYS[7] then
+        local oid = redis.call('XADD', KEYS[7], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
+        redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
+        made = true
+      else
+        recWrite(dl, recNew(task, cfg, id, now), keep)
+        redis.call('ZADD', index, now, nid)
+        made = true
+        redis.call('ZADD', pfx .. 'dl:status:pending', now, nid)
+        if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
+          redis.call('XADD', pfx .. 'deliveries', '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
+        end
+      end
+    end
+  end
+  i = i + 1
+end
+-- The task's delivery index lives at least the retention after its newest
+-- notification: set to 1.5 retentions and renewed (its deadline kept in
+-- the task hash, 'dx') once less than a retention is left, not at every
+-- commit. Its members past the retention point at expired records, which
+-- listings skip; they are cut at each renewal, so that the index of a task
+-- that commits for ever holds no more than about two retentions of members.
+if made and renew then
+  redis.call('PEXPIRE', index, math.floor(keep * 1.5))
+  fields[#fields + 1] = 'dx'
+  fields[#fields + 1] = string.format('%d', tonumber(now) + math.floor(keep * 1.5))
+end
+redis.call('ZADD', KEYS[3], now, task)
+-- A stream a quarter (at least 16 entries) over its length is listed for
+-- compaction (looked at every 8th version).
+if #ids > 0 and ver % 8 == 0 and redis.call('XLEN', KEYS[2]) > maxLen + math.max(16, math.floor(maxLen / 4)) then
+  redis.call('ZADD', KEYS[6], 'NX', now, task)
+end
+fields[#fields + 1] = 'cid'
+fields[#fields + 1] = commitID
+fields[#fields + 1] = 'cids'
+fields[#fields + 1] = cjson.encode(ids)
+redis.call('HSET', KEYS[1], unpack(fields))
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  redis.call('PEXPIRE', KEYS[4], ttl)
+  if stored[2] then
+    redis.call('PEXPIRE', KEYS[5], ttl)
+  end
+end
+return ids

@@ -1,0 +1,316 @@
+// Package taskstore keeps tasks in Redis: the snapshot of each task's
+// latest version, its event stream, its push configs and the index that
+// lists a client's tasks. Commit is the one write of task state: it checks
+// the version, writes the snapshot, appends the events and enqueues their
+// notifications for the outbox in one atomic step. It stores opaque bytes
+// and knows nothing of A2A (callers bring snapshots and events encoded),
+// and never delivers anything (the outbox and delivery do).
+package taskstore
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/groupcommit"
+	"github.com/a2arelay/relay/internal/layout"
+)
+
+// Sentinel errors of the store.
+var (
+	// ErrNotFound: the task (or push config) does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: another commit changed the task since it was loaded.
+	ErrConflict = errors.New("version conflict")
+	// ErrFull: the task already has the maximum number of push configs.
+	ErrFull = errors.New("push config limit reached")
+)
+
+var (
+	//go:embed lua/commit.lua
+	commitLua string
+	//go:embed lua/pushset.lua
+	pushSetLua string
+)
+
+// Config configures a Store. Zero values take the documented defaults.
+type Config struct {
+	// EventsMaxLen is the approximate cap of each task's event stream (default 1000).
+	EventsMaxLen int
+	// DeliveryRetention is how long the delivery records a commit writes,
+	// and the task's delivery index, are kept (default 7 days): the
+	// outbox's Config.DeliveryRetention.
+	DeliveryRetention time.Duration
+	// Outbox has commits append new notifications to the partitions'
+	// outboxes instead of the lanes: the outbox's Config.Outbox.
+	Outbox bool
+}
+
+// Store reads and writes tasks, their event streams, push configs and the
+// task index. Its commit is the one write of task state, and enqueues the
+// commit's notifications in the same step (the outbox reads them).
+type Store struct {
+	rdb     redis.UniversalClient
+	k       layout.Keys
+	batch   *groupcommit.Batcher
+	maxLen  string
+	keep    time.Duration
+	outbox  bool
+	commit  *redis.Script
+	pushSet *redis.Script
+	taskAt  *redis.Script
+}
+
+// New returns a Store over rdb, with its keys named by k; its commits share
+// round trips through batch.
+func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, cfg Config) *Store {
+	return &Store{
+		rdb:     rdb,
+		k:       k,
+		batch:   batch,
+		maxLen:  strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
+		keep:    cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
+		outbox:  cfg.Outbox,
+		commit:  layout.Script(commitLua),
+		pushSet: redis.NewScript(pushSetLua),
+		taskAt:  redis.NewScript(taskAtLua),
+	}
+}
+
+// Partitions returns the number of partitions the store uses.
+func (s *Store) Partitions() int { return s.k.Partitions() }
+
+// CheckPartitions records the partition count on first use and refuses to run
+// with a different one later, which would orphan every stored task.
+func (s *Store) CheckPartitions(ctx context.Context) error {
+	want := strconv.Itoa(s.k.Partitions())
+	if err := s.rdb.HSetNX(ctx, s.k.Meta(), "partitions", want).Err(); err != nil {
+		return fmt.Errorf("taskstore: record partitions: %w", err)
+	}
+	got, err := s.rdb.HGet(ctx, s.k.Meta(), "partitions").Result()
+	if err != nil {
+		return fmt.Errorf("taskstore: read partitions: %w", err)
+	}
+	if got != want {
+		return fmt.Errorf("taskstore: this Redis holds data written with %s partitions; relay is configured with %s", got, want)
+	}
+	return nil
+}
+
+// Record is a stored task: its snapshot, version and extra fields.
+type Record struct {
+	Snapshot []byte
+	Version  int64
+	Fields   map[string]string
+}
+
+// Load returns the stored task, or ErrNotFound.
+func (s *Store) Load(ctx context.Context, taskID string) (Record, error) {
+	m, err := s.rdb.HGetAll(ctx, s.k.Task(taskID).Hash).Result()
+	if err != nil {
+		return Record{}, fmt.Errorf("taskstore: load task: %w", err)
+	}
+	return recordOf(m)
+}
+
+func recordOf(m map[string]string) (Record, error) {
+	snap, ok := m["snap"]
+	if !ok {
+		return Record{}, ErrNotFound
+	}
+	ver, err := strconv.ParseInt(m["ver"], 10, 64)
+	if err != nil {
+		return Record{}, fmt.Errorf("taskstore: bad version %q: %w", m["ver"], err)
+	}
+	delete(m, "snap")
+	delete(m, "ver")
+	delete(m, "cid")
+	delete(m, "cids")
+	delete(m, "ck")
+	delete(m, "dx")
+	return Record{Snapshot: []byte(snap), Version: ver, Fields: m}, nil
+}
+
+// Commit is one atomic change of a task.
+type Commit struct {
+	TaskID string
+	// Version is the version the change was computed from; 0 creates the task.
+	Version  int64
+	Snapshot []byte
+	// Events are appended to the task's event stream, in order.
+	Events [][]byte
+	// Deliver marks, per event, those delivered to the task's push configs.
+	Deliver []bool
+	// Fields are written to the task hash beside the snapshot.
+	Fields map[string]string
+	// PushConfigs are stored before the events are appended, so that they
+	// see every event of this commit.
+	PushConfigs map[string][]byte
+	// UpdatedAt orders the task in listings.
+	UpdatedAt time.Time
+	// Owner is the principal the task belongs to ("" without client
+	// authentication): it picks the index the task is listed in.
+	Owner string
+	// ExpireAfter, when positive, expires all of the task's keys (a finished task).
+	ExpireAfter time.Duration
+}
+
+// Commit applies c atomically and returns the stream ids of its events. It
+// returns ErrConflict when the task's version is no longer c.Version.
+func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
+	tk := s.k.Task(c.TaskID)
+	args := s.commitArgs(c, uuid.NewString())
+	p := s.k.Partition(c.TaskID)
+	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p)}
+	if s.outbox {
+		keys = append(keys, s.k.Outbox(p), s.k.TaskDeliveries(c.TaskID))
+	}
+	res, err := s.batch.Eval(ctx, s.commit, keys, args...).StringSlice()
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "CONFLICT") {
+			return nil, ErrConflict
+		}
+		return nil, fmt.Errorf("taskstore: commit: %w", err)
+	}
+	return res, nil
+}
+
+// commitArgs lays out the commit script's arguments, by the names
+// lua/commit.lua gives them; commitID makes a commit that is sent twice
+// apply once.
+func (s *Store) commitArgs(c Commit, commitID string) []any {
+	jsonOf := func(m map[string]string) string {
+		if len(m) == 0 {
+			return ""
+		}
+		b, _ := json.Marshal(m) // (strings only: cannot fail)
+		return string(b)
+	}
+	configs := make(map[string]string, len(c.PushConfigs))
+	for id, v := range c.PushConfigs {
+		configs[id] = string(v)
+	}
+	p := s.k.Partition(c.TaskID)
+	// In the order, and by the names, lua/commit.lua gives them.
+	args := append(make([]any, 0, 13+len(c.Events)),
+		c.Version,                    // expected
+		c.Snapshot,                   // snapshot
+		c.UpdatedAt.UnixMilli(),      // now
+		c.TaskID,                     // task
+		s.maxLen,                     // maxLen
+		c.ExpireAfter.Milliseconds(), // ttl
+		jsonOf(c.Fields),             // fields
+		jsonOf(configs),              // configs
+		deliverFlags(c),              // flags
+		s.k.Tag(p),                   // pfx
+		p,                            // part
+		s.keep.Milliseconds(),        // keep
+		commitID,                     // commitID
+	)
+	for _, e := range c.Events {
+		args = append(args, e)
+	}
+	return args
+}
+
+// deliverFlags is one flag per event of c: "1" when it is delivered to the
+// task's push configs, "0" when not.
+func deliverFlags(c Commit) string {
+	flags := make([]byte, len(c.Events))
+	for i := range flags {
+		flags[i] = '0'
+		if i < len(c.Deliver) && c.Deliver[i] {
+			flags[i] = '1'
+		}
+	}
+	return string(flags)
+}
+
+// ReplacePushConfig rewrites a push config that exists (re-encrypted
+// secrets); a config deleted meanwhile stays deleted.
+func (s *Store) ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error {
+	tk := s.k.Task(taskID)
+	if err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, id, config, 1<<30, 1).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
+		return fmt.Errorf("taskstore: replace push config: %w", err)
+	}
+	return nil
+}
+
+// SetPushConfig stores config id of a task, replacing one with the same id.
+// It returns ErrNotFound when the task does not exist and ErrFull when it
+// already has max configs.
+func (s *Store) SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error {
+	tk := s.k.Task(taskID)
+	err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, id, config, max, 0).Err()
+	switch {
+	case err == nil:
+		return nil
+	case strings.HasPrefix(err.Error(), "NOTFOUND"):
+		return ErrNotFound
+	case strings.HasPrefix(err.Error(), "FULL"):
+		return ErrFull
+	}
+	return fmt.Errorf("taskstore: set push config: %w", err)
+}
+
+// PushConfig returns one push config of a task, or ErrNotFound.
+func (s *Store) PushConfig(ctx context.Context, taskID, id string) ([]byte, error) {
+	b, err := s.rdb.HGet(ctx, s.k.Task(taskID).Push, id).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: get push config: %w", err)
+	}
+	return b, nil
+}
+
+// PushConfigs returns every push config of a task by id.
+func (s *Store) PushConfigs(ctx context.Context, taskID string) (map[string]string, error) {
+	m, err := s.rdb.HGetAll(ctx, s.k.Task(taskID).Push).Result()
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: list push configs: %w", err)
+	}
+	return m, nil
+}
+
+// DeletePushConfig removes one push config; deleting a missing one is not an error.
+func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string) error {
+	if err := s.rdb.HDel(ctx, s.k.Task(taskID).Push, id).Err(); err != nil {
+		return fmt.Errorf("taskstore: delete push config: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that Redis answers.
+func (s *Store) Ping(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
+
+// Exists reports whether a task exists.
+func (s *Store) Exists(ctx context.Context, taskID string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, s.k.Task(taskID).Hash).Result()
+	if err != nil {
+		return false, fmt.Errorf("taskstore: task exists: %w", err)
+	}
+	return n == 1, nil
+}
+
+// EventsKey names a task's event stream (for readers such as SSE and tests).
+func (s *Store) EventsKey(taskID string) string { return s.k.Task(taskID).Events }
+
+// PartitionOf returns the partition of a task id.
+func (s *Store) PartitionOf(taskID string) int { return s.k.Partition(taskID) }
+
+// TaskKeys names every key of a task (for tests and operators).
+func (s *Store) TaskKeys(taskID string) []string {
+	tk := s.k.Task(taskID)
+	return []string{tk.Hash, tk.Events, tk.Push, tk.Base}
+}

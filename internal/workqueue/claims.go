@@ -1,0 +1,254 @@
+// Package workqueue holds the work queues of the worker API: per queue, a
+// stream of task turns read through a consumer group, and per task a lease
+// naming the worker that holds it. It never decides task state (ingest
+// does) and knows nothing of A2A.
+package workqueue
+
+import (
+	"context"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/layout"
+)
+
+var (
+	//go:embed lua/grant.lua
+	grantLua string
+	//go:embed lua/renew.lua
+	renewLua string
+)
+
+// ErrLeaseLost: the lease expired and went to another worker, the work was
+// finished or handed back, or the lease id is not one relay issued.
+var ErrLeaseLost = errors.New("lease lost")
+
+// Claims are the work queues of the worker API: per queue, a stream of work
+// entries (one per task turn: "t" task id, "m" message id) read through the
+// consumer group "workers", and per task a lease key naming the worker that
+// holds it. An entry whose lease is not renewed is pending with a growing
+// idle time, and the next claim takes it over (XAUTOCLAIM).
+//
+// The keys of one queue share the hash tag {wq:<queue>}.
+type Claims struct {
+	rdb   redis.UniversalClient
+	block redis.UniversalClient
+	k     layout.Keys
+	grant *redis.Script
+	renew *redis.Script
+	ready sync.Map // queue -> struct{}: the consumer group exists
+	// scan is where the next search for expired leases resumes, per queue:
+	// XAUTOCLAIM looks at a bounded stretch of the pending list per call.
+	scan sync.Map // queue -> string
+}
+
+// reclaimScan bounds the XAUTOCLAIM calls of one search for an expired
+// lease (each looks at up to 10 pending entries); the search resumes where
+// it stopped on the next one.
+const reclaimScan = 20
+
+// expired looks for an entry whose lease expired (idle past ttl), walking
+// the pending list from where the last search stopped.
+func (c *Claims) expired(ctx context.Context, queue, consumer string, ttl time.Duration) ([]redis.XMessage, error) {
+	start := "0-0"
+	if v, ok := c.scan.Load(queue); ok {
+		start = v.(string)
+	}
+	for range reclaimScan {
+		msgs, next, err := c.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: c.stream(queue), Group: layout.Group,
+			Consumer: consumer, MinIdle: ttl, Start: start, Count: 1}).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("workqueue: reclaim work: %w", err)
+		}
+		c.scan.Store(queue, next)
+		if len(msgs) > 0 {
+			return msgs, nil
+		}
+		if next == "0-0" || next == "" {
+			return nil, nil // the whole pending list was searched
+		}
+		start = next
+	}
+	return nil, nil
+}
+
+// New returns the work queues named by k. block serves the blocking reads
+// of long-polling claims (a pool of its own, so that they never starve the
+// commit path); it may be rdb.
+func New(rdb, block redis.UniversalClient, k layout.Keys) *Claims {
+	return &Claims{rdb: rdb, block: block, k: k, grant: redis.NewScript(grantLua), renew: redis.NewScript(renewLua)}
+}
+
+func (c *Claims) stream(queue string) string { return c.k.WorkQueue(queue).Stream }
+func (c *Claims) grants(queue string) string { return c.k.WorkQueue(queue).Grants }
+func (c *Claims) lease(queue, taskID string) string {
+	return c.k.WorkQueue(queue).Lease(taskID)
+}
+
+// Work is one task turn granted to a worker.
+type Work struct {
+	Queue, TaskID, MessageID string
+	// LeaseID identifies the lease; it names the queue, so that it alone
+	// finds the lease again.
+	LeaseID string
+	// Attempt counts how often the entry was handed out (1 = first).
+	Attempt int
+}
+
+// QueueOf returns the queue a lease id belongs to.
+func QueueOf(leaseID string) (string, error) {
+	enc, _, ok := strings.Cut(leaseID, ".")
+	q, err := base64.RawURLEncoding.DecodeString(enc)
+	if !ok || err != nil || len(q) == 0 {
+		return "", ErrLeaseLost
+	}
+	return string(q), nil
+}
+
+func (c *Claims) ensureGroup(ctx context.Context, queue string) error {
+	if _, ok := c.ready.Load(queue); ok {
+		return nil
+	}
+	err := c.rdb.XGroupCreateMkStream(ctx, c.stream(queue), layout.Group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("workqueue: create work group: %w", err)
+	}
+	c.ready.Store(queue, struct{}{})
+	return nil
+}
+
+// Offer queues a turn of a task: its creation, or a client's answer to an
+// interrupted task.
+func (c *Claims) Offer(ctx context.Context, queue, taskID, messageID string) error {
+	if err := c.ensureGroup(ctx, queue); err != nil {
+		return err
+	}
+	err := c.rdb.XAdd(ctx, &redis.XAddArgs{Stream: c.stream(queue), Values: []any{"t", taskID, "m", messageID}}).Err()
+	if err != nil {
+		return fmt.Errorf("workqueue: offer work: %w", err)
+	}
+	return nil
+}
+
+// Claim hands the next turn of queue to consumer under a lease of ttl: an
+// entry whose previous lease expired first, else a new one, waiting up to
+// wait for one. It returns nil when none came.
+func (c *Claims) Claim(ctx context.Context, queue, consumer string, ttl, wait time.Duration) (*Work, error) {
+	if err := c.ensureGroup(ctx, queue); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		msgs, err := c.expired(ctx, queue, consumer, ttl)
+		if err != nil {
+			return nil, err
+		}
+		if len(msgs) == 0 {
+			// Block in slices of a second at most, so that a lease expiring
+			// meanwhile is noticed by a waiting claim.
+			block := min(time.Until(deadline), time.Second).Truncate(time.Millisecond)
+			if block < time.Millisecond { // BLOCK 0 would wait forever
+				return nil, nil
+			}
+			res, err := c.block.XReadGroup(ctx, &redis.XReadGroupArgs{Group: layout.Group, Consumer: consumer,
+				Streams: []string{c.stream(queue), ">"}, Count: 1, Block: block}).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, fmt.Errorf("workqueue: read work: %w", err)
+			}
+			for _, st := range res {
+				msgs = append(msgs, st.Messages...)
+			}
+			if ctx.Err() != nil && len(msgs) > 0 {
+				// The claim was given up while Redis handed it an entry:
+				// make the entry look abandoned, so the next claim takes it.
+				c.abandon(context.WithoutCancel(ctx), queue, consumer, ttl, msgs)
+				return nil, ctx.Err()
+			}
+		}
+		for _, m := range msgs {
+			// Granted even if the claim was given up meanwhile: the caller
+			// then releases it, rather than leaving it to expire.
+			w, err := c.grantEntry(context.WithoutCancel(ctx), queue, consumer, ttl, m)
+			if w != nil || err != nil {
+				return w, err
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, nil
+		}
+	}
+}
+
+// abandon sets the idle time of entries read by a claim nobody waits for
+// any more past the lease, so that the next claim takes them over.
+func (c *Claims) abandon(ctx context.Context, queue, consumer string, ttl time.Duration, msgs []redis.XMessage) {
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	args := []any{"XCLAIM", c.stream(queue), layout.Group, consumer, 0}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	args = append(args, "IDLE", ttl.Milliseconds()+1, "JUSTID")
+	_ = c.rdb.Do(ctx, args...).Err()
+}
+
+func (c *Claims) grantEntry(ctx context.Context, queue, consumer string, ttl time.Duration, m redis.XMessage) (*Work, error) {
+	w := &Work{Queue: queue, LeaseID: base64.RawURLEncoding.EncodeToString([]byte(queue)) + "." + strings.ReplaceAll(uuid.NewString(), "-", "")}
+	w.TaskID, _ = m.Values["t"].(string)
+	w.MessageID, _ = m.Values["m"].(string)
+	if w.TaskID == "" { // not an entry relay wrote: drop it
+		c.rdb.XAck(ctx, c.stream(queue), layout.Group, m.ID)
+		return nil, nil
+	}
+	res, err := c.grant.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, w.TaskID), c.grants(queue)},
+		m.ID, w.LeaseID, ttl.Milliseconds(), consumer).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("workqueue: grant work: %w", err)
+	}
+	if ok, _ := res[0].(int64); ok != 1 {
+		return nil, nil // another worker holds a live lease on this task
+	}
+	n, _ := res[1].(int64)
+	w.Attempt = max(int(n), 1)
+	return w, nil
+}
+
+// Lease actions of Renew.
+const (
+	LeaseRenew   = "renew"
+	LeaseDone    = "done"
+	LeaseRelease = "release"
+)
+
+// Renew keeps (LeaseRenew, for ttl more), ends (LeaseDone: the turn is over)
+// or hands back (LeaseRelease: offered to the next claim at once, ttl being
+// the lease time claims wait for) a lease on taskID. It returns
+// ErrLeaseLost when the lease is not current.
+func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl time.Duration) error {
+	queue, err := QueueOf(leaseID)
+	if err != nil {
+		return err
+	}
+	arg := ttl.Milliseconds()
+	if action == LeaseRelease {
+		arg = ttl.Milliseconds() + 1
+	}
+	n, err := c.renew.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)}, leaseID, action, arg).Int()
+	if err != nil {
+		return fmt.Errorf("workqueue: %s lease: %w", action, err)
+	}
+	if n != 1 {
+		return ErrLeaseLost
+	}
+	return nil
+}

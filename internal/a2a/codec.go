@@ -18,7 +18,26 @@ type codec interface {
 	encodePush(c PushConfig) any
 	encodePushList(cs []PushConfig) any
 	encodeDeleted() any
+	// wireField spells a field named in the canonical model (v0.3
+	// MessageSendParams for a send, TaskPushNotificationConfig for a
+	// push-config set) as this dialect's request does.
+	wireField(send bool, field string) string
 }
+
+// inWire renames the field of a *FieldError that the service returned to
+// the spelling of cd's requests; other errors pass as they are.
+func inWire(cd codec, send bool, err error) error {
+	var fe *FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	w := *fe
+	w.Field = cd.wireField(send, fe.Field)
+	return &w
+}
+
+// pushPrefix starts the canonical name of every push config field.
+const pushPrefix = "pushNotificationConfig."
 
 // codecFor returns the codec of dialect d.
 func codecFor(d Dialect) codec {
@@ -78,13 +97,10 @@ func checkParts(parts []Part, where string) error {
 	return nil
 }
 
-// checkID validates an id taken from params.
+// checkID validates a required id taken from params.
 func checkID(id, name string) error {
 	if id == "" {
 		return InvalidParams("%s is required", name)
 	}
-	if len(id) > 256 {
-		return InvalidParams("%s is longer than 256 bytes", name)
-	}
-	return nil
+	return ValidateID(name, id)
 }

@@ -38,12 +38,13 @@ func jsonEq(t testing.TB, got, want any) {
 	}
 }
 
-// wantInvalidParams checks err is a client-safe -32602 containing substr.
+// wantInvalidParams checks err is a client-safe -32602 (an *Error or a
+// *FieldError) containing substr.
 func wantInvalidParams(t testing.TB, err error, substr string) {
 	t.Helper()
-	var e *Error
-	if !errors.As(err, &e) {
-		t.Fatalf("err = %v (%T), want *Error", err, err)
+	e, known := AsError(err)
+	if !known {
+		t.Fatalf("err = %v (%T), want *Error or *FieldError", err, err)
 	}
 	if e.Code != CodeInvalidParams {
 		t.Fatalf("code = %d, want %d (%s)", e.Code, CodeInvalidParams, e.Message)

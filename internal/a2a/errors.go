@@ -40,6 +40,8 @@ var reasons = map[int]string{
 type Error struct {
 	Code    int
 	Message string
+	// field, for a -32602 made from a *FieldError, goes in error.data.
+	field *FieldError
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, e.Message) }
@@ -57,12 +59,17 @@ func InvalidParams(format string, args ...any) *Error {
 	return Errorf(CodeInvalidParams, "invalid params: "+format, args...)
 }
 
-// AsError returns err as an *Error when it is one (or wraps one), and a
-// generic internal error otherwise: internal details never reach a client.
+// AsError returns err as an *Error when it is one (or wraps one), a
+// *FieldError as -32602 naming the field, and a generic internal error
+// otherwise: internal details never reach a client.
 func AsError(err error) (*Error, bool) {
 	var e *Error
 	if errors.As(err, &e) {
 		return e, true
+	}
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return &Error{Code: CodeInvalidParams, Message: "invalid params: " + fe.Error(), field: fe}, true
 	}
 	return &Error{Code: CodeInternal, Message: "internal error"}, false
 }
@@ -81,11 +88,37 @@ type errorInfo struct {
 	Domain string `json:"domain"`
 }
 
-// toWire shapes e for dialect d: v1.0 adds an ErrorInfo to A2A errors.
+// fieldData is error.data of a refused field in v0.1 and v0.3: the field
+// and, when its length is the problem, the limit in bytes.
+type fieldData struct {
+	Field string `json:"field"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// badRequest is google.rpc.BadRequest as v1.0 puts it in error.data.
+type badRequest struct {
+	Type            string           `json:"@type"`
+	FieldViolations []fieldViolation `json:"fieldViolations"`
+}
+
+type fieldViolation struct {
+	Field       string `json:"field"`
+	Description string `json:"description"`
+}
+
+// toWire shapes e for dialect d: v1.0 adds an ErrorInfo to A2A errors; a
+// refused field is named in data (v1.0: a google.rpc.BadRequest).
 func (e *Error) toWire(d Dialect) wireError {
 	w := wireError{Code: e.Code, Message: e.Message}
 	if r, ok := reasons[e.Code]; ok && d == V10 {
 		w.Data = []errorInfo{{Type: "type.googleapis.com/google.rpc.ErrorInfo", Reason: r, Domain: "a2a-protocol.org"}}
+	}
+	if f := e.field; f != nil {
+		w.Data = fieldData{Field: f.Field, Limit: f.Limit}
+		if d == V10 {
+			w.Data = []badRequest{{Type: "type.googleapis.com/google.rpc.BadRequest",
+				FieldViolations: []fieldViolation{{Field: f.Field, Description: f.Error()}}}}
+		}
 	}
 	return w
 }

@@ -3,7 +3,6 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -46,12 +45,13 @@ func envelope(id, method, params string) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
 }
 
-// checkClientError fails unless err is a -32602 *Error whose message names no
-// Go type (unless the client itself sent that text).
+// checkClientError fails unless err answers -32602 (an *Error or a
+// *FieldError) with a message that names no Go type (unless the client
+// itself sent that text).
 func checkClientError(t *testing.T, err error, input []byte) {
 	t.Helper()
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeInvalidParams {
+	e, known := AsError(err)
+	if !known || e.Code != CodeInvalidParams {
 		t.Fatalf("error %v (%T) is not -32602", err, err)
 	}
 	for _, n := range goNames {

@@ -126,7 +126,7 @@ func (h *Handler) dispatch(ctx context.Context, rt route, params json.RawMessage
 		}
 		v, err := h.svc.Send(ctx, p)
 		if err != nil {
-			return nil, rt.dialect, err
+			return nil, rt.dialect, inWire(cd, true, err)
 		}
 		return cd.encodeSendResult(WithHistory(v.Task, hl)), rt.dialect, nil
 	case opGet, opCancel:
@@ -165,7 +165,7 @@ func (h *Handler) push(ctx context.Context, rt route, cd codec, params json.RawM
 		}
 		c.Dialect = d
 		if c, err = h.svc.SetPushConfig(ctx, c); err != nil {
-			return nil, d, err
+			return nil, d, inWire(cd, false, err)
 		}
 		return cd.encodePush(c), d, nil
 	}

@@ -153,13 +153,14 @@ func (h *Handler) openSubscription(c *fiber.Ctx, rt route, params json.RawMessag
 	sub := &subscription{d: rt.dialect, indexes: map[string]int{}}
 	var view TaskView
 	if rt.op == opStream {
-		p, _, err := codecFor(rt.dialect).decodeSend(params)
+		cd := codecFor(rt.dialect)
+		p, _, err := cd.decodeSend(params)
 		if err != nil {
 			return nil, err
 		}
 		p.Blocking = false
 		if view, err = h.svc.Send(ctx, p); err != nil {
-			return nil, err
+			return nil, inWire(cd, true, err)
 		}
 	} else {
 		taskID, _, err := codecFor(rt.dialect).decodeTaskQuery(params)

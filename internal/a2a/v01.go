@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -164,3 +165,24 @@ func (c v01) encodePushList(cs []PushConfig) any {
 }
 
 func (v01) encodeDeleted() any { return nil }
+
+// wireField: v0.1 names the task id "id" and the context "sessionId", and
+// an inline config "pushNotification".
+func (v01) wireField(send bool, field string) string {
+	if !send {
+		if field == pushPrefix+"taskId" {
+			return "id"
+		}
+		return field
+	}
+	switch field {
+	case "contextId":
+		return "sessionId"
+	case "taskId":
+		return "id"
+	}
+	if rest, ok := strings.CutPrefix(field, pushPrefix); ok {
+		return "pushNotification." + rest
+	}
+	return field
+}

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/a2arelay/relay/internal/secrets"
 )
@@ -130,7 +131,10 @@ func (v03) decodePushRef(params json.RawMessage) (string, string, error) {
 	if err := decodeParams(params, &w); err != nil {
 		return "", "", err
 	}
-	return w.ID, w.ConfigID, checkID(w.ID, "id")
+	if err := checkID(w.ID, "id"); err != nil {
+		return "", "", err
+	}
+	return w.ID, w.ConfigID, ValidateID("pushNotificationConfigId", w.ConfigID)
 }
 
 // encodePush renders a config for an answer (set, get, list), with its token
@@ -160,3 +164,15 @@ func (c v03) encodePushList(cs []PushConfig) any {
 }
 
 func (v03) encodeDeleted() any { return nil }
+
+// wireField: an inline config sits in configuration; a set names the task
+// beside the config.
+func (v03) wireField(send bool, field string) string {
+	switch {
+	case send && strings.HasPrefix(field, pushPrefix):
+		return "configuration." + field
+	case !send && field == pushPrefix+"taskId":
+		return "taskId"
+	}
+	return field
+}

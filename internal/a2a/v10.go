@@ -243,7 +243,10 @@ func (v10) decodePushRef(params json.RawMessage) (string, string, error) {
 	if err := decodeParams(params, &w); err != nil {
 		return "", "", err
 	}
-	return w.TaskID, w.ID, checkID(w.TaskID, "taskId")
+	if err := checkID(w.TaskID, "taskId"); err != nil {
+		return "", "", err
+	}
+	return w.TaskID, w.ID, ValidateID("id", w.ID)
 }
 
 // encodePush renders a config for an answer (set, get, list), with its token
@@ -268,3 +271,19 @@ func (c v10) encodePushList(cs []PushConfig) any {
 }
 
 func (v10) encodeDeleted() any { return map[string]any{} }
+
+// wireField: a v1.0 config is flat, with one scheme; inline, it sits in
+// configuration.taskPushNotificationConfig.
+func (v10) wireField(send bool, field string) string {
+	rest, ok := strings.CutPrefix(field, pushPrefix)
+	if !ok {
+		return field
+	}
+	if r, ok := strings.CutPrefix(rest, "authentication.schemes[0]"); ok {
+		rest = "authentication.scheme" + r
+	}
+	if send {
+		return "configuration.taskPushNotificationConfig." + rest
+	}
+	return rest
+}

@@ -109,10 +109,22 @@ type rpcResult struct {
 	RPC    string          `json:"jsonrpc"`
 	Result json.RawMessage `json:"result"`
 	Error  *struct {
-		Code    int               `json:"code"`
-		Message string            `json:"message"`
-		Data    []json.RawMessage `json:"data"`
+		Code    int       `json:"code"`
+		Message string    `json:"message"`
+		Data    errorData `json:"data"`
 	} `json:"error"`
+}
+
+// errorData is a JSON-RPC error's data: v1.0's list of details, or the one
+// object a v0.x error carries (a refused field), as a list of one.
+type errorData []json.RawMessage
+
+func (d *errorData) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '{' {
+		*d = errorData{append(json.RawMessage(nil), b...)}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]json.RawMessage)(d))
 }
 
 // post sends a raw body with headers and decodes the JSON answer.

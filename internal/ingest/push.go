@@ -34,6 +34,9 @@ func (s *Service) SetPushConfig(ctx context.Context, c a2a.PushConfig) (a2a.Push
 	if c.TaskID == "" {
 		return c, a2a.InvalidParams("taskId is required")
 	}
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
 	if err := s.checkPushURL(c.URL); err != nil {
 		return c, err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
 
 	"github.com/google/uuid"
@@ -91,6 +90,9 @@ func NewService(store TaskStore, commit *Committer, hub *Hub, agent Agent, cfg C
 // Send creates or continues a task with p.Message and starts the agent on it.
 func (s *Service) Send(ctx context.Context, p a2a.SendParams) (a2a.TaskView, error) {
 	if err := validateMessage(p.Message); err != nil {
+		return a2a.TaskView{}, err
+	}
+	if err := p.Validate(); err != nil {
 		return a2a.TaskView{}, err
 	}
 	if err := s.agent.Validate(p.Message); err != nil {
@@ -274,23 +276,9 @@ func validateMessage(m a2a.Message) error {
 	return nil
 }
 
-// ValidatePushURL checks that a webhook URL is an absolute http(s) URL.
-func ValidatePushURL(raw string) error {
-	if len(raw) > 2048 {
-		return a2a.InvalidParams("push notification url is longer than 2048 bytes")
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return a2a.InvalidParams("push notification url must be an absolute http or https URL, got %q", raw)
-	}
-	return nil
-}
-
-// checkPushURL validates a webhook URL's shape, then asks the SSRF guard.
+// checkPushURL asks the SSRF guard about a webhook URL whose shape
+// a2a.PushConfig.Validate has checked.
 func (s *Service) checkPushURL(raw string) error {
-	if err := ValidatePushURL(raw); err != nil {
-		return err
-	}
 	if s.cfg.CheckURL != nil {
 		if err := s.cfg.CheckURL(raw); err != nil {
 			return a2a.InvalidParams("push notification url refused: %v (allow its range with RELAY_WEBHOOK_ALLOW_CIDRS)", err)

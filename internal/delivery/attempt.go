@@ -66,7 +66,7 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 	a.LatencyMs = float64(w.now().Sub(start).Microseconds()) / 1000
 	if err != nil {
 		a.ErrorClass, a.Error = ssrf.Classify(err), errorText(err)
-		return result{err: err}
+		return result{err: err, blocked: a.ErrorClass == ssrf.ClassBlocked}
 	}
 	status, body := resp.StatusCode(), resp.Body()
 	a.Status, a.Response = status, validUTF8(body[:min(len(body), w.cfg.ExcerptBytes)])

@@ -25,6 +25,11 @@ type result struct {
 	status     int
 	err        error
 	retryAfter time.Duration // from a 429 or 503, when given
+	// blocked: the webhook's host resolved to an address the SSRF guard
+	// refuses. No retry can succeed until an operator changes the
+	// allowlist or the webhook's DNS, so it is dead-lettered at once (and
+	// can be redelivered from there).
+	blocked bool
 }
 
 // decide returns the outcome of attempt number n (1-based) of a head first
@@ -35,6 +40,8 @@ func (p Policy) decide(r result, n int, first, now time.Time) (outbox.Outcome, t
 		return outbox.Delivered, time.Time{}, ""
 	case r.err == nil && r.status == http.StatusGone:
 		return outbox.Gone, time.Time{}, "410 Gone: config disabled"
+	case r.blocked:
+		return outbox.Dead, time.Time{}, "webhook address refused by the SSRF guard: dead-lettered without retries"
 	}
 	if n >= p.MaxAttempts {
 		return outbox.Dead, time.Time{}, "retry budget spent: " + strconv.Itoa(n) + " attempts"

@@ -101,6 +101,7 @@ func TestPolicy(t *testing.T) {
 		{"retry-after", result{status: 429, retryAfter: 7 * time.Second}, 1, now, outbox.Retry, 7 * time.Second, 7 * time.Second},
 		{"retry-after bounded", result{status: 503, retryAfter: time.Hour}, 1, now, outbox.Retry, 10 * time.Second, 10 * time.Second},
 		{"network error", result{err: errors.New("refused")}, 2, now, outbox.Retry, 1600 * time.Millisecond, 2400 * time.Millisecond},
+		{"blocked by the SSRF guard", result{err: errors.New("blocked"), blocked: true}, 1, now, outbox.Dead, 0, 0},
 		{"attempts spent", result{status: 500}, 9, now, outbox.Dead, 0, 0},
 		{"elapsed spent", result{status: 500}, 2, now.Add(-time.Hour), outbox.Dead, 0, 0},
 	} {

@@ -121,6 +121,9 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: RELAY_WEBHOOK_ALLOW_CIDRS: %w", err)
 	}
+	if err := a.checkAllowlist(ctx, guard); err != nil {
+		return err
+	}
 	a.keys, err = auth.NewKeys(ctx, a.rdb, auth.KeyConfig{Algorithm: a.cfg.JWTAlg, KeyFile: a.cfg.JWTKeyFile,
 		Grace: a.cfg.JWTRotateGrace, Prefix: a.cfg.RedisPrefix, Sealer: a.sealer()}, nil)
 	if err != nil {

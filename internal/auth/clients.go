@@ -180,6 +180,11 @@ func loggerOrDefault(l *slog.Logger) *slog.Logger {
 // runs open checks Enabled first.
 func (c *Clients) Enabled() bool { return len(c.apiKeys) > 0 || c.jwt != nil }
 
+// APIKeyName returns the name of the configured API key that key is, if
+// it is one. relay uses it to refuse a static token (admin, worker) that
+// is also a client's key. The comparison is the one Authenticate makes.
+func (c *Clients) APIKeyName(key string) (string, bool) { return matchAPIKey(c.apiKeys, key) }
+
 // Authenticate reads the request's credential through header (a request
 // header by name, "" when absent, such as fiber's c.Get) and returns its
 // principal.

@@ -23,7 +23,7 @@ import (
 // refused requests (server-defined range; the HTTP status says the same).
 const (
 	codeUnauthenticated = -32040
-	codeRateLimited     = -32029
+	codeRateLimited     = a2a.CodeLimited
 )
 
 // setupSecurity decides whether clients must authenticate and builds the
@@ -198,7 +198,7 @@ func (a *App) guardAdmin(c *fiber.Ctx) error {
 		}
 		return c.Next()
 	}
-	tok, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	tok, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
 	if !ok || !a.adminTokens.Contains(tok) {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="relay admin"`)
 		return c.Status(fiber.StatusUnauthorized).JSON(fiber.Map{"error": "the management API needs Authorization: Bearer <admin token>"})

@@ -262,6 +262,12 @@ func cutBearer(authz string) (string, bool) {
 	return trimOWS(rest), true
 }
 
+// BearerToken returns the token of an Authorization header value whose
+// scheme is Bearer, matched case-insensitively (RFC 7235) as client
+// credentials are, and whether it is one. Surrounding white space is
+// ignored.
+func BearerToken(authz string) (string, bool) { return cutBearer(trimOWS(authz)) }
+
 // looksLikeJWT reports whether s is three base64url segments separated by
 // dots, the first two non-empty (the last is empty for alg "none", which
 // is then refused by the JWT verifier with a clear reason).

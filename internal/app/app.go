@@ -173,6 +173,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	go func() { a.served <- a.http.Listener(a.quiet.listen(ln)) }()
 	a.log.InfoContext(ctx, "relay listening", "addr", ln.Addr().String(), "public_url", a.cfg.PublicURL,
 		"auth", a.cfg.Auth, "partitions", a.store.Partitions())
+	a.hintLoopback(ctx, ln.Addr())
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -99,6 +100,18 @@ func (a *App) checkAllowlist(ctx context.Context, guard *ssrf.Guard) error {
 	}
 	a.log.WarnContext(ctx, "WEBHOOKS MAY TARGET ADDRESSES THE SSRF GUARD WOULD REFUSE: RELAY_WEBHOOK_ALLOW_CIDRS holds ranges wider than a private network (allowed by RELAY_WEBHOOK_ALLOW_WIDE_CIDRS)", "ranges", list)
 	return nil
+}
+
+// hintLoopback says, when relay runs without client authentication on a
+// loopback address (the quickstart's default), how to listen on every
+// interface: other machines cannot reach it.
+func (a *App) hintLoopback(ctx context.Context, addr net.Addr) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if a.authOn || !ok || !tcp.IP.IsLoopback() {
+		return
+	}
+	a.log.InfoContext(ctx, fmt.Sprintf("relay listens on loopback only (client authentication is off): other machines cannot reach it; to listen on every interface set RELAY_ADDR=:%d, with client credentials (RELAY_API_KEYS, see SECURITY.md) or RELAY_AUTH=none on purpose", tcp.Port),
+		"addr", addr.String())
 }
 
 // setupSecrets builds the ring that seals secrets at rest. The embedded

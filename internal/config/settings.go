@@ -50,8 +50,8 @@ func Settings() []Setting {
 // serverSettings are the HTTP server, storage and logging settings.
 func serverSettings() []Setting {
 	return []Setting{
-		{Key: "addr", Env: "RELAY_ADDR", Flag: "addr", Default: ":8080", Group: groupServer,
-			Help:  "Listen address of the HTTP server (host:port).",
+		{Key: "addr", Env: "RELAY_ADDR", Flag: "addr", Default: "", Group: groupServer,
+			Help:  "Listen address of the HTTP server (host:port). Empty: 127.0.0.1:8080 (loopback only) while client authentication is off, as in the quickstart, else :8080 (every interface).",
 			value: text(func(c *Config) *string { return &c.Addr }, checkAddr)},
 		{Key: "public_url", Env: "RELAY_PUBLIC_URL", Flag: "public-url", Default: "", Group: groupServer,
 			Help:  "URL clients reach relay at: the agent card's url and the JWT issuer. Empty derives http://localhost:<port> from addr (or http://<host>:<port> when addr names a host).",

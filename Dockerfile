@@ -23,5 +23,9 @@ COPY --from=build /out/relay /relay
 # RELAY_* variables work without it.
 COPY configs/relay.yaml /etc/relay/relay.yaml
 USER 65532:65532
+# relay listens on loopback only when no address is given and clients need no
+# credentials; in a container that would be unreachable through the
+# published port, so the image names the address explicitly.
+ENV RELAY_ADDR=:8080
 EXPOSE 8080
 ENTRYPOINT ["/relay"]

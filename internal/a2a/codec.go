@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +49,37 @@ func codecFor(d Dialect) codec {
 		return v10{}
 	}
 	return v03{}
+}
+
+// decodeSend decodes a send in dialect d and checks what the dialects
+// share: metadata, wherever a client may put it, is an object.
+func decodeSend(d Dialect, params json.RawMessage) (SendParams, *int, error) {
+	p, hl, err := codecFor(d).decodeSend(params)
+	if err != nil {
+		return p, hl, err
+	}
+	if err := checkMetadata(p.Metadata, "metadata"); err != nil {
+		return SendParams{}, nil, err
+	}
+	if err := checkMetadata(p.Message.Metadata, "message.metadata"); err != nil {
+		return SendParams{}, nil, err
+	}
+	for i, part := range p.Message.Parts {
+		if err := checkMetadata(part.Metadata, fmt.Sprintf("message.parts[%d].metadata", i)); err != nil {
+			return SendParams{}, nil, err
+		}
+	}
+	return p, hl, nil
+}
+
+// checkMetadata requires a metadata value, when present, to be a JSON
+// object (A2A: a map of string keys); null is as good as absent.
+func checkMetadata(raw json.RawMessage, where string) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == '{' || string(raw) == "null" {
+		return nil
+	}
+	return InvalidParams("%s must be an object", where)
 }
 
 // decodeParams unmarshals params into v, turning any failure into -32602.

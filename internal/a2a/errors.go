@@ -3,6 +3,7 @@ package a2a
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // JSON-RPC and A2A error codes (PROTOCOL.md §7).
@@ -21,6 +22,10 @@ const (
 	CodeExtendedCardNotConfig = -32007
 	CodeExtensionRequired     = -32008
 	CodeVersionNotSupported   = -32009
+	// CodeLimited (server-defined range) refuses a request because a limit
+	// is reached: a rate, or open streams. The HTTP status says whose
+	// (429 the client's, 503 the instance's), Retry-After when to retry.
+	CodeLimited = -32029
 )
 
 // reasons names each A2A error code as v1.0 ErrorInfo.reason does.
@@ -59,9 +64,31 @@ func InvalidParams(format string, args ...any) *Error {
 	return Errorf(CodeInvalidParams, "invalid params: "+format, args...)
 }
 
+// LimitScope says whose limit refused a request.
+type LimitScope int
+
+const (
+	// LimitClient: the client used up its own share; others still get theirs.
+	LimitClient LimitScope = iota + 1
+	// LimitInstance: this relay instance is full, for every client.
+	LimitInstance
+)
+
+// LimitError refuses a request because a limit is reached. It is a kind of
+// the service, not of a transport: each binding says it its own way
+// (JSON-RPC: CodeLimited, HTTP 429 or 503 and Retry-After).
+type LimitError struct {
+	Scope   LimitScope
+	Message string // safe to show to the client
+	// RetryAfter is when trying again may succeed (0: no hint).
+	RetryAfter time.Duration
+}
+
+func (e *LimitError) Error() string { return "a2a: limit reached: " + e.Message }
+
 // AsError returns err as an *Error when it is one (or wraps one), a
-// *FieldError as -32602 naming the field, and a generic internal error
-// otherwise: internal details never reach a client.
+// *FieldError as -32602 naming the field, a *LimitError as CodeLimited, and
+// a generic internal error otherwise: internal details never reach a client.
 func AsError(err error) (*Error, bool) {
 	var e *Error
 	if errors.As(err, &e) {
@@ -70,6 +97,10 @@ func AsError(err error) (*Error, bool) {
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		return &Error{Code: CodeInvalidParams, Message: "invalid params: " + fe.Error(), field: fe}, true
+	}
+	var le *LimitError
+	if errors.As(err, &le) {
+		return &Error{Code: CodeLimited, Message: le.Message}, true
 	}
 	return &Error{Code: CodeInternal, Message: "internal error"}, false
 }

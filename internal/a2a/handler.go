@@ -4,10 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"mime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,7 +93,7 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 			h.log.ErrorContext(c.UserContext(), "a2a request failed", "method", req.Method, "err", err)
 		}
 		h.report(req.Method, d, e.Code)
-		return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(d))})
+		return writeRPC(c, errorStatus(c, err), response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(d))})
 	}
 	h.report(req.Method, d, 0)
 	return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Result: resultOrNull(result)})
@@ -120,7 +123,7 @@ func (h *Handler) dispatch(ctx context.Context, rt route, params json.RawMessage
 	}
 	switch rt.op {
 	case opSend:
-		p, hl, err := cd.decodeSend(params)
+		p, hl, err := decodeSend(rt.dialect, params)
 		if err != nil {
 			return nil, rt.dialect, err
 		}
@@ -211,6 +214,24 @@ func writeRPC(c *fiber.Ctx, status int, r response) error {
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Status(status).Send(b)
+}
+
+// errorStatus is the HTTP status of a JSON-RPC answer carrying err: 200,
+// as JSON-RPC over HTTP has it, except for a refusal by a limit, which
+// says whose limit (429: the client's, 503: the instance's) and, with
+// Retry-After, when to try again, so that HTTP clients back off.
+func errorStatus(c *fiber.Ctx, err error) int {
+	var le *LimitError
+	if !errors.As(err, &le) {
+		return fiber.StatusOK
+	}
+	if le.RetryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(le.RetryAfter.Seconds()))))
+	}
+	if le.Scope == LimitClient {
+		return fiber.StatusTooManyRequests
+	}
+	return fiber.StatusServiceUnavailable
 }
 
 // resultOrNull keeps a nil result as an explicit JSON null (delete returns null).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // request is a decoded JSON-RPC request envelope. ID keeps the raw bytes of
@@ -35,13 +36,18 @@ func parseRequest(body []byte) (request, json.RawMessage, *Error) {
 		return request{}, nullID, Errorf(CodeInvalidRequest, "batch requests are not supported")
 	}
 	var env struct {
-		JSONRPC *string         `json:"jsonrpc"`
+		JSONRPC json.RawMessage `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Method  json.RawMessage `json:"method"`
 		Params  json.RawMessage `json:"params"`
 	}
 	if !json.Valid(body) {
 		return request{}, nullID, Errorf(CodeParseError, "parse error: the body is not valid JSON")
+	}
+	if !utf8.Valid(body) || !surrogatesPaired(body) {
+		// Decoding would replace each bad sequence with U+FFFD, silently
+		// changing what the client sent.
+		return request{}, nullID, Errorf(CodeParseError, "parse error: the body is not valid UTF-8 (or escapes a lone UTF-16 surrogate)")
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
 		return request{}, nullID, Errorf(CodeInvalidRequest, "the request must be a JSON object")
@@ -53,8 +59,9 @@ func parseRequest(body []byte) (request, json.RawMessage, *Error) {
 	if len(id) == 0 {
 		return request{}, nullID, Errorf(CodeInvalidRequest, "id is required")
 	}
-	if env.JSONRPC == nil || *env.JSONRPC != "2.0" {
-		return request{}, id, Errorf(CodeInvalidRequest, `jsonrpc must be "2.0"`)
+	var version string
+	if err := json.Unmarshal(env.JSONRPC, &version); err != nil || version != "2.0" {
+		return request{}, id, Errorf(CodeInvalidRequest, `jsonrpc must be the string "2.0"`)
 	}
 	var method string
 	if err := json.Unmarshal(env.Method, &method); err != nil || method == "" {
@@ -64,6 +71,62 @@ func parseRequest(body []byte) (request, json.RawMessage, *Error) {
 		return request{}, id, Errorf(CodeInvalidParams, "invalid params: params must be an object")
 	}
 	return request{ID: id, Method: method, Params: env.Params}, id, nil
+}
+
+// surrogatesPaired reports whether every \uXXXX escape of a UTF-16
+// surrogate in the strings of body (valid JSON) is a high one followed by
+// a low one: a lone surrogate names no character, and decoding would
+// replace it with U+FFFD.
+func surrogatesPaired(body []byte) bool {
+	inString := false
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c == '"':
+			inString = !inString
+		case c != '\\' || !inString:
+		case i+1 < len(body) && body[i+1] == 'u':
+			r := hex4(body[i+2:])
+			switch {
+			case r >= 0xD800 && r < 0xDC00:
+				if !bytes.HasPrefix(body[i+6:], []byte(`\u`)) {
+					return false
+				}
+				if lo := hex4(body[i+8:]); lo < 0xDC00 || lo >= 0xE000 {
+					return false
+				}
+				i += 11
+			case r >= 0xDC00 && r < 0xE000:
+				return false
+			default:
+				i += 5
+			}
+		default:
+			i++ // every other escape is one byte more: skip it
+		}
+	}
+	return true
+}
+
+// hex4 decodes the four hex digits b starts with (valid JSON guarantees
+// them after \u), or returns -1.
+func hex4(b []byte) int {
+	if len(b) < 4 {
+		return -1
+	}
+	n := 0
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			n = n<<4 | int(c-'0')
+		case c >= 'a' && c <= 'f':
+			n = n<<4 | int(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			n = n<<4 | int(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return n
 }
 
 // validID reports whether raw is absent, null, a string or a number.

@@ -24,7 +24,7 @@ type StreamEvent struct {
 // Streamer is what SSE subscriptions need (ingest.Streams implements it).
 type Streamer interface {
 	// Acquire takes a stream slot for the principal of ctx; the error
-	// (an *Error) says which limit refused it.
+	// (a *LimitError) says which limit refused it.
 	Acquire(ctx context.Context) (release func(), err error)
 	Current(ctx context.Context, taskID string) (TaskView, error)
 	Next(ctx context.Context, taskID, afterID string, wait time.Duration) ([]StreamEvent, error)
@@ -97,7 +97,7 @@ func (h *Handler) stream(c *fiber.Ctx, id json.RawMessage, method string, rt rou
 	if err != nil {
 		e, _ := AsError(err)
 		h.report(method, rt.dialect, e.Code)
-		return h.streamError(c, id, rt.dialect, e)
+		return h.streamError(c, id, rt.dialect, err)
 	}
 	sub, err := h.safeOpen(c, rt, params)
 	if err != nil {
@@ -107,7 +107,7 @@ func (h *Handler) stream(c *fiber.Ctx, id json.RawMessage, method string, rt rou
 			h.log.ErrorContext(c.UserContext(), "a2a stream failed to open", "err", err)
 		}
 		h.report(method, rt.dialect, e.Code)
-		return h.streamError(c, id, rt.dialect, e)
+		return h.streamError(c, id, rt.dialect, err)
 	}
 	h.report(method, rt.dialect, 0)
 	sub.h, sub.id, sub.release, sub.conn = h, id, release, c.Context().Conn()
@@ -125,14 +125,17 @@ func setSSEHeaders(c *fiber.Ctx) {
 // streamError answers a streaming method that failed before its stream
 // began: with one SSE error event when the client accepts only a stream
 // (SDK clients refuse anything else), else as an ordinary JSON-RPC error.
-func (h *Handler) streamError(c *fiber.Ctx, id json.RawMessage, d Dialect, e *Error) error {
+// Either way a refusal by a limit has its HTTP status (errorStatus).
+func (h *Handler) streamError(c *fiber.Ctx, id json.RawMessage, d Dialect, err error) error {
+	e, _ := AsError(err)
 	r := response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(d))}
+	status := errorStatus(c, err)
 	if !strings.Contains(c.Get(fiber.HeaderAccept), "text/event-stream") {
-		return writeRPC(c, fiber.StatusOK, r)
+		return writeRPC(c, status, r)
 	}
 	setSSEHeaders(c)
 	b, _ := json.Marshal(r)
-	return c.Send(append(append([]byte("data: "), b...), '\n', '\n'))
+	return c.Status(status).Send(append(append([]byte("data: "), b...), '\n', '\n'))
 }
 
 // safeOpen opens a subscription, turning a panic into -32603.
@@ -153,14 +156,13 @@ func (h *Handler) openSubscription(c *fiber.Ctx, rt route, params json.RawMessag
 	sub := &subscription{d: rt.dialect, indexes: map[string]int{}}
 	var view TaskView
 	if rt.op == opStream {
-		cd := codecFor(rt.dialect)
-		p, _, err := cd.decodeSend(params)
+		p, _, err := decodeSend(rt.dialect, params)
 		if err != nil {
 			return nil, err
 		}
 		p.Blocking = false
 		if view, err = h.svc.Send(ctx, p); err != nil {
-			return nil, inWire(cd, true, err)
+			return nil, inWire(codecFor(rt.dialect), true, err)
 		}
 	} else {
 		taskID, _, err := codecFor(rt.dialect).decodeTaskQuery(params)

@@ -130,6 +130,9 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: RELAY_WEBHOOK_ALLOW_CIDRS: %w", err)
 	}
+	if err := a.checkAllowlist(ctx, guard); err != nil {
+		return err
+	}
 	a.keys, err = auth.NewKeys(ctx, a.rdb, auth.KeyConfig{Algorithm: a.cfg.JWTAlg, KeyFile: a.cfg.JWTKeyFile,
 		Grace: a.cfg.JWTRotateGrace, Prefix: a.cfg.RedisPrefix, Sealer: a.sealer()}, nil)
 	if err != nil {
@@ -179,6 +182,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	go func() { a.served <- a.http.Listener(a.quiet.listen(ln)) }()
 	a.log.InfoContext(ctx, "relay listening", "addr", ln.Addr().String(), "public_url", a.cfg.PublicURL,
 		"auth", a.cfg.Auth, "partitions", a.store.Partitions())
+	a.hintLoopback(ctx, ln.Addr())
 	return nil
 }
 

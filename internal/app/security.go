@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/a2arelay/relay/internal/metrics"
 	"github.com/a2arelay/relay/internal/ratelimit"
 	"github.com/a2arelay/relay/internal/secrets"
+	"github.com/a2arelay/relay/internal/ssrf"
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
@@ -22,7 +24,7 @@ import (
 // refused requests (server-defined range; the HTTP status says the same).
 const (
 	codeUnauthenticated = -32040
-	codeRateLimited     = -32029
+	codeRateLimited     = a2a.CodeLimited
 )
 
 // setupSecurity decides whether clients must authenticate and builds the
@@ -41,6 +43,9 @@ func (a *App) setupSecurity(ctx context.Context) error {
 		return fmt.Errorf("app: client authentication: %w", err)
 	}
 	a.authOn = on
+	if err := a.checkStaticTokens(); err != nil {
+		return err
+	}
 	if err := a.setupSecrets(ctx); err != nil {
 		return err
 	}
@@ -57,6 +62,56 @@ func (a *App) setupSecurity(ctx context.Context) error {
 		a.log.WarnContext(ctx, "CLIENT AUTHENTICATION IS OFF: the embedded quickstart store runs without client credentials; anyone who reaches relay can use it. Set RELAY_API_KEYS (see SECURITY.md) before exposing it")
 	}
 	return nil
+}
+
+// checkStaticTokens refuses an admin or worker token that is also a
+// client API key: that client could otherwise read every delivery through
+// the management API, or claim tasks as a worker. Errors name the entry by
+// index and the client by name, never the token.
+func (a *App) checkStaticTokens() error {
+	sets := []struct {
+		env    string
+		tokens []string
+	}{{"RELAY_ADMIN_TOKENS", a.cfg.Security.AdminTokens}, {"RELAY_WORKER_TOKENS", a.cfg.WorkerTokens}}
+	for _, set := range sets {
+		for i, tok := range set.tokens {
+			if name, ok := a.clients.APIKeyName(tok); ok {
+				return fmt.Errorf("app: %s[%d] is also the API key of client %q (RELAY_API_KEYS): that client would get its powers; give it a token of its own", set.env, i, name)
+			}
+		}
+	}
+	return nil
+}
+
+// checkAllowlist refuses webhook_allow_cidrs ranges wider than a private
+// range unless the operator allowed them on purpose, and then warns.
+func (a *App) checkAllowlist(ctx context.Context, guard *ssrf.Guard) error {
+	wide := guard.Wide()
+	if len(wide) == 0 {
+		return nil
+	}
+	ranges := make([]string, len(wide))
+	for i, p := range wide {
+		ranges[i] = p.String()
+	}
+	list := strings.Join(ranges, ", ")
+	if !a.cfg.WebhookAllowWideCIDRs {
+		return fmt.Errorf("app: RELAY_WEBHOOK_ALLOW_CIDRS: %s is wider than any private range, so webhooks could reach every address in it, public or private: narrow it, or set RELAY_WEBHOOK_ALLOW_WIDE_CIDRS=true to allow it on purpose", list)
+	}
+	a.log.WarnContext(ctx, "WEBHOOKS MAY TARGET ADDRESSES THE SSRF GUARD WOULD REFUSE: RELAY_WEBHOOK_ALLOW_CIDRS holds ranges wider than a private network (allowed by RELAY_WEBHOOK_ALLOW_WIDE_CIDRS)", "ranges", list)
+	return nil
+}
+
+// hintLoopback says, when relay runs without client authentication on a
+// loopback address (the quickstart's default), how to listen on every
+// interface: other machines cannot reach it.
+func (a *App) hintLoopback(ctx context.Context, addr net.Addr) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if a.authOn || !ok || !tcp.IP.IsLoopback() {
+		return
+	}
+	a.log.InfoContext(ctx, fmt.Sprintf("relay listens on loopback only (client authentication is off): other machines cannot reach it; to listen on every interface set RELAY_ADDR=:%d, with client credentials (RELAY_API_KEYS, see SECURITY.md) or RELAY_AUTH=none on purpose", tcp.Port),
+		"addr", addr.String())
 }
 
 // setupSecrets builds the ring that seals secrets at rest. The embedded
@@ -156,7 +211,7 @@ func (a *App) guardAdmin(c *fiber.Ctx) error {
 		}
 		return c.Next()
 	}
-	tok, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	tok, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
 	if !ok || !a.adminTokens.Contains(tok) {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="relay admin"`)
 		return c.Status(fiber.StatusUnauthorized).JSON(fiber.Map{"error": "the management API needs Authorization: Bearer <admin token>"})

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/config"
 )
 
@@ -242,6 +243,9 @@ func TestStreamResourcesAndLimits(t *testing.T) {
 	refused := collect(t, first(openStream(t, r, "SubscribeToTask", map[string]any{"id": res.Task.ID})))
 	if len(refused) != 1 || refused[0].Data.Error == nil || !strings.Contains(refused[0].Data.Error.Message, "too many open streams") {
 		t.Fatalf("second stream: %+v", refused)
+	}
+	if res := r.post(`{"jsonrpc":"2.0","id":4,"method":"SubscribeToTask","params":{"id":"`+res.Task.ID+`"}}`, "A2A-Version", "1.0"); res.Status != http.StatusServiceUnavailable || res.Error == nil || res.Error.Code != a2a.CodeLimited {
+		t.Fatalf("second stream, answered as JSON: HTTP %d, %+v; want 503, code %d", res.Status, res.Error, a2a.CodeLimited)
 	}
 	cancel()
 	deadline := time.Now().Add(5 * time.Second)

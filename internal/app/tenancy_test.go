@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/redistest"
@@ -301,6 +302,9 @@ func TestStreamsPerClientLimit(t *testing.T) {
 	second := as(r, aliceKey, "SendStreamingMessage", map[string]any{"message": v10Message("long two", long)}, "Accept", "application/json")
 	if second.Error == nil || !strings.Contains(second.Error.Message, "too many open streams for this client") {
 		t.Fatalf("alice's second stream: %s / %+v", second.Result, second.Error)
+	}
+	if second.Status != http.StatusTooManyRequests || second.Error.Code != a2a.CodeLimited {
+		t.Errorf("alice's second stream: HTTP %d, code %d; want 429, %d", second.Status, second.Error.Code, a2a.CodeLimited)
 	}
 	bob, stopBob := openStream(t, r, "SendStreamingMessage", map[string]any{"message": v10Message("bob's", long)}, "Authorization", "Bearer "+bobKey)
 	defer stopBob()

@@ -180,6 +180,11 @@ func loggerOrDefault(l *slog.Logger) *slog.Logger {
 // runs open checks Enabled first.
 func (c *Clients) Enabled() bool { return len(c.apiKeys) > 0 || c.jwt != nil }
 
+// APIKeyName returns the name of the configured API key that key is, if
+// it is one. relay uses it to refuse a static token (admin, worker) that
+// is also a client's key. The comparison is the one Authenticate makes.
+func (c *Clients) APIKeyName(key string) (string, bool) { return matchAPIKey(c.apiKeys, key) }
+
 // Authenticate reads the request's credential through header (a request
 // header by name, "" when absent, such as fiber's c.Get) and returns its
 // principal.
@@ -256,6 +261,12 @@ func cutBearer(authz string) (string, bool) {
 	}
 	return trimOWS(rest), true
 }
+
+// BearerToken returns the token of an Authorization header value whose
+// scheme is Bearer, matched case-insensitively (RFC 7235) as client
+// credentials are, and whether it is one. Surrounding white space is
+// ignored.
+func BearerToken(authz string) (string, bool) { return cutBearer(trimOWS(authz)) }
 
 // looksLikeJWT reports whether s is three base64url segments separated by
 // dots, the first two non-empty (the last is empty for alg "none", which

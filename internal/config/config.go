@@ -34,6 +34,9 @@ type Config struct {
 	// WebhookAllowCIDRs lists address ranges webhooks may target even though
 	// they are private, loopback or link-local (e.g. 127.0.0.0/8 for local tests).
 	WebhookAllowCIDRs []string `yaml:"webhook_allow_cidrs"`
+	// WebhookAllowWideCIDRs lets WebhookAllowCIDRs hold ranges wider than a
+	// private one (0.0.0.0/0, ::/0...); without it relay refuses to start.
+	WebhookAllowWideCIDRs bool `yaml:"webhook_allow_wide_cidrs"`
 	// WebhookValidation checks webhook URL ownership before a host's first
 	// notification; a validated host stays so for WebhookValidationTTL.
 	WebhookValidation    bool          `yaml:"webhook_validation"`

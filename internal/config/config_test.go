@@ -43,7 +43,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{
-		Addr: ":8080", PublicURL: "http://localhost:8080",
+		Addr: "127.0.0.1:8080", PublicURL: "http://127.0.0.1:8080",
 		RedisPrefix: "relay", Partitions: 16, Auth: "auto",
 		Security:     Security{APIKeyHeader: "X-API-Key", RateLimit: 100, MaxStreamsPerClient: 32},
 		RetryInitial: time.Second, RetryMaxInterval: 5 * time.Minute, RetryMaxAttempts: 12,
@@ -137,7 +137,7 @@ func TestPrecedence(t *testing.T) {
 		{"empty flag clears yaml list", "webhook_allow_cidrs: [10.0.0.0/8]\n", nil, []string{"--webhook-allow-cidrs="},
 			func(c Config) bool { return len(c.WebhookAllowCIDRs) == 0 }},
 		{"null yaml value keeps default", "addr:\nagent:\n", nil, nil,
-			func(c Config) bool { return c.Addr == ":8080" && c.Agent.Name == "relay demo agent" }},
+			func(c Config) bool { return c.Addr == "127.0.0.1:8080" && c.Agent.Name == "relay demo agent" }},
 		{"yaml skills replace default", "agent:\n  skills:\n    - {id: a, name: A, tags: [x]}\n", nil, nil,
 			func(c Config) bool { return len(c.Agent.Skills) == 1 && c.Agent.Skills[0].ID == "a" }},
 		{"extended card", "agent:\n  extended_card:\n    description: more\n    skills: [{id: s, name: S}]\n", nil, nil,
@@ -146,7 +146,7 @@ func TestPrecedence(t *testing.T) {
 				return e != nil && e.Description == "more" && e.Skills[0].ID == "s"
 			}},
 		{"comments only", "# nothing\n", nil, nil,
-			func(c Config) bool { return c.Addr == ":8080" }},
+			func(c Config) bool { return c.Addr == "127.0.0.1:8080" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -219,10 +219,31 @@ func (l *loader) finish() error {
 	if err := l.checkBackends(); err != nil {
 		return err
 	}
+	if c.Addr == "" {
+		c.Addr = defaultAddr(c)
+	}
 	if c.PublicURL == "" {
 		c.PublicURL = derivePublicURL(c.Addr)
 	}
 	return nil
+}
+
+// Listen addresses used when addr is not set.
+const (
+	// loopbackAddr keeps a relay without client authentication (the
+	// quickstart) out of reach of other machines.
+	loopbackAddr = "127.0.0.1:8080"
+	// allInterfacesAddr is where a relay that authenticates its clients listens.
+	allInterfacesAddr = ":8080"
+)
+
+// defaultAddr is the listen address when none was given: loopback only
+// while clients need no credentials, every interface once they do.
+func defaultAddr(c *Config) string {
+	if on, err := c.AuthOn(); err == nil && !on {
+		return loopbackAddr
+	}
+	return allInterfacesAddr
 }
 
 // checkSkills requires every skill to have a name and a unique id.

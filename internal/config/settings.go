@@ -50,8 +50,8 @@ func Settings() []Setting {
 // serverSettings are the HTTP server, storage and logging settings.
 func serverSettings() []Setting {
 	return []Setting{
-		{Key: "addr", Env: "RELAY_ADDR", Flag: "addr", Default: ":8080", Group: groupServer,
-			Help:  "Listen address of the HTTP server (host:port).",
+		{Key: "addr", Env: "RELAY_ADDR", Flag: "addr", Default: "", Group: groupServer,
+			Help:  "Listen address of the HTTP server (host:port). Empty: 127.0.0.1:8080 (loopback only) while client authentication is off, as in the quickstart, else :8080 (every interface).",
 			value: text(func(c *Config) *string { return &c.Addr }, checkAddr)},
 		{Key: "public_url", Env: "RELAY_PUBLIC_URL", Flag: "public-url", Default: "", Group: groupServer,
 			Help:  "URL clients reach relay at: the agent card's url and the JWT issuer. Empty derives http://localhost:<port> from addr (or http://<host>:<port> when addr names a host).",
@@ -104,6 +104,9 @@ func deliverySettings() []Setting {
 		{Key: "webhook_allow_cidrs", Env: "RELAY_WEBHOOK_ALLOW_CIDRS", Flag: "webhook-allow-cidrs", Default: "", Group: groupDelivery,
 			Help:  "Address ranges webhooks may target although they are private, loopback or link-local (comma-separated in env and flags; a bare IP means that one address), e.g. 127.0.0.0/8,::1.",
 			value: list(func(c *Config) *[]string { return &c.WebhookAllowCIDRs }, checkCIDR)},
+		{Key: "webhook_allow_wide_cidrs", Env: "RELAY_WEBHOOK_ALLOW_WIDE_CIDRS", Flag: "webhook-allow-wide-cidrs", Default: "false", Group: groupDelivery,
+			Help:  "Let webhook_allow_cidrs hold a range wider than a private one (wider than a /8 in IPv4 or fc00::/7 in IPv6, e.g. 0.0.0.0/0, ::/0, ::ffff:0:0/96). Without it such a range stops relay at start; with it relay starts and logs a warning, since webhooks may then reach every address of the range.",
+			value: boolean(func(c *Config) *bool { return &c.WebhookAllowWideCIDRs })},
 		{Key: "webhook_validation", Env: "RELAY_WEBHOOK_VALIDATION", Flag: "webhook-validation", Default: "false", Group: groupDelivery,
 			Help:  "Check webhook URL ownership before a host's first notification: relay sends GET <url>?validationToken=<random> and the receiver must answer 2xx with the token as its body. Until it does, attempts fail with error class validation (and are retried).",
 			value: boolean(func(c *Config) *bool { return &c.WebhookValidation })},

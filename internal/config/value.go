@@ -140,6 +140,9 @@ func oneOf(words ...string) func(string) (string, error) {
 
 // checkAddr accepts a listen address host:port with a numeric port.
 func checkAddr(v string) (string, error) {
+	if v == "" {
+		return "", nil // chosen by Load: see defaultAddr
+	}
 	_, port, err := net.SplitHostPort(v)
 	if err != nil {
 		return "", fmt.Errorf("invalid address %q: want host:port, e.g. :8080 or 127.0.0.1:8080", v)

@@ -35,7 +35,12 @@ func NewStreams(store *taskstore.Store, rdb redis.UniversalClient, max, perOwner
 	return &Streams{store: store, rdb: rdb, slots: make(chan struct{}, max), perOwner: perOwner, open: map[string]int{}}
 }
 
-// Acquire takes a stream slot for the principal of ctx.
+// streamRetryAfter is when a client refused a stream slot is told to try
+// again: streams last long, so sooner would mostly be refused again.
+const streamRetryAfter = 5 * time.Second
+
+// Acquire takes a stream slot for the principal of ctx, or refuses with an
+// *a2a.LimitError naming whose limit is reached.
 func (s *Streams) Acquire(ctx context.Context) (release func(), err error) {
 	owner := tenant.Owner(ctx)
 	s.mu.Lock()
@@ -43,13 +48,15 @@ func (s *Streams) Acquire(ctx context.Context) (release func(), err error) {
 	// the instance limit applies.
 	if owner != "" && s.perOwner > 0 && s.open[owner] >= s.perOwner {
 		s.mu.Unlock()
-		return nil, a2a.Errorf(a2a.CodeInternal, "too many open streams for this client (%d, the maximum per client on this instance); close one or retry later", s.perOwner)
+		return nil, &a2a.LimitError{Scope: a2a.LimitClient, RetryAfter: streamRetryAfter,
+			Message: fmt.Sprintf("too many open streams for this client (%d, the maximum per client on this instance); close one or retry later", s.perOwner)}
 	}
 	select {
 	case s.slots <- struct{}{}:
 	default:
 		s.mu.Unlock()
-		return nil, a2a.Errorf(a2a.CodeInternal, "too many open streams on this relay instance; retry later")
+		return nil, &a2a.LimitError{Scope: a2a.LimitInstance, RetryAfter: streamRetryAfter,
+			Message: "too many open streams on this relay instance; retry later"}
 	}
 	s.open[owner]++
 	s.mu.Unlock()

@@ -89,8 +89,7 @@ func fail(c *fiber.Ctx, status int, code, msg string) error {
 
 // auth admits requests bearing a worker token (compared in constant time).
 func (a *API) auth(c *fiber.Ctx) error {
-	h := c.Get(fiber.HeaderAuthorization)
-	tok, ok := strings.CutPrefix(h, "Bearer ")
+	tok, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization))
 	if !ok || tok == "" {
 		return fail(c, fiber.StatusUnauthorized, "unauthorized", "worker API: send Authorization: Bearer <worker token>")
 	}

@@ -70,6 +70,10 @@ type App struct {
 	authOn      bool
 	adminTokens auth.Tokens
 	limiter     *ratelimit.Limiter
+	// strikes refuses remote addresses that fail authentication too often;
+	// authLog samples the log of failures.
+	strikes *ratelimit.Strikes
+	authLog authFailureLog
 	// ring seals push config secrets and signing keys at rest (nil: off).
 	ring *secrets.Ring
 	// metrics is what /metrics serves.

@@ -32,8 +32,9 @@ func testConfig(t *testing.T) config.Config {
 		t.Fatal(err)
 	}
 	cfg.Addr = "127.0.0.1:0"
-	cfg.Auth = "none"          // the tests of auth set credentials of their own
-	cfg.Security.RateLimit = 0 // and the test of the rate limit its own limit
+	cfg.Auth = "none"                 // the tests of auth set credentials of their own
+	cfg.Security.RateLimit = 0        // and the test of the rate limit its own limit,
+	cfg.Security.AuthFailureLimit = 0 // and that of failed authentications its own
 	cfg.DemoStepDelay = 5 * time.Millisecond
 	cfg.BlockingTimeout = 10 * time.Second
 	return cfg

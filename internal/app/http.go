@@ -39,16 +39,24 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 	f.Get("/.well-known/agent-card.json", card.Serve)
 	f.Get("/.well-known/agent.json", card.Serve)
 	f.Get("/.well-known/jwks.json", a.keys.ServeJWKS)
-	f.Post("/v1/keys/rotate", a.guardAdmin, a.rotateKeys)
-	f.Use("/v1/deliveries", a.guardAdmin)
-	f.Use("/v1/stats", a.guardAdmin)
-	f.Get("/metrics", a.guardAdmin, adaptor.HTTPHandler(promhttp.HandlerFor(a.metrics.Registry(), promhttp.HandlerOpts{})))
+	rpcFlood := a.limitAuthFailures(func(c *fiber.Ctx) error {
+		return rpcRefusal(c, fiber.StatusTooManyRequests, codeRateLimited, "too many failed authentications from this address; retry after 1 s")
+	})
+	plainFlood := a.limitAuthFailures(func(c *fiber.Ctx) error {
+		return c.Status(fiber.StatusTooManyRequests).JSON(fiber.Map{"error": "too many failed authentications from this address; retry after 1 s", "code": "rate_limited"})
+	})
+	f.Post("/v1/keys/rotate", plainFlood, a.guardAdmin, a.rotateKeys)
+	f.Use("/v1/deliveries", plainFlood, a.guardAdmin)
+	f.Use("/v1/stats", plainFlood, a.guardAdmin)
+	f.Use("/v1/queues", plainFlood) // the worker API (its own guard, workerapi)
+	f.Use("/v1/tasks", plainFlood)
+	f.Get("/metrics", plainFlood, a.guardAdmin, adaptor.HTTPHandler(promhttp.HandlerFor(a.metrics.Registry(), promhttp.HandlerOpts{})))
 	api.Register(f)
 	a.workerAPI.Register(f)
 	ui.Register(f) // the operator page at /ui (static files; the API it calls is guarded)
-	f.Post("/", a.guardA2A, h.Serve)
+	f.Post("/", rpcFlood, a.guardA2A, h.Serve)
 	if u, err := url.Parse(a.cfg.PublicURL); err == nil && u.Path != "" && u.Path != "/" {
-		f.Post(u.Path, a.guardA2A, h.Serve)
+		f.Post(u.Path, rpcFlood, a.guardA2A, h.Serve)
 	}
 	return f
 }

@@ -53,6 +53,9 @@ func (a *App) setupSecurity(ctx context.Context) error {
 	if s.RateLimit > 0 {
 		a.limiter = ratelimit.New(a.rdb, a.layout, s.RateLimit)
 	}
+	if s.AuthFailureLimit > 0 {
+		a.strikes = ratelimit.NewStrikes(a.rdb, a.layout, s.AuthFailureLimit)
+	}
 	switch {
 	case on:
 		a.log.InfoContext(ctx, "client authentication is on", "api_keys", len(s.APIKeys), "jwt", s.ClientJWTIssuer != "")
@@ -171,8 +174,7 @@ func (a *App) guardA2A(c *fiber.Ctx) error {
 	owner := ""
 	if a.authOn {
 		p, err := a.clients.Authenticate(ctx, func(name string) string { return c.Get(name) })
-		if err != nil {
-			a.log.InfoContext(ctx, "client authentication failed", "remote", c.IP(), "err", err)
+		if err != nil { // logged, sampled, by limitAuthFailures
 			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="relay"`)
 			msg := "authentication required: send Authorization: Bearer <API key or JWT>"
 			if !errors.Is(err, auth.ErrNoCredentials) {

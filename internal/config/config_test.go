@@ -45,7 +45,7 @@ func TestDefaults(t *testing.T) {
 	want := Config{
 		Addr: "127.0.0.1:8080", PublicURL: "http://127.0.0.1:8080",
 		RedisPrefix: "relay", Partitions: 16, Auth: "auto",
-		Security:     Security{APIKeyHeader: "X-API-Key", RateLimit: 100, MaxStreamsPerClient: 32},
+		Security:     Security{APIKeyHeader: "X-API-Key", RateLimit: 100, AuthFailureLimit: 10, MaxStreamsPerClient: 32},
 		RetryInitial: time.Second, RetryMaxInterval: 5 * time.Minute, RetryMaxAttempts: 12,
 		RetryMaxElapsed: 24 * time.Hour, DeliveryTimeout: 10 * time.Second, DeliveryWorkers: 256, DeliveryPath: "outbox", DeliveryRetention: 168 * time.Hour,
 		BackpressureLag: 7 * time.Millisecond, BackpressureMaxHold: time.Second,

@@ -36,6 +36,9 @@ type Security struct {
 	AdminTokens []string `yaml:"admin_tokens"`
 	// RateLimit is requests per second per client on the A2A endpoint (0: none).
 	RateLimit int `yaml:"rate_limit"`
+	// AuthFailureLimit is failed authentications per second per remote
+	// address, across instances, before that address is refused (0: none).
+	AuthFailureLimit int `yaml:"auth_failure_limit"`
 	// MaxStreamsPerClient bounds one client's open SSE streams per instance.
 	MaxStreamsPerClient int `yaml:"max_streams_per_client"`
 	// SecretKeys encrypt push config secrets and signing keys at rest:
@@ -69,6 +72,9 @@ func securitySettings() []Setting {
 		{Key: "rate_limit", Env: "RELAY_RATE_LIMIT", Flag: "rate-limit", Default: "100", Group: groupSecurity,
 			Help:  "A2A requests per second one client may make, across all instances (0: no limit). Without authentication the limit is per remote address.",
 			value: number(func(c *Config) *int { return &c.Security.RateLimit }, 0, 1000000)},
+		{Key: "auth_failure_limit", Env: "RELAY_AUTH_FAILURE_LIMIT", Flag: "auth-failure-limit", Default: "10", Group: groupSecurity,
+			Help:  "Failed authentications per second one remote address may make on the A2A, management and worker APIs, across all instances; past it the address gets 429 on those APIs for the rest of that second and the next (0: no limit). Behind a proxy every client shares its address: set it to 0 there, or limit failures at the proxy.",
+			value: number(func(c *Config) *int { return &c.Security.AuthFailureLimit }, 0, 1000000)},
 		{Key: "max_streams_per_client", Env: "RELAY_MAX_STREAMS_PER_CLIENT", Flag: "max-streams-per-client", Default: "32", Group: groupSecurity,
 			Help:  "SSE streams one client may hold open on one instance (0: only max_streams applies).",
 			value: number(func(c *Config) *int { return &c.Security.MaxStreamsPerClient }, 0, 100000)},

@@ -165,6 +165,12 @@ func (k Keys) RateWindow(key string, sec int64) string {
 	return k.prefix + ":rl:{" + key + "}:" + strconv.FormatInt(sec, 10)
 }
 
+// AuthFailureWindow counts the failed authentications of remote address
+// addr in the second that starts at unix second sec.
+func (k Keys) AuthFailureWindow(addr string, sec int64) string {
+	return k.prefix + ":authfail:{" + addr + "}:" + strconv.FormatInt(sec, 10)
+}
+
 // WorkQueue names the keys of one work queue of the worker API; they share
 // the hash tag {wq:<queue>}.
 func (k Keys) WorkQueue(queue string) WorkQueueKeys {

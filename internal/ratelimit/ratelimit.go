@@ -22,20 +22,20 @@ return n`)
 
 // Limiter allows a number of requests per second per key.
 type Limiter struct {
-	rdb   redis.UniversalClient
-	k     layout.Keys
-	limit int64
+	rdb    redis.UniversalClient
+	window func(key string, sec int64) string
+	limit  int64
 }
 
 // New allows limit requests per second per key.
 func New(rdb redis.UniversalClient, k layout.Keys, limit int) *Limiter {
-	return &Limiter{rdb: rdb, k: k, limit: int64(limit)}
+	return &Limiter{rdb: rdb, window: k.RateWindow, limit: int64(limit)}
 }
 
 // Allow counts one request of key at now and reports whether it is within
 // the limit. When Redis fails it allows the request and says why.
 func (l *Limiter) Allow(ctx context.Context, key string, now time.Time) (bool, error) {
-	n, err := limitScript.Run(ctx, l.rdb, []string{l.k.RateWindow(key, now.Unix())}).Int64()
+	n, err := limitScript.Run(ctx, l.rdb, []string{l.window(key, now.Unix())}).Int64()
 	if err != nil {
 		return true, fmt.Errorf("ratelimit: %w", err)
 	}

@@ -1,0 +1,70 @@
+package ratelimit
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/layout"
+)
+
+// maxRefused bounds the addresses an instance remembers as over the limit:
+// a flood from more addresses than that is still refused, through Redis.
+const maxRefused = 1 << 16
+
+// Strikes limits failures per remote address (failed authentications)
+// across instances: each failure is counted in Redis, in one-second
+// windows. An address over the limit is remembered by the instance that saw
+// it go over, which refuses it for the rest of that second and the next
+// without asking Redis, so that a flood costs neither Redis nor the log
+// once it is over. Requests that succeed are never counted.
+type Strikes struct {
+	l *Limiter
+
+	mu    sync.Mutex
+	until map[string]time.Time // addresses over the limit, refused until then
+}
+
+// NewStrikes allows limit failures per second per address.
+func NewStrikes(rdb redis.UniversalClient, k layout.Keys, limit int) *Strikes {
+	return &Strikes{l: &Limiter{rdb: rdb, window: k.AuthFailureWindow, limit: int64(limit)}, until: map[string]time.Time{}}
+}
+
+// Refused reports whether addr went over the limit and is still refused at
+// now. It asks nothing of Redis.
+func (s *Strikes) Refused(addr string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	until, ok := s.until[addr]
+	if ok && !now.Before(until) {
+		delete(s.until, addr)
+		return false
+	}
+	return ok
+}
+
+// Strike counts one failure of addr at now and reports whether addr is now
+// over the limit; from then on Refused says so until the end of the next
+// second. When Redis fails it counts nothing and says why.
+func (s *Strikes) Strike(ctx context.Context, addr string, now time.Time) (bool, error) {
+	ok, err := s.l.Allow(ctx, addr, now)
+	if err != nil || ok {
+		return false, err
+	}
+	until := now.Truncate(time.Second).Add(2 * time.Second)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.until) >= maxRefused {
+		for a, u := range s.until {
+			if !now.Before(u) {
+				delete(s.until, a)
+			}
+		}
+	}
+	if len(s.until) < maxRefused {
+		s.until[addr] = until
+	}
+	return true, nil
+}

@@ -23,19 +23,35 @@ func acceptLoop(t *testing.T, serve func(c net.Conn)) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	// At the end the listener and every connection it accepted are closed,
+	// and their goroutines waited for (the client keeps connections alive).
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			go func() {
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() {
 				defer c.Close()
 				serve(c)
-			}()
+			})
 		}
-	}()
+	})
 	return ln.Addr().String()
 }
 

@@ -236,6 +236,7 @@ func (w *Workers) Run(ctx context.Context) error {
 	cancel()
 	stopOp()
 	op.Wait()
+	w.client.CloseIdleConnections() // nothing is POSTed any more: let the webhooks' connections go
 	return nil
 }
 

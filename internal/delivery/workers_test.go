@@ -22,7 +22,7 @@ import (
 	"github.com/a2arelay/relay/internal/ssrf"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 
 // crashingQueue loses the first FinishToken, as a worker killed after its
 // POST and before its ack would.

@@ -13,7 +13,7 @@ import (
 	"github.com/a2arelay/relay/internal/taskstore"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 
 // Two committers (two relay instances) append to one task at once: each
 // one's cached view goes stale, the version check refuses it, and every

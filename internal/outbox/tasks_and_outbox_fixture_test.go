@@ -64,7 +64,7 @@ func (f *fixture) compactAt() int {
 // stream a lagging webhook held back.
 const compactRetry = 5 * time.Second
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 
 // newStore returns a fixture on the test's own key prefix of the shared Redis.
 func newStore(t *testing.T, partitions int) (*fixture, redis.UniversalClient, string) {

@@ -39,6 +39,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+	"go.uber.org/goleak"
 )
 
 // ClusterEnv names the environment variable that points the tests at a
@@ -68,7 +69,11 @@ var (
 //
 // If redis-server cannot be started, the tests still run, and New reports
 // the reason when it is called (skip, or fail when CI is true).
-func Main(m *testing.M) {
+func Main(m *testing.M, opts ...MainOption) {
+	var o mainOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	s := &sharedServer{}
 	var dir string
 	var err error
@@ -98,8 +103,31 @@ func Main(m *testing.M) {
 			_ = os.RemoveAll(dir)
 		}
 	}()
-	m.Run()
+	before := goleak.IgnoreCurrent() // the shared server's own goroutines
+	if code := m.Run(); code == 0 && o.leaks {
+		// The goroutines the package's tests started must be gone once they
+		// have ended (shutdowns wait for what they started).
+		// fasthttp's clients clean their idle connections in goroutines of
+		// their own, which end by themselves once a client is idle; its
+		// servers share one clock goroutine that never ends.
+		if err := goleak.Find(before, goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
+			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*Client).mCleaner"),
+			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1")); err != nil {
+			fmt.Fprintf(os.Stderr, "redistest: goroutines leaked by the tests: %v\n", err)
+			os.Exit(1)
+		}
+	}
 }
+
+// MainOption adjusts Main.
+type MainOption func(*mainOptions)
+
+type mainOptions struct{ leaks bool }
+
+// CheckLeaks makes Main fail the test binary when goroutines are left
+// running after every test passed (goleak): for the packages that start
+// goroutines.
+func CheckLeaks() MainOption { return func(o *mainOptions) { o.leaks = true } }
 
 // New returns a client to the server Main started (a *redis.Client, or a
 // *redis.ClusterClient in cluster mode) and a key prefix that no other test

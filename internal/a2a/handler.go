@@ -52,6 +52,9 @@ func (h *Handler) EnableStreaming(streams Streamer, cfg StreamConfig) {
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
 	}
+	if cfg.MaxBuffer <= 0 {
+		cfg.MaxBuffer = DefaultStreamMaxBuffer
+	}
 	h.streams, h.streamCfg = streams, cfg
 }
 

@@ -44,7 +44,7 @@ func parseRequest(body []byte) (request, json.RawMessage, *Error) {
 	if !json.Valid(body) {
 		return request{}, nullID, Errorf(CodeParseError, "parse error: the body is not valid JSON")
 	}
-	if !utf8.Valid(body) || !surrogatesPaired(body) {
+	if !TextValid(body) {
 		// Decoding would replace each bad sequence with U+FFFD, silently
 		// changing what the client sent.
 		return request{}, nullID, Errorf(CodeParseError, "parse error: the body is not valid UTF-8 (or escapes a lone UTF-16 surrogate)")
@@ -73,10 +73,14 @@ func parseRequest(body []byte) (request, json.RawMessage, *Error) {
 	return request{ID: id, Method: method, Params: env.Params}, id, nil
 }
 
+// TextValid reports whether a JSON body is UTF-8 and escapes no lone
+// UTF-16 surrogate in its strings: what decoding would otherwise replace,
+// silently, with U+FFFD. Endpoints refuse such bodies instead.
+func TextValid(body []byte) bool { return utf8.Valid(body) && surrogatesPaired(body) }
+
 // surrogatesPaired reports whether every \uXXXX escape of a UTF-16
-// surrogate in the strings of body (valid JSON) is a high one followed by
-// a low one: a lone surrogate names no character, and decoding would
-// replace it with U+FFFD.
+// surrogate in the strings of body is a high one followed by a low one: a
+// lone surrogate names no character. body need not be valid JSON.
 func surrogatesPaired(body []byte) bool {
 	inString := false
 	for i := 0; i < len(body); i++ {
@@ -88,7 +92,7 @@ func surrogatesPaired(body []byte) bool {
 			r := hex4(body[i+2:])
 			switch {
 			case r >= 0xD800 && r < 0xDC00:
-				if !bytes.HasPrefix(body[i+6:], []byte(`\u`)) {
+				if i+6 > len(body) || !bytes.HasPrefix(body[i+6:], []byte(`\u`)) {
 					return false
 				}
 				if lo := hex4(body[i+8:]); lo < 0xDC00 || lo >= 0xE000 {

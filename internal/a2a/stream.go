@@ -36,6 +36,11 @@ type StreamConfig struct {
 	KeepAlive time.Duration
 	// Poll bounds each blocking read, and so how soon a stream notices shutdown (default 1s).
 	Poll time.Duration
+	// MaxBuffer is how many bytes of an event a stream may hold for a
+	// client that is not taking them (default DefaultStreamMaxBuffer).
+	// Within it a client has writeTimeout to take each chunk; beyond it
+	// (the rest of a larger event) slowClientGrace, then it is dropped.
+	MaxBuffer int
 }
 
 var streamIDPattern = regexp.MustCompile(`^\d+-\d+$`)
@@ -71,18 +76,6 @@ func (s *subscription) gone() bool {
 	_ = c.SetReadDeadline(time.Time{})
 	var ne net.Error
 	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
-}
-
-// writeTimeout bounds each write of a stream, so that a client that stopped
-// reading cannot hold a stream slot forever.
-const writeTimeout = 30 * time.Second
-
-// flush sends what is buffered, within writeTimeout.
-func (s *subscription) flush(w *bufio.Writer) error {
-	if s.conn != nil {
-		_ = s.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-	}
-	return w.Flush()
 }
 
 // stream answers a streaming method: it opens the subscription (errors so
@@ -213,7 +206,9 @@ func (s *subscription) run(w *bufio.Writer) {
 	ctx := context.Background()
 	cfg := s.h.streamCfg
 	if s.first != nil {
-		if done, err := s.write(w, s.after, s.first.Task, nil); done || err != nil {
+		task := s.first.Task
+		s.first = nil // the stream keeps only the rendered event, and that only while it writes it
+		if done, err := s.write(w, s.after, task, nil); done || err != nil {
 			return
 		}
 	}
@@ -230,7 +225,9 @@ func (s *subscription) run(w *bufio.Writer) {
 			s.writeError(w, &Error{Code: CodeInternal, Message: "the stream failed; resubscribe with Last-Event-ID to resume"})
 			return
 		}
-		for _, e := range evs {
+		for i := range evs {
+			e := evs[i]
+			evs[i] = StreamEvent{} // sent events are not kept while later ones are written
 			s.after = e.ID
 			done, err := s.write(w, e.ID, Task{}, &e.Event)
 			if done || err != nil {
@@ -242,7 +239,7 @@ func (s *subscription) run(w *bufio.Writer) {
 			return
 		}
 		if len(evs) == 0 && time.Since(idle) >= cfg.KeepAlive {
-			if _, err := w.WriteString(": ping\n\n"); err != nil || s.flush(w) != nil {
+			if _, err := w.WriteString(": ping\n\n"); err != nil || s.flushHolding(w, 0) != nil {
 				return // the client left
 			}
 			idle = time.Now()
@@ -268,21 +265,22 @@ func (s *subscription) write(w *bufio.Writer, id string, task Task, ev *Event) (
 	if err != nil {
 		return true, err
 	}
-	if id != "" && id != "0-0" {
-		_, _ = w.WriteString("id: " + id + "\n")
+	if id == "0-0" {
+		id = ""
 	}
-	_, _ = w.WriteString("data: ")
-	_, _ = w.Write(b)
-	_, _ = w.WriteString("\n\n")
-	return final, s.flush(w)
+	size := len(b)
+	if err := s.sendFrame(w, id, b); err != nil { // b is not used again: sendFrame may free it early
+		if size > s.h.streamCfg.MaxBuffer {
+			s.h.log.Info("a2a stream dropped: its client did not take a large event", "task_id", s.taskID, "event_bytes", size, "err", err)
+		}
+		return true, err
+	}
+	return final, nil
 }
 
 func (s *subscription) writeError(w *bufio.Writer, e *Error) {
 	b, _ := json.Marshal(response{JSONRPC: "2.0", ID: s.id, Error: ptr(e.toWire(s.d))})
-	_, _ = w.WriteString("data: ")
-	_, _ = w.Write(b)
-	_, _ = w.WriteString("\n\n")
-	_ = s.flush(w)
+	_ = s.sendFrame(w, "", b)
 }
 
 // streamIDLess orders Redis stream ids ("ms-seq").

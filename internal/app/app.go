@@ -172,7 +172,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	a.handler = a2a.NewHandler(svc, card, a.log)
 	a.handler.Observe(func(method string, d a2a.Dialect, code int) { a.metrics.Request(method, string(d), code) })
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)
-	a.handler.EnableStreaming(a.streams, a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive})
+	a.handler.EnableStreaming(a.streams, a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive, MaxBuffer: a.cfg.StreamMaxBuffer})
 	a.metrics.WatchQueue(a.outbox, a.streams.Open, a.log)
 	a.workerAPI = workerapi.New(a.pull, workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}, a.log)
 	a.http = a.newHTTP(a.handler, card, delivery.NewAPI(a.outbox))

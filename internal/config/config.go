@@ -95,6 +95,9 @@ type Config struct {
 	MaxStreams int `yaml:"max_streams"`
 	// StreamKeepAlive is the idle time after which a stream gets a ": ping".
 	StreamKeepAlive time.Duration `yaml:"stream_keepalive"`
+	// StreamMaxBuffer is how many bytes of an event a stream may hold for a
+	// client that is not reading before it gives the client only seconds.
+	StreamMaxBuffer int `yaml:"stream_max_buffer"`
 
 	// WorkerTokens authenticate workers of the worker API.
 	WorkerTokens []string `yaml:"worker_tokens"`

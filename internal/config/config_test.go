@@ -49,7 +49,7 @@ func TestDefaults(t *testing.T) {
 		RetryInitial: time.Second, RetryMaxInterval: 5 * time.Minute, RetryMaxAttempts: 12,
 		RetryMaxElapsed: 24 * time.Hour, DeliveryTimeout: 10 * time.Second, DeliveryWorkers: 256, DeliveryPath: "outbox", DeliveryRetention: 168 * time.Hour,
 		BackpressureLag: 7 * time.Millisecond, BackpressureMaxHold: time.Second,
-		JWTAlg: "ES256", MaxStreams: 256, StreamKeepAlive: 15 * time.Second, JWTTTL: 5 * time.Minute, JWTRotateGrace: 48 * time.Hour,
+		JWTAlg: "ES256", MaxStreams: 256, StreamKeepAlive: 15 * time.Second, StreamMaxBuffer: 256 << 10, JWTTTL: 5 * time.Minute, JWTRotateGrace: 48 * time.Hour,
 		LogLevel: "info", LogFormat: "text", MaxBodyBytes: 10 << 20,
 		BlockingTimeout: 30 * time.Second, ShutdownTimeout: 15 * time.Second,
 		TaskRetention: 168 * time.Hour, TaskEventsMaxLen: 1000, DemoStepDelay: 100 * time.Millisecond,

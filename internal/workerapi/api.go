@@ -122,6 +122,9 @@ func decode(c *fiber.Ctx, v any) error {
 	if len(body) == 0 {
 		return nil
 	}
+	if !a2a.TextValid(body) {
+		return errors.New("body: not valid UTF-8 (or a lone UTF-16 surrogate escaped in a string)")
+	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("body: not the expected JSON object: %v", err)
 	}

@@ -101,6 +101,24 @@ func (k Keys) TaskDeliveries(taskID string) string {
 // (every status but delivered), by update ms.
 func (k Keys) StatusIndex(p int, st string) string { return k.Tag(p) + "dl:status:" + st }
 
+// IndexedStatuses are the record statuses that have a status index (every
+// status but delivered), in the order StatusIndexes names their indexes.
+func IndexedStatuses() []string { return []string{"pending", "failed", "dead", "disabled", "dropped"} }
+
+// StatusIndexes are partition p's status indexes, one per status of
+// IndexedStatuses, in its order: a script that moves a record from the
+// status it reads to another takes them all in KEYS (a small fixed set),
+// and picks one by status with lib.lua's statusIndexes, which names them
+// in this order.
+func (k Keys) StatusIndexes(p int) []string {
+	sts := IndexedStatuses()
+	out := make([]string, len(sts))
+	for i, st := range sts {
+		out[i] = k.StatusIndex(p, st)
+	}
+	return out
+}
+
 // Retries is partition p's zset of tokens waiting for their next attempt.
 func (k Keys) Retries(p int) string { return k.Tag(p) + "retries" }
 

@@ -310,8 +310,9 @@ type Finished struct {
 func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Finished, error) {
 	tk := s.k.Task(t.TaskID)
 	pfx := s.k.Tag(t.Partition)
-	keys := []string{s.k.Deliveries(t.Partition), s.k.Lane(t.TaskID, t.ConfigID), s.k.Retries(t.Partition), s.k.Dead(t.Partition),
-		s.k.Record(t.Partition, h.NotificationID), s.k.LegacyAttempts(t.Partition, h.NotificationID), tk.Push, s.k.Lease(t.TaskID, t.ConfigID), tk.Events, s.k.Parked(t.Partition)}
+	keys := append([]string{s.k.Deliveries(t.Partition), s.k.Lane(t.TaskID, t.ConfigID), s.k.Retries(t.Partition), s.k.Dead(t.Partition),
+		s.k.Record(t.Partition, h.NotificationID), s.k.LegacyAttempts(t.Partition, h.NotificationID), tk.Push, s.k.Lease(t.TaskID, t.ConfigID),
+		tk.Events, s.k.Parked(t.Partition)}, s.k.StatusIndexes(t.Partition)...)
 	run := "0"
 	if f.Run {
 		run = "1"

@@ -589,9 +589,9 @@ func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []
 // lua/outbox_finish.lua) for ops.
 func (s *Store) outboxCall(p int, holder string, ops []*outboxReq) ([]string, []any) {
 	keys := make([]string, 0, 10+5*len(ops))
-	keys = append(keys, s.k.OutboxOwner(p), s.k.Retries(p), s.k.Dead(p), s.k.Parked(p),
-		s.k.StatusIndex(p, "pending"), s.k.StatusIndex(p, "failed"), s.k.StatusIndex(p, "dead"),
-		s.k.StatusIndex(p, "disabled"), s.k.StatusIndex(p, "dropped"), s.k.Deliveries(p))
+	keys = append(keys, s.k.OutboxOwner(p), s.k.Retries(p), s.k.Dead(p), s.k.Parked(p))
+	keys = append(keys, s.k.StatusIndexes(p)...)
+	keys = append(keys, s.k.Deliveries(p))
 	args := make([]any, 0, 3+len(ops))
 	args = append(args, holder, s.attemptsKept, s.keep.Milliseconds())
 	for _, r := range ops {

@@ -167,14 +167,7 @@ type Commit struct {
 // Commit applies c atomically and returns the stream ids of its events. It
 // returns ErrConflict when the task's version is no longer c.Version.
 func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
-	tk := s.k.Task(c.TaskID)
-	args := s.commitArgs(c, uuid.NewString())
-	p := s.k.Partition(c.TaskID)
-	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p)}
-	if s.outbox {
-		keys = append(keys, s.k.Outbox(p), s.k.TaskDeliveries(c.TaskID))
-	}
-	res, err := s.batch.Eval(ctx, s.commit, keys, args...).StringSlice()
+	res, err := s.batch.Eval(ctx, s.commit, s.commitKeys(c), s.commitArgs(c, uuid.NewString())...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, ErrConflict
@@ -182,6 +175,20 @@ func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 		return nil, fmt.Errorf("taskstore: commit: %w", err)
 	}
 	return res, nil
+}
+
+// commitKeys are the keys lua/commit.lua is given, in the order of its
+// KEYS: every key it touches but the lanes and records of the
+// notifications it makes (named by the configs it reads).
+func (s *Store) commitKeys(c Commit) []string {
+	tk := s.k.Task(c.TaskID)
+	p := s.k.Partition(c.TaskID)
+	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
+		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending")}
+	if s.outbox {
+		keys = append(keys, s.k.Outbox(p))
+	}
+	return keys
 }
 
 // commitArgs lays out the commit script's arguments, by the names

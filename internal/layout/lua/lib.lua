@@ -1,6 +1,15 @@
 -- lib.lua: functions several scripts share; Go puts this file before each
 -- of them (see layout.Script), so a script is still one self-contained body.
 
+-- statusIndexes maps each indexed status to its status index, the zsets
+-- that layout.Keys.StatusIndexes lists (in the order of
+-- layout.IndexedStatuses) and the caller passes in KEYS from KEYS[first] on.
+-- A status without an index (delivered) maps to nil.
+local function statusIndexes(first)
+  return {pending = KEYS[first], failed = KEYS[first + 1], dead = KEYS[first + 2], disabled = KEYS[first + 3],
+    dropped = KEYS[first + 4]}
+end
+
 -- idParts splits a stream id "ms-seq" into its two numbers.
 local function idParts(id)
   local dash = string.find(id, '-', 1, true)

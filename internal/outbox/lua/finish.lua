@@ -8,6 +8,8 @@
 -- KEYS[5] the delivery record                  KEYS[6] a previous relay's attempt list of it
 -- KEYS[7] the task's push-config hash       KEYS[8] the lane's lease (released here, or renewed by a run step)
 -- KEYS[9] the task's event stream            KEYS[10] the partition's parked-lane set (outbox.go)
+-- KEYS[11..15] the partition's status indexes: pending, failed, dead, disabled, dropped
+--   (layout.Keys.StatusIndexes; a record leaves the one of the status it had)
 -- ARGV, each named (FinishToken, in delivery.go, lays them out in this order):
 --   ARGV[1]  tokenID      the token's stream id
 --   ARGV[2]  attempted    the head this attempt delivered ("eventId notificationId";
@@ -119,8 +121,8 @@ if not run then
     return {0}
   end
 end
--- indexed lists the statuses kept in a zset of their own.
-local indexed = {pending = true, failed = true, dead = true, disabled = true, dropped = true}
+-- index names the zset of each status kept in one of its own.
+local index = statusIndexes(11)
 -- setStatus logs the attempt and moves the record to status st, due
 -- next at ms due (a retry); an expired record is left alone.
 local function setStatus(st, due)
@@ -128,16 +130,16 @@ local function setStatus(st, due)
   if not r then
     return -- the record expired
   end
-  if indexed[r.status] then
-    redis.call('ZREM', pfx .. 'dl:status:' .. r.status, nid)
+  if index[r.status] then
+    redis.call('ZREM', index[r.status], nid)
   end
   if attemptRec ~= '' then
     recLog(r, attemptRec, tonumber(kept))
   end
   r.status, r.updated, r.next = st, now, due or '0'
   recWrite(KEYS[5], r, keep)
-  if indexed[st] then
-    redis.call('ZADD', pfx .. 'dl:status:' .. st, now, nid)
+  if index[st] then
+    redis.call('ZADD', index[st], now, nid)
   end
 end
 -- activate gives a lane with heads left a token. Having read the lane's
@@ -184,12 +186,12 @@ else -- gone or drop: nothing more goes to this config
     local rec = pfx .. 'dl:' .. other
     local r = recRead(rec, pfx .. 'dla:' .. other)
     if r then
-      if indexed[r.status] then
-        redis.call('ZREM', pfx .. 'dl:status:' .. r.status, other)
+      if index[r.status] then
+        redis.call('ZREM', index[r.status], other)
       end
       r.status, r.updated = 'dropped', now
       recWrite(rec, r, keep)
-      redis.call('ZADD', pfx .. 'dl:status:dropped', now, other)
+      redis.call('ZADD', index.dropped, now, other)
     end
   end
   redis.call('DEL', KEYS[2])

@@ -5,6 +5,7 @@
 -- KEYS[1] the partition's outbox owner lease   KEYS[2] the partition's retry zset
 -- KEYS[3] the partition's dead-letter stream   KEYS[4] the partition's parked-lane set
 -- KEYS[5..9] the partition's status zsets: pending, failed, dead, disabled, dropped
+--   (layout.Keys.StatusIndexes)
 -- KEYS[10] the partition's delivery stream (lane tokens)
 -- then per op i (from 0): KEYS[11+5i] the delivery record, KEYS[12+5i] the lane,
 --   KEYS[13+5i] the task's push-config hash, KEYS[14+5i] a previous relay's attempt
@@ -44,7 +45,7 @@
 -- caller delivers the notification itself, -1 refused (not the owner).
 local owner = redis.call('GET', KEYS[1]) == ARGV[1]
 local kept, keep = tonumber(ARGV[2]), ARGV[3]
-local index = {pending = KEYS[5], failed = KEYS[6], dead = KEYS[7], disabled = KEYS[8], dropped = KEYS[9]}
+local index = statusIndexes(5)
 local statusOf = {delivered = 'delivered', retry = 'failed', dead = 'dead', gone = 'disabled', drop = 'dropped', skip = 'dropped'}
 -- record returns op's record, made (and indexed) when there is none.
 -- The task's delivery index lives at least the retention after its newest

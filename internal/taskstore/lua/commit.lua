@@ -7,15 +7,19 @@
 -- KEYS[3] partition task index (zset: score = update time ms, member = task id)
 -- KEYS[4] task push-config hash (config id -> config)
 -- KEYS[5] the task's checkpoint   KEYS[6] the partition's compaction zset
--- KEYS[7] the partition's outbox stream, given only when notifications go
+-- KEYS[7] the task's delivery index (zset of the task's notification ids by
+--   creation ms): the commit lists each notification in it, and keeps it
+--   from expiring (below)
+-- KEYS[8] the partition's delivery stream (lane tokens, consumer group
+--   "workers"), on the lanes path
+-- KEYS[9] the partition's status index of pending records, on the lanes path
+-- KEYS[10] the partition's outbox stream, given only when notifications go
 --   through the outbox (RELAY_DELIVERY_PATH=outbox, internal/outbox) instead of
 --   lanes: each gets an outbox entry, and its record is made when the
---   outbox's owner reports it
--- KEYS[8] the task's delivery index, given with KEYS[7]: the commit lists
---   each notification in it (under its outbox entry's ms, the record's
---   creation time), and keeps it from expiring, so that the owner's report
---   of a delivered first attempt is the record alone (internal/outbox); the entry
---   says so with its field i
+--   outbox's owner reports it; the commit lists it in KEYS[7] under its
+--   outbox entry's ms (the record's creation time), so that the owner's
+--   report of a delivered first attempt is the record alone
+--   (internal/outbox); the entry says so with its field i
 -- ARGV: a fixed header, each argument named below (store.go, commitArgs,
 -- lays it out by the same names), then the events:
 --   ARGV[1]  expected   the version the change was computed from ("0": the
@@ -43,14 +47,16 @@
 -- any version is the snapshot when it is the current one, else the fold
 -- of the stream from its first entry (the task's creation, or after the
 -- checkpoint, below) up to that version.
--- Delivery keys (all in the task's partition, so in its hash slot):
+-- Delivery keys (all in the task's partition, so in its hash slot; named
+-- in layout/keys.go):
 --   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId", oldest first (a
 --                                        previous relay wrote "…\n<event>\n<snapshot>")
---   <p>deliveries                        stream of lane tokens (consumer group "workers")
+--   <p>deliveries                        stream of lane tokens (KEYS[8])
 --   <p>dl:<notificationId>               the delivery record (lib.lua: recWrite)
---   <p>dl:task:<task>                    zset of the task's notification ids by creation ms
+--   <p>dl:task:<task>                    the task's delivery index (KEYS[7])
 --   <p>dl:status:<status>                zset of notification ids by update ms, for every
---                                        status but delivered (listed per task)
+--                                        status but delivered (listed per task; a new
+--                                        record is pending: KEYS[9])
 -- Trimming is not done here: a stream a quarter over ARGV[5] entries is
 -- listed in KEYS[6], and the compactor (compact.lua) cuts it back, folding
 -- what it cuts into the task's checkpoint (KEYS[5]: the task as it was just
@@ -93,7 +99,7 @@ end
 -- retentions: their records have expired, with half a retention to spare
 -- for clocks that differ, as this relay's and Redis's may: a record
 -- expires by Redis's clock, a retention after its commit.)
-local index = KEYS[8] or (pfx .. 'dl:task:' .. task)
+local index = KEYS[7]
 local renew = tonumber(stored[3] or '0') < tonumber(now) + keep
 if renew and cur > 0 and #configs > 0 then
   redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', tonumber(now) - math.floor(keep * 1.5)))
@@ -111,17 +117,17 @@ while i <= #ARGV do
       local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
       local lane = pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg
       local dl = pfx .. 'dl:' .. nid
-      if KEYS[7] then
-        local oid = redis.call('XADD', KEYS[7], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
+      if KEYS[10] then
+        local oid = redis.call('XADD', KEYS[10], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
         redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
         made = true
       else
         recWrite(dl, recNew(task, cfg, id, now), keep)
         redis.call('ZADD', index, now, nid)
         made = true
-        redis.call('ZADD', pfx .. 'dl:status:pending', now, nid)
+        redis.call('ZADD', KEYS[9], now, nid)
         if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
-          redis.call('XADD', pfx .. 'deliveries', '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
+          redis.call('XADD', KEYS[8], '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
         end
       end
     end

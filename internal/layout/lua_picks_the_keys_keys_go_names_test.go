@@ -31,3 +31,21 @@ func TestLuaPicksTheStatusIndexKeysGoNames(t *testing.T) {
 		t.Errorf("statusIndexes(2).delivered = %v, %v; want none", got, err)
 	}
 }
+
+// lib.lua's laneOf, the one Lua spelling of a lane's name, names the lane
+// Lane names, from the partition's Lanes and the ids read.
+func TestLuaNamesLanesAsGoDoes(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	k := New(strings.TrimSuffix(prefix, ":"), 4)
+	lane := Script("return laneOf(ARGV[1], ARGV[2], ARGV[3])")
+	for _, id := range []string{"a", "task-1", "x:y", "{p}", "é"} {
+		for _, c := range []string{"c", "a:b"} {
+			p := k.Partition(id)
+			got, err := lane.Run(context.Background(), rdb, []string{k.Retries(p)}, k.Lanes(p), id, c).Text()
+			if err != nil || got != k.Lane(id, c) {
+				t.Errorf("laneOf(Lanes(%d), %q, %q) = %q, %v; want Lane %q", p, id, c, got, err, k.Lane(id, c))
+			}
+		}
+	}
+}

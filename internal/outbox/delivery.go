@@ -309,7 +309,6 @@ type Finished struct {
 // f.Run it may hand the caller the lane's next head (a lane run).
 func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Finished, error) {
 	tk := s.k.Task(t.TaskID)
-	pfx := s.k.Tag(t.Partition)
 	keys := append([]string{s.k.Deliveries(t.Partition), s.k.Lane(t.TaskID, t.ConfigID), s.k.Retries(t.Partition), s.k.Dead(t.Partition),
 		s.k.Record(t.Partition, h.NotificationID), s.k.LegacyAttempts(t.Partition, h.NotificationID), tk.Push, s.k.Lease(t.TaskID, t.ConfigID),
 		tk.Events, s.k.Parked(t.Partition)}, s.k.StatusIndexes(t.Partition)...)
@@ -327,7 +326,8 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 	}
 	res, err := s.batch.Eval(ctx, s.finish, keys, t.ID, h.Entry, string(f.Outcome), t.TaskID, t.ConfigID,
 		t.Attempt+1, f.First.UnixMilli(), f.Now.UnixMilli(), f.Due.UnixMilli(), f.Attempt, s.attemptsKept,
-		pfx, h.NotificationID, f.Reason, s.keep.Milliseconds(), run, f.Lease.Milliseconds(), f.Consumer, h.Lease, claim, parked).Slice()
+		s.k.RecordPrefix(t.Partition), h.NotificationID, f.Reason, s.keep.Milliseconds(), run, f.Lease.Milliseconds(), f.Consumer, h.Lease, claim, parked,
+		s.k.LegacyAttemptsPrefix(t.Partition)).Slice()
 	if err != nil {
 		return Finished{}, fmt.Errorf("outbox: finish delivery: %w", err)
 	}

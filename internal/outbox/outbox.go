@@ -172,7 +172,7 @@ func (s *Store) AdoptLanes(ctx context.Context, p int) ([]string, error) {
 // next step's phase and cursor ("done" at the end) and the lanes it found.
 func (s *Store) adoptStep(ctx context.Context, p int, phase, cursor string) (string, string, []string, error) {
 	keys := []string{s.k.Deliveries(p), s.k.Retries(p), s.k.Parked(p), s.k.OutboxAdopted(p), s.k.OutboxAdopting(p)}
-	res, err := s.outboxAdopt.Run(ctx, s.rdb, keys, s.k.Tag(p), phase, cursor, adoptStep, adoptingFor.Milliseconds()).StringSlice()
+	res, err := s.outboxAdopt.Run(ctx, s.rdb, keys, s.k.Lanes(p), phase, cursor, adoptStep, adoptingFor.Milliseconds()).StringSlice()
 	if err != nil {
 		return "", "", nil, fmt.Errorf("outbox: adopt lanes: %w", err)
 	}

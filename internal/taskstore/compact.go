@@ -78,7 +78,7 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 	at := s.compactAt()
 	for range 3 {
 		res, err := compactPlanScript.Run(ctx, s.rdb, []string{tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p)},
-			taskID, s.k.Tag(p), s.maxLen, at, now.Add(compactRetry).UnixMilli()).Slice()
+			taskID, s.k.LanePrefix(taskID), s.maxLen, at, now.Add(compactRetry).UnixMilli()).Slice()
 		if err != nil {
 			return false, fmt.Errorf("taskstore: plan compaction: %w", err)
 		}
@@ -105,7 +105,7 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 			return false, fmt.Errorf("taskstore: compaction of %s: %w", taskID, err)
 		}
 		done, err := compactScript.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p)},
-			taskID, s.k.Tag(p), last, v, first, from, snap, at).Int()
+			taskID, s.k.LanePrefix(taskID), last, v, first, from, snap, at).Int()
 		if err != nil {
 			return false, fmt.Errorf("taskstore: compact: %w", err)
 		}

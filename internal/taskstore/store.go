@@ -208,7 +208,7 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 	}
 	p := s.k.Partition(c.TaskID)
 	// In the order, and by the names, lua/commit.lua gives them.
-	args := append(make([]any, 0, 13+len(c.Events)),
+	args := append(make([]any, 0, 14+len(c.Events)),
 		c.Version,                    // expected
 		c.Snapshot,                   // snapshot
 		c.UpdatedAt.UnixMilli(),      // now
@@ -218,7 +218,8 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 		jsonOf(c.Fields),             // fields
 		jsonOf(configs),              // configs
 		deliverFlags(c),              // flags
-		s.k.Tag(p),                   // pfx
+		s.k.LanePrefix(c.TaskID),     // lanes
+		s.k.RecordPrefix(p),          // records
 		p,                            // part
 		s.keep.Milliseconds(),        // keep
 		commitID,                     // commitID

@@ -10,6 +10,14 @@ local function statusIndexes(first)
     dropped = KEYS[first + 4]}
 end
 
+-- laneOf is the lane of (task, config) among the lanes named from lanes
+-- (layout.Keys.Lanes of their partition): the same name as layout.Keys.Lane,
+-- for a script that reads the pair from data. A script that knows the task
+-- is given the task's layout.Keys.LanePrefix instead, and appends the config.
+local function laneOf(lanes, task, config)
+  return lanes .. #task .. ':' .. task .. ':' .. config
+end
+
 -- idParts splits a stream id "ms-seq" into its two numbers.
 local function idParts(id)
   local dash = string.find(id, '-', 1, true)

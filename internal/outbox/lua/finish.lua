@@ -36,6 +36,12 @@
 --   ARGV[20] restartIdle  "1" when a run step is to restart the token's idle time
 --   ARGV[21] unpark       "1" when lanes are parked from an outbox: a lane left
 --                         empty is taken off the parked set
+--   ARGV[22] legacy       the partition's prefix of a previous relay's attempt
+--                         lists (layout.Keys.LegacyAttemptsPrefix)
+-- A lane that is dropped (gone, drop) takes the records of its other heads
+-- with it: they are named from ARGV[12] and ARGV[22] and the notification ids
+-- the lane holds, which the caller cannot know to list in KEYS; they carry
+-- the partition's hash tag, as KEYS do, so they live in the same slot.
 -- Going on (a lane run): after a delivered or skipped head, when the lane
 -- has another head and the caller still holds the lane's lease, the token
 -- is not acknowledged but stays the caller's (re-claimed, so its idle time
@@ -50,9 +56,9 @@
 -- applied already.
 local tokenID, attempted, outcome, task, config = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local nextAttempt, firstMs, now, retryDue, attemptRec = ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
-local kept, pfx, nid, reason, keep = ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15]
+local kept, records, nid, reason, keep = ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15]
 local goOn, leaseMs, consumer, leaseValue = ARGV[16], ARGV[17], ARGV[18], ARGV[19]
-local restartIdle, unpark = ARGV[20], ARGV[21]
+local restartIdle, unpark, legacy = ARGV[20], ARGV[21], ARGV[22]
 -- isHead tells whether lane entry h is the head this attempt was for.
 local function isHead(h)
   return h == attempted or string.sub(h, 1, #attempted + 1) == attempted .. '\n'
@@ -183,8 +189,8 @@ else -- gone or drop: nothing more goes to this config
   for _, h in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
     local sp = string.find(h, ' ', 1, true)
     local other = string.sub(h, sp + 1, (string.find(h, '\n', sp, true) or #h + 1) - 1)
-    local rec = pfx .. 'dl:' .. other
-    local r = recRead(rec, pfx .. 'dla:' .. other)
+    local rec = records .. other
+    local r = recRead(rec, legacy .. other)
     if r then
       if index[r.status] then
         redis.call('ZREM', index[r.status], other)

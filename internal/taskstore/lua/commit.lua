@@ -34,13 +34,16 @@
 --                       config id -> config ("": none)
 --   ARGV[9]  flags      one flag per event: "1" when the event is delivered
 --                       to the task's push configs, "0" when not
---   ARGV[10] pfx        the partition key prefix ("relay:{p}:") for delivery keys
---   ARGV[11] part       the partition number, which heads notification ids
---   ARGV[12] keep       delivery record retention in ms
---   ARGV[13] commitID   the commit's id: a commit sent again (a client retry
+--   ARGV[10] lanes      the task's lane prefix (layout.Keys.LanePrefix): the
+--                       lane of config c is lanes .. c
+--   ARGV[11] records    the partition's record prefix (layout.Keys.RecordPrefix):
+--                       the record of notification n is records .. n
+--   ARGV[12] part       the partition number, which heads notification ids
+--   ARGV[13] keep       delivery record retention in ms
+--   ARGV[14] commitID   the commit's id: a commit sent again (a client retry
 --                       after a lost reply) finds its own id stored and gets
 --                       its stream ids back
---   ARGV[14 ..]         the events, appended in order
+--   ARGV[15 ..]         the events, appended in order
 -- Storage grows with what happened, not with copies of it: an event
 -- stream entry holds the event and its task version ('e', 'v'), never a
 -- task; lanes hold references to entries, never copies. The task after
@@ -48,7 +51,11 @@
 -- of the stream from its first entry (the task's creation, or after the
 -- checkpoint, below) up to that version.
 -- Delivery keys (all in the task's partition, so in its hash slot; named
--- in layout/keys.go):
+-- in layout/keys.go). A notification's lane and record are named from
+-- ARGV[10] and ARGV[11] here: which there are depends on the push configs
+-- the script reads (HKEYS) and on the notification ids it computes, so the
+-- caller cannot list them in KEYS; they carry the partition's hash tag, as
+-- KEYS do, so they live in the same slot.
 --   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId", oldest first (a
 --                                        previous relay wrote "…\n<event>\n<snapshot>")
 --   <p>deliveries                        stream of lane tokens (KEYS[8])
@@ -65,8 +72,9 @@
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
 local expected, snapshot, now, task = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local maxLen, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
-local flags, pfx, part, keep, commitID = ARGV[9], ARGV[10], ARGV[11], tonumber(ARGV[12]), ARGV[13]
-local firstEvent = 14
+local flags, lanes, records = ARGV[9], ARGV[10], ARGV[11]
+local part, keep, commitID = ARGV[12], tonumber(ARGV[13]), ARGV[14]
+local firstEvent = 15
 local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx')
 local cur = tonumber(stored[1] or '0')
 if cur ~= tonumber(expected) then
@@ -115,8 +123,8 @@ while i <= #ARGV do
   if deliver then
     for _, cfg in ipairs(configs) do
       local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
-      local lane = pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg
-      local dl = pfx .. 'dl:' .. nid
+      local lane = lanes .. cfg
+      local dl = records .. nid
       if KEYS[10] then
         local oid = redis.call('XADD', KEYS[10], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
         redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)

@@ -8,18 +8,22 @@
 -- KEYS[1] task hash   KEYS[2] task event stream   KEYS[3] task push-config hash
 -- KEYS[4] task checkpoint hash   KEYS[5] the partition's compaction zset
 -- KEYS[6] the partition's outbox (what waits there holds the cut back too)
--- ARGV[1] task id   ARGV[2] the partition key prefix   ARGV[3] last entry cut
+-- ARGV[1] task id   ARGV[2] the task's lane prefix (layout.Keys.LanePrefix)   ARGV[3] last entry cut
 -- ARGV[4] its version   ARGV[5] first entry kept   ARGV[6] the checkpoint id the fold
 --   started from ("" for none)   ARGV[7] the new checkpoint ("": none could be
 --   folded, as in a stream a previous relay cut: it is trimmed all the same)
 --   ARGV[8] the compaction length
+-- The task's lanes (a list per push config, read with HKEYS) are named
+-- from ARGV[2] and the config ids: they cannot be in KEYS, as the configs
+-- are known only once read, but they share the hash tag of the task's
+-- partition, so they live in the same slot as KEYS.
 -- Returns 1 when cut, 0 when something changed (plan again).
-local task, pfx = ARGV[1], ARGV[2]
+local task, lanes = ARGV[1], ARGV[2]
 if (redis.call('HGET', KEYS[4], 'id') or '') ~= ARGV[6] or #redis.call('XRANGE', KEYS[2], ARGV[3], ARGV[3]) == 0 then
   return 0
 end
 for _, cfg in ipairs(redis.call('HKEYS', KEYS[3])) do
-  for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
+  for _, head in ipairs(redis.call('LRANGE', lanes .. cfg, 0, -1)) do
     if not string.find(head, '\n', 1, true) and before(entryOf(head), ARGV[5]) then
       return 0
     end

@@ -7,14 +7,18 @@
 --
 -- KEYS[1] task event stream   KEYS[2] task push-config hash   KEYS[3] task checkpoint hash
 -- KEYS[4] the partition's compaction zset   KEYS[5] the partition's outbox
--- ARGV[1] task id   ARGV[2] the partition key prefix (lanes: see commit.lua)
+-- ARGV[1] task id   ARGV[2] the task's lane prefix (layout.Keys.LanePrefix)
 -- ARGV[3] entries to keep   ARGV[4] the length over which a stream is compacted
 -- ARGV[5] when to look again (ms) if a lane keeps the stream from being cut
 -- Returns {0} when there is nothing to cut (the task leaves the zset, or
 -- waits there until ARGV[5] while a lane holds the entries back), or
 -- {1, last entry to cut, its version, first entry to keep, the checkpoint's
 -- id or ""}.
-local task, pfx = ARGV[1], ARGV[2]
+-- The task's lanes (a list per push config, read with HKEYS) are named
+-- from ARGV[2] and the config ids: they cannot be in KEYS, as the configs
+-- are known only once read, but they share the hash tag of the task's
+-- partition, so they live in the same slot as KEYS.
+local task, lanes = ARGV[1], ARGV[2]
 local size = redis.call('XLEN', KEYS[1])
 if size <= tonumber(ARGV[4]) then
   redis.call('ZREM', KEYS[4], task)
@@ -24,7 +28,7 @@ end
 -- newer ones): the cut stays before it.
 local oldest
 for _, cfg in ipairs(redis.call('HKEYS', KEYS[2])) do
-  for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
+  for _, head in ipairs(redis.call('LRANGE', lanes .. cfg, 0, -1)) do
     if not string.find(head, '\n', 1, true) then -- (a previous relay's head carries its copy)
       local eid = entryOf(head)
       if not oldest or before(eid, oldest) then

@@ -220,7 +220,13 @@ func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
-	err = s.redeliver.Run(ctx, s.rdb, keys, r.EventID, r.TaskID, r.ConfigID, now.UnixMilli(), id).Err()
+	err = s.redeliver.Run(ctx, s.rdb, keys,
+		r.EventID,       // event
+		r.TaskID,        // task
+		r.ConfigID,      // config
+		now.UnixMilli(), // now
+		id,              // nid
+	).Err()
 	if err != nil && strings.Contains(err.Error(), "NOTFOUND") {
 		return ErrNotFound
 	}

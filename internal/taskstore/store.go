@@ -215,8 +215,8 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 		c.TaskID,                     // task
 		s.maxLen,                     // maxLen
 		c.ExpireAfter.Milliseconds(), // ttl
-		jsonOf(c.Fields),             // fields
-		jsonOf(configs),              // configs
+		jsonOf(c.Fields),             // extra
+		jsonOf(configs),              // setConfigs
 		deliverFlags(c),              // flags
 		s.k.LanePrefix(c.TaskID),     // lanes
 		s.k.RecordPrefix(p),          // records
@@ -224,7 +224,7 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 		s.keep.Milliseconds(),        // keep
 		commitID,                     // commitID
 	)
-	for _, e := range c.Events {
+	for _, e := range c.Events { // the events, one per flag
 		args = append(args, e)
 	}
 	return args
@@ -247,7 +247,7 @@ func deliverFlags(c Commit) string {
 // secrets); a config deleted meanwhile stays deleted.
 func (s *Store) ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error {
 	tk := s.k.Task(taskID)
-	if err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, id, config, 1<<30, 1).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
+	if err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, pushSetArgs(id, config, 1<<30, true)...).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
 		return fmt.Errorf("taskstore: replace push config: %w", err)
 	}
 	return nil
@@ -258,7 +258,7 @@ func (s *Store) ReplacePushConfig(ctx context.Context, taskID, id string, config
 // already has max configs.
 func (s *Store) SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error {
 	tk := s.k.Task(taskID)
-	err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, id, config, max, 0).Err()
+	err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, pushSetArgs(id, config, max, false)...).Err()
 	switch {
 	case err == nil:
 		return nil
@@ -268,6 +268,21 @@ func (s *Store) SetPushConfig(ctx context.Context, taskID, id string, config []b
 		return ErrFull
 	}
 	return fmt.Errorf("taskstore: set push config: %w", err)
+}
+
+// pushSetArgs lays out lua/pushset.lua's arguments, in its order and by
+// the names it gives them.
+func pushSetArgs(id string, config []byte, max int, onlyReplace bool) []any {
+	only := "0"
+	if onlyReplace {
+		only = "1"
+	}
+	return []any{
+		id,     // id
+		config, // config
+		max,    // max
+		only,   // onlyReplace
+	}
 }
 
 // PushConfig returns one push config of a task, or ErrNotFound.

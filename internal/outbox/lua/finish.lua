@@ -39,7 +39,7 @@
 --   ARGV[22] legacy       the partition's prefix of a previous relay's attempt
 --                         lists (layout.Keys.LegacyAttemptsPrefix)
 -- A lane that is dropped (gone, drop) takes the records of its other heads
--- with it: they are named from ARGV[12] and ARGV[22] and the notification ids
+-- with it: they are named from records and legacy and the notification ids
 -- the lane holds, which the caller cannot know to list in KEYS; they carry
 -- the partition's hash tag, as KEYS do, so they live in the same slot.
 -- Going on (a lane run): after a delivered or skipped head, when the lane

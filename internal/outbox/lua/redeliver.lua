@@ -10,24 +10,29 @@
 -- KEYS[11] the partition's outbox, given on the outbox path: the notification
 --   goes to the end of the outbox instead (marked r: a redelivery, whose
 --   record exists), and its owner queues it behind the lane's others
--- ARGV[1] event id   ARGV[2] task id   ARGV[3] config id
--- ARGV[4] now ms   ARGV[5] notification id
+-- ARGV, each named (Redeliver, in records.go, lays them out in this order):
+--   ARGV[1] event   the event's stream id
+--   ARGV[2] task    the task id
+--   ARGV[3] config  the config id
+--   ARGV[4] now     ms
+--   ARGV[5] nid     the notification id
 -- Returns 1, or the error "NOTFOUND ..." when the record or its event expired.
+local event, task, config, now, nid = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local r = recRead(KEYS[3], KEYS[5])
-local entries = redis.call('XRANGE', KEYS[4], ARGV[1], ARGV[1])
+local entries = redis.call('XRANGE', KEYS[4], event, event)
 if not r or #entries == 0 then
   return redis.error_reply('NOTFOUND delivery or its event expired')
 end
 local index = statusIndexes(6)
 if index[r.status] then
-  redis.call('ZREM', index[r.status], ARGV[5])
+  redis.call('ZREM', index[r.status], nid)
 end
-r.status, r.updated, r.next = 'pending', ARGV[4], '0'
+r.status, r.updated, r.next = 'pending', now, '0'
 recWrite(KEYS[3], r, 0)
-redis.call('ZADD', index.pending, ARGV[4], ARGV[5])
+redis.call('ZADD', index.pending, now, nid)
 if KEYS[11] then
-  redis.call('XADD', KEYS[11], '*', 't', ARGV[2], 'c', ARGV[3], 'e', ARGV[1], 'n', ARGV[5], 'r', 1)
-elseif redis.call('RPUSH', KEYS[1], ARGV[1] .. ' ' .. ARGV[5]) == 1 then
-  redis.call('XADD', KEYS[2], '*', 't', ARGV[2], 'c', ARGV[3], 'a', 1, 'f', 0)
+  redis.call('XADD', KEYS[11], '*', 't', task, 'c', config, 'e', event, 'n', nid, 'r', 1)
+elseif redis.call('RPUSH', KEYS[1], event .. ' ' .. nid) == 1 then
+  redis.call('XADD', KEYS[2], '*', 't', task, 'c', config, 'a', 1, 'f', 0)
 end
 return 1

@@ -1,5 +1,5 @@
 -- commit.lua: the one atomic write of a task change (DESIGN.md "The flow of one task").
--- The caller computed the new snapshot from version ARGV[1]; if another commit
+-- The caller computed the new snapshot from version expected; if another commit
 -- got in first, nothing is written and the caller retries from the new version.
 --
 -- KEYS[1] task hash (fields: snap, ver, ck when the task has a checkpoint, and caller fields)
@@ -29,8 +29,8 @@
 --   ARGV[4]  task       the task id (index member)
 --   ARGV[5]  maxLen     approximate MAXLEN of the event stream
 --   ARGV[6]  ttl        expire the task's keys after this many ms (0: keep)
---   ARGV[7]  fields     extra task-hash fields, a JSON object ("": none)
---   ARGV[8]  configs    push configs to store first, a JSON object of
+--   ARGV[7]  extra      extra task-hash fields, a JSON object ("": none)
+--   ARGV[8]  setConfigs push configs to store first, a JSON object of
 --                       config id -> config ("": none)
 --   ARGV[9]  flags      one flag per event: "1" when the event is delivered
 --                       to the task's push configs, "0" when not
@@ -43,7 +43,8 @@
 --   ARGV[14] commitID   the commit's id: a commit sent again (a client retry
 --                       after a lost reply) finds its own id stored and gets
 --                       its stream ids back
---   ARGV[15 ..]         the events, appended in order
+--   ARGV[15 ..]         the events, one per argument, appended in order (as
+--                       many as flags has flags)
 -- Storage grows with what happened, not with copies of it: an event
 -- stream entry holds the event and its task version ('e', 'v'), never a
 -- task; lanes hold references to entries, never copies. The task after
@@ -52,7 +53,7 @@
 -- checkpoint, below) up to that version.
 -- Delivery keys (all in the task's partition, so in its hash slot; named
 -- in layout/keys.go). A notification's lane and record are named from
--- ARGV[10] and ARGV[11] here: which there are depends on the push configs
+-- lanes and records here: which there are depends on the push configs
 -- the script reads (HKEYS) and on the notification ids it computes, so the
 -- caller cannot list them in KEYS; they carry the partition's hash tag, as
 -- KEYS do, so they live in the same slot.
@@ -64,14 +65,14 @@
 --   <p>dl:status:<status>                zset of notification ids by update ms, for every
 --                                        status but delivered (listed per task; a new
 --                                        record is pending: KEYS[9])
--- Trimming is not done here: a stream a quarter over ARGV[5] entries is
+-- Trimming is not done here: a stream a quarter over maxLen entries is
 -- listed in KEYS[6], and the compactor (compact.lua) cuts it back, folding
 -- what it cuts into the task's checkpoint (KEYS[5]: the task as it was just
 -- before the stream's first entry), so that every entry still stored can
 -- be rendered exactly.
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
 local expected, snapshot, now, task = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local maxLen, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
+local maxLen, ttl, extra, setConfigs = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local flags, lanes, records = ARGV[9], ARGV[10], ARGV[11]
 local part, keep, commitID = ARGV[12], tonumber(ARGV[13]), ARGV[14]
 local firstEvent = 15
@@ -87,14 +88,14 @@ local ver = cur + 1
 -- The task hash is written once, at the end: snapshot, version, the
 -- caller's fields and the commit id.
 local fields = {'snap', snapshot, 'ver', ver}
-if ARGV[7] ~= '' then
-  for f, v in pairs(cjson.decode(ARGV[7])) do
+if extra ~= '' then
+  for f, v in pairs(cjson.decode(extra)) do
     fields[#fields + 1] = f
     fields[#fields + 1] = v
   end
 end
-if ARGV[8] ~= '' then
-  for id, c in pairs(cjson.decode(ARGV[8])) do
+if setConfigs ~= '' then
+  for id, c in pairs(cjson.decode(setConfigs)) do
     redis.call('HSET', KEYS[4], id, c)
   end
 end

@@ -91,7 +91,11 @@ func (s *store) swapTo(ctx context.Context, expected string, prev *entry, newKid
 		}
 	}
 	got, err := s.swap.Run(ctx, s.rdb, []string{s.hash, s.current},
-		expected, newKid, nextJSON, prevJSON).Text()
+		expected, // expected
+		newKid,   // newKid
+		nextJSON, // newEntry
+		prevJSON, // prevEntry
+	).Text()
 	if err != nil {
 		return false, fmt.Errorf("auth: store key: %w", err)
 	}

@@ -8,6 +8,14 @@
 // Keys are partitioned by task: partition p = fnv32a(taskID) mod P, and every
 // key of a task carries the hash tag {p}, so one Lua script can touch all of
 // them atomically on a single Redis and on Redis Cluster alike.
+//
+// A script is given every key it touches in KEYS, but for the keys whose
+// names depend on what it reads (the lane of a push config it finds, the
+// record of a notification id it reads or computes): for those it is given
+// the fixed part of their names, built here (LanePrefix, Lanes,
+// RecordPrefix, LegacyAttemptsPrefix), and appends the id. Such keys carry
+// the partition's hash tag, as the script's KEYS do, so they live in the
+// same slot.
 package layout
 
 import (
@@ -71,9 +79,21 @@ func (k Keys) Deliveries(p int) string { return k.Tag(p) + "deliveries" }
 
 // Lane is the queue of one (task, config) pair. The task id's length keeps
 // ids that contain ":" from colliding.
-func (k Keys) Lane(taskID, configID string) string {
-	return k.Tag(k.Partition(taskID)) + "lane:" + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
+func (k Keys) Lane(taskID, configID string) string { return k.LanePrefix(taskID) + configID }
+
+// LanePrefix is what the names of a task's lanes start with: Lane(task, c)
+// is LanePrefix(task) + c. A script that finds a task's configs by reading
+// them (HKEYS) cannot be given their lanes in KEYS: it is given this, and
+// appends each config id.
+func (k Keys) LanePrefix(taskID string) string {
+	return k.Lanes(k.Partition(taskID)) + strconv.Itoa(len(taskID)) + ":" + taskID + ":"
 }
+
+// Lanes is what the names of partition p's lanes start with. A script that
+// finds lanes by reading tokens (task and config ids) is given this, and
+// names each lane with lib.lua's laneOf, the one Lua spelling of the rest
+// of Lane's name (its test checks that both agree).
+func (k Keys) Lanes(p int) string { return k.Tag(p) + "lane:" }
 
 // Lease is the lease of one lane: held by the token being worked on.
 func (k Keys) Lease(taskID, configID string) string {
@@ -85,12 +105,20 @@ func (k Keys) Lease(taskID, configID string) string {
 func (k Keys) Compact(p int) string { return k.Tag(p) + "compact" }
 
 // Record is the delivery record of notification id in partition p (one
-// string, codec d1: record_codec.go). The Lua scripts build the same name
-// from the partition prefix for the records of a lane they drop.
-func (k Keys) Record(p int, id string) string { return k.Tag(p) + "dl:" + id }
+// string, codec d1: record.go).
+func (k Keys) Record(p int, id string) string { return k.RecordPrefix(p) + id }
+
+// RecordPrefix is what the names of partition p's delivery records start
+// with: Record(p, id) is RecordPrefix(p) + id. A script that reaches
+// records by the notification ids it reads or computes (a lane it drops, a
+// commit's new notifications) is given this, and appends each id.
+func (k Keys) RecordPrefix(p int) string { return k.Tag(p) + "dl:" }
 
 // LegacyAttempts is the attempt list a previous relay kept beside record.
-func (k Keys) LegacyAttempts(p int, id string) string { return k.Tag(p) + "dla:" + id }
+func (k Keys) LegacyAttempts(p int, id string) string { return k.LegacyAttemptsPrefix(p) + id }
+
+// LegacyAttemptsPrefix is to LegacyAttempts what RecordPrefix is to Record.
+func (k Keys) LegacyAttemptsPrefix(p int) string { return k.Tag(p) + "dla:" }
 
 // TaskDeliveries is the zset of a task's notification ids by creation ms.
 func (k Keys) TaskDeliveries(taskID string) string {
@@ -100,6 +128,24 @@ func (k Keys) TaskDeliveries(taskID string) string {
 // StatusIndex is partition p's zset of the notification ids in status st
 // (every status but delivered), by update ms.
 func (k Keys) StatusIndex(p int, st string) string { return k.Tag(p) + "dl:status:" + st }
+
+// IndexedStatuses are the record statuses that have a status index (every
+// status but delivered), in the order StatusIndexes names their indexes.
+func IndexedStatuses() []string { return []string{"pending", "failed", "dead", "disabled", "dropped"} }
+
+// StatusIndexes are partition p's status indexes, one per status of
+// IndexedStatuses, in its order: a script that moves a record from the
+// status it reads to another takes them all in KEYS (a small fixed set),
+// and picks one by status with lib.lua's statusIndexes, which names them
+// in this order.
+func (k Keys) StatusIndexes(p int) []string {
+	sts := IndexedStatuses()
+	out := make([]string, len(sts))
+	for i, st := range sts {
+		out[i] = k.StatusIndex(p, st)
+	}
+	return out
+}
 
 // Retries is partition p's zset of tokens waiting for their next attempt.
 func (k Keys) Retries(p int) string { return k.Tag(p) + "retries" }

@@ -28,3 +28,29 @@ func TestTaskKeysShareTheirPartitionsTagAndLanesDoNotCollide(t *testing.T) {
 		t.Fatal(`New("", 0) is not relay's default prefix and partitions`)
 	}
 }
+
+// A script given a prefix appends an id to it, and names the same key as Go
+// does: Lane is LanePrefix plus the config id, and LanePrefix starts with its
+// partition's Lanes; Record and LegacyAttempts are their prefixes plus the
+// notification id.
+func TestPrefixesPlusAnIdAreTheKeys(t *testing.T) {
+	t.Parallel()
+	k := New("pfx", 16)
+	for _, id := range []string{"a", "task-1", "x:y", "{p}", ""} {
+		p := k.Partition(id)
+		for _, c := range []string{"c", "a:b", ""} {
+			if got, want := k.LanePrefix(id)+c, k.Lane(id, c); got != want {
+				t.Errorf("LanePrefix(%q) + %q = %q, want Lane %q", id, c, got, want)
+			}
+		}
+		if !strings.HasPrefix(k.LanePrefix(id), k.Lanes(p)) {
+			t.Errorf("LanePrefix(%q) = %q does not start with its partition's Lanes %q", id, k.LanePrefix(id), k.Lanes(p))
+		}
+		if got, want := k.RecordPrefix(p)+"3.ab", k.Record(p, "3.ab"); got != want {
+			t.Errorf("RecordPrefix(%d) + id = %q, want Record %q", p, got, want)
+		}
+		if got, want := k.LegacyAttemptsPrefix(p)+"3.ab", k.LegacyAttempts(p, "3.ab"); got != want {
+			t.Errorf("LegacyAttemptsPrefix(%d) + id = %q, want LegacyAttempts %q", p, got, want)
+		}
+	}
+}

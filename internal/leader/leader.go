@@ -14,12 +14,14 @@ import (
 )
 
 // leadScript keeps or takes a named lease: the holder renews its own, and
-// anyone takes one that expired.
-var leadScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+// anyone takes one that expired. KEYS[1] the lease; ARGV[1] holder (the
+// lease value), ARGV[2] leaseMs.
+var leadScript = redis.NewScript(`local holder, leaseMs = ARGV[1], ARGV[2]
+if redis.call('GET', KEYS[1]) == holder then
+  redis.call('PEXPIRE', KEYS[1], leaseMs)
   return 1
 end
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+if redis.call('SET', KEYS[1], holder, 'NX', 'PX', leaseMs) then
   return 1
 end
 return 0`)
@@ -38,7 +40,10 @@ func New(rdb redis.UniversalClient, k layout.Keys) *Leases { return &Leases{rdb:
 // lead skip the job; when the leader dies its lease runs out and another
 // takes over.
 func (l *Leases) Lead(ctx context.Context, role, holder string, ttl time.Duration) (bool, error) {
-	n, err := leadScript.Run(ctx, l.rdb, []string{l.k.Leader(role)}, holder, ttl.Milliseconds()).Int()
+	n, err := leadScript.Run(ctx, l.rdb, []string{l.k.Leader(role)},
+		holder,             // holder
+		ttl.Milliseconds(), // leaseMs
+	).Int()
 	if err != nil {
 		return false, fmt.Errorf("leader: lead %s: %w", role, err)
 	}

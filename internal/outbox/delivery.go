@@ -177,7 +177,14 @@ func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.
 	if t.Fresh && !t.Reclaimed {
 		fresh = "1"
 	}
-	res, err := s.batch.Eval(ctx, s.begin, keys, t.ID, consumer, lease.Milliseconds(), t.ConfigID, value, fresh).Slice()
+	res, err := s.batch.Eval(ctx, s.begin, keys,
+		t.ID,                 // tokenID
+		consumer,             // consumer
+		lease.Milliseconds(), // leaseMs
+		t.ConfigID,           // config
+		value,                // leaseValue
+		fresh,                // fresh
+	).Slice()
 	if err != nil {
 		return Head{}, Stale, fmt.Errorf("outbox: begin delivery: %w", err)
 	}
@@ -309,9 +316,9 @@ type Finished struct {
 // f.Run it may hand the caller the lane's next head (a lane run).
 func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Finished, error) {
 	tk := s.k.Task(t.TaskID)
-	pfx := s.k.Tag(t.Partition)
-	keys := []string{s.k.Deliveries(t.Partition), s.k.Lane(t.TaskID, t.ConfigID), s.k.Retries(t.Partition), s.k.Dead(t.Partition),
-		s.k.Record(t.Partition, h.NotificationID), s.k.LegacyAttempts(t.Partition, h.NotificationID), tk.Push, s.k.Lease(t.TaskID, t.ConfigID), tk.Events, s.k.Parked(t.Partition)}
+	keys := append([]string{s.k.Deliveries(t.Partition), s.k.Lane(t.TaskID, t.ConfigID), s.k.Retries(t.Partition), s.k.Dead(t.Partition),
+		s.k.Record(t.Partition, h.NotificationID), s.k.LegacyAttempts(t.Partition, h.NotificationID), tk.Push, s.k.Lease(t.TaskID, t.ConfigID),
+		tk.Events, s.k.Parked(t.Partition)}, s.k.StatusIndexes(t.Partition)...)
 	run := "0"
 	if f.Run {
 		run = "1"
@@ -324,9 +331,30 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 	if s.outbox {
 		parked = "1"
 	}
-	res, err := s.batch.Eval(ctx, s.finish, keys, t.ID, h.Entry, string(f.Outcome), t.TaskID, t.ConfigID,
-		t.Attempt+1, f.First.UnixMilli(), f.Now.UnixMilli(), f.Due.UnixMilli(), f.Attempt, s.attemptsKept,
-		pfx, h.NotificationID, f.Reason, s.keep.Milliseconds(), run, f.Lease.Milliseconds(), f.Consumer, h.Lease, claim, parked).Slice()
+	res, err := s.batch.Eval(ctx, s.finish, keys,
+		t.ID,                                  // tokenID
+		h.Entry,                               // attempted
+		string(f.Outcome),                     // outcome
+		t.TaskID,                              // task
+		t.ConfigID,                            // config
+		t.Attempt+1,                           // nextAttempt
+		f.First.UnixMilli(),                   // firstMs
+		f.Now.UnixMilli(),                     // now
+		f.Due.UnixMilli(),                     // retryDue
+		f.Attempt,                             // attemptRec
+		s.attemptsKept,                        // kept
+		s.k.RecordPrefix(t.Partition),         // records
+		h.NotificationID,                      // nid
+		f.Reason,                              // reason
+		s.keep.Milliseconds(),                 // keep
+		run,                                   // goOn
+		f.Lease.Milliseconds(),                // leaseMs
+		f.Consumer,                            // consumer
+		h.Lease,                               // leaseValue
+		claim,                                 // restartIdle
+		parked,                                // unpark
+		s.k.LegacyAttemptsPrefix(t.Partition), // legacy
+	).Slice()
 	if err != nil {
 		return Finished{}, fmt.Errorf("outbox: finish delivery: %w", err)
 	}
@@ -343,7 +371,10 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 // delivery stream. It returns how many it moved and when the earliest retry
 // left is due (zero when none is).
 func (s *Store) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error) {
-	res, err := s.mover.Run(ctx, s.rdb, []string{s.k.Retries(p), s.k.Deliveries(p)}, now.UnixMilli(), limit).Slice()
+	res, err := s.mover.Run(ctx, s.rdb, []string{s.k.Retries(p), s.k.Deliveries(p)},
+		now.UnixMilli(), // now
+		limit,           // limit
+	).Slice()
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("outbox: move due retries: %w", err)
 	}
@@ -386,7 +417,7 @@ func (s *Store) TrimAcked(ctx context.Context, p int) error {
 	}
 	// Not while the outbox adopts the partition's lanes (AdoptLanes): it
 	// finds a lane by a token's stream entry, even one acked since.
-	if err := s.trimAcked.Run(ctx, s.rdb, []string{key, s.k.OutboxAdopting(p)}, minID).Err(); err != nil {
+	if err := s.trimAcked.Run(ctx, s.rdb, []string{key, s.k.OutboxAdopting(p)}, minID /* minID */).Err(); err != nil {
 		return fmt.Errorf("outbox: trim deliveries: %w", err)
 	}
 	return nil

@@ -78,7 +78,11 @@ func (o Ownership) Pending() bool { return layout.IDBefore(o.Offset, o.Last) }
 // Own takes partition p's outbox for holder for ttl, when no other owner
 // holds it.
 func (s *Store) Own(ctx context.Context, p int, holder string, ttl time.Duration) (Ownership, bool, error) {
-	res, err := s.outboxOwn.Run(ctx, s.rdb, s.ownKeys(p), holder, ttl.Milliseconds(), "own").Slice()
+	res, err := s.outboxOwn.Run(ctx, s.rdb, s.ownKeys(p),
+		holder,             // holder
+		ttl.Milliseconds(), // leaseMs
+		"own",              // action
+	).Slice()
 	if err != nil {
 		return Ownership{}, false, fmt.Errorf("outbox: own outbox: %w", err)
 	}
@@ -104,7 +108,12 @@ func (s *Store) KeepOwning(ctx context.Context, p int, holder string, ttl time.D
 	if release {
 		mode = "release"
 	}
-	res, err := s.outboxOwn.Run(ctx, s.rdb, s.ownKeys(p), holder, ttl.Milliseconds(), mode, offset).Slice()
+	res, err := s.outboxOwn.Run(ctx, s.rdb, s.ownKeys(p),
+		holder,             // holder
+		ttl.Milliseconds(), // leaseMs
+		mode,               // action
+		offset,             // offset
+	).Slice()
 	if err != nil {
 		return false, fmt.Errorf("outbox: keep outbox: %w", err)
 	}
@@ -172,7 +181,13 @@ func (s *Store) AdoptLanes(ctx context.Context, p int) ([]string, error) {
 // next step's phase and cursor ("done" at the end) and the lanes it found.
 func (s *Store) adoptStep(ctx context.Context, p int, phase, cursor string) (string, string, []string, error) {
 	keys := []string{s.k.Deliveries(p), s.k.Retries(p), s.k.Parked(p), s.k.OutboxAdopted(p), s.k.OutboxAdopting(p)}
-	res, err := s.outboxAdopt.Run(ctx, s.rdb, keys, s.k.Tag(p), phase, cursor, adoptStep, adoptingFor.Milliseconds()).StringSlice()
+	res, err := s.outboxAdopt.Run(ctx, s.rdb, keys,
+		s.k.Lanes(p),               // lanes
+		phase,                      // phase
+		cursor,                     // cursor
+		adoptStep,                  // count
+		adoptingFor.Milliseconds(), // markMs
+	).StringSlice()
 	if err != nil {
 		return "", "", nil, fmt.Errorf("outbox: adopt lanes: %w", err)
 	}
@@ -589,12 +604,16 @@ func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []
 // lua/outbox_finish.lua) for ops.
 func (s *Store) outboxCall(p int, holder string, ops []*outboxReq) ([]string, []any) {
 	keys := make([]string, 0, 10+5*len(ops))
-	keys = append(keys, s.k.OutboxOwner(p), s.k.Retries(p), s.k.Dead(p), s.k.Parked(p),
-		s.k.StatusIndex(p, "pending"), s.k.StatusIndex(p, "failed"), s.k.StatusIndex(p, "dead"),
-		s.k.StatusIndex(p, "disabled"), s.k.StatusIndex(p, "dropped"), s.k.Deliveries(p))
+	keys = append(keys, s.k.OutboxOwner(p), s.k.Retries(p), s.k.Dead(p), s.k.Parked(p))
+	keys = append(keys, s.k.StatusIndexes(p)...)
+	keys = append(keys, s.k.Deliveries(p))
 	args := make([]any, 0, 3+len(ops))
-	args = append(args, holder, s.attemptsKept, s.keep.Milliseconds())
-	for _, r := range ops {
+	args = append(args,
+		holder,                // holder
+		s.attemptsKept,        // kept
+		s.keep.Milliseconds(), // keep
+	)
+	for _, r := range ops { // the ops, one JSON object each, with five keys each
 		keys = append(keys, r.keys[:]...)
 		j, _ := json.Marshal(r.js) // (strings and bools only: cannot fail)
 		args = append(args, string(j))

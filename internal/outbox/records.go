@@ -20,7 +20,7 @@ var DeliveryStatuses = []string{"pending", "failed", "delivered", "dead", "disab
 // IndexedStatuses are the statuses listed across tasks; delivered records
 // are listed per task (they are most records, and rarely what an operator
 // hunts for).
-var IndexedStatuses = []string{"pending", "failed", "dead", "disabled", "dropped"}
+var IndexedStatuses = layout.IndexedStatuses()
 
 // ErrQueued: the notification is still queued or retrying; redelivering it
 // now would send it twice.
@@ -215,12 +215,18 @@ func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
 		return ErrQueued
 	}
 	p := s.k.Partition(r.TaskID)
-	keys := []string{s.k.Lane(r.TaskID, r.ConfigID), s.k.Deliveries(p), s.k.Record(p, id), s.k.Task(r.TaskID).Events,
-		s.k.LegacyAttempts(p, id)}
+	keys := append([]string{s.k.Lane(r.TaskID, r.ConfigID), s.k.Deliveries(p), s.k.Record(p, id), s.k.Task(r.TaskID).Events,
+		s.k.LegacyAttempts(p, id)}, s.k.StatusIndexes(p)...)
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
-	err = s.redeliver.Run(ctx, s.rdb, keys, r.EventID, r.TaskID, r.ConfigID, now.UnixMilli(), s.k.Tag(p), id).Err()
+	err = s.redeliver.Run(ctx, s.rdb, keys,
+		r.EventID,       // event
+		r.TaskID,        // task
+		r.ConfigID,      // config
+		now.UnixMilli(), // now
+		id,              // nid
+	).Err()
 	if err != nil && strings.Contains(err.Error(), "NOTFOUND") {
 		return ErrNotFound
 	}

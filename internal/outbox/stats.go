@@ -39,7 +39,7 @@ func (s *Store) AddStats(ctx context.Context, stats []Stat) error {
 	}
 	pipe := s.rdb.Pipeline()
 	for _, st := range stats {
-		key := s.k.Tag(st.Partition) + "stats:" + strconv.FormatInt(st.Minute.UnixMilli()/60000*60000, 10)
+		key := s.k.Stats(st.Partition, st.Minute.UnixMilli()/60000*60000)
 		pipe.HIncrBy(ctx, key, st.Outcome, st.N)
 		pipe.PExpire(ctx, key, statsKeep)
 	}
@@ -60,7 +60,7 @@ func (s *Store) DeliveryStats(ctx context.Context, now time.Time, n int) ([]Minu
 		m := last - int64(n-1-i)*60000
 		out[i].Minute = time.UnixMilli(m).UTC()
 		for p := range s.k.Partitions() {
-			cmds[i] = append(cmds[i], pipe.HGetAll(ctx, s.k.Tag(p)+"stats:"+strconv.FormatInt(m, 10)))
+			cmds[i] = append(cmds[i], pipe.HGetAll(ctx, s.k.Stats(p, m)))
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {

@@ -79,7 +79,7 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		outbox:       cfg.Outbox,
 		outboxOwn:    redis.NewScript(outboxOwnLua),
 		outboxFinish: layout.Script(outboxFinishLua),
-		outboxAdopt:  redis.NewScript(adoptLua),
+		outboxAdopt:  layout.Script(adoptLua),
 		trimAcked:    redis.NewScript(trimLua),
 		outboxBatch:  outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},
 	}

@@ -20,7 +20,7 @@ func TestCommitSentTwiceAppliesOnce(t *testing.T) {
 	s := storeOn(rdb, strings.TrimSuffix(prefix, ":"), 2, Config{})
 	c := Commit{TaskID: "twice", Snapshot: []byte(`{}`), Events: [][]byte{[]byte(`{"n":1}`)}, UpdatedAt: time.Now()}
 	tk := s.k.Task(c.TaskID)
-	keys := []string{tk.Hash, tk.Events, tk.Index, tk.Push}
+	keys := s.commitKeys(c)
 	args := s.commitArgs(c, "commit-1")
 	first, err := s.commit.Run(ctx, rdb, keys, args...).StringSlice()
 	if err != nil {

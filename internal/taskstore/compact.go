@@ -78,7 +78,12 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 	at := s.compactAt()
 	for range 3 {
 		res, err := compactPlanScript.Run(ctx, s.rdb, []string{tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p)},
-			taskID, s.k.Tag(p), s.maxLen, at, now.Add(compactRetry).UnixMilli()).Slice()
+			taskID,                            // task
+			s.k.LanePrefix(taskID),            // lanes
+			s.maxLen,                          // keepLen
+			at,                                // compactLen
+			now.Add(compactRetry).UnixMilli(), // retryAt
+		).Slice()
 		if err != nil {
 			return false, fmt.Errorf("taskstore: plan compaction: %w", err)
 		}
@@ -105,7 +110,15 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 			return false, fmt.Errorf("taskstore: compaction of %s: %w", taskID, err)
 		}
 		done, err := compactScript.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p)},
-			taskID, s.k.Tag(p), last, v, first, from, snap, at).Int()
+			taskID,                 // task
+			s.k.LanePrefix(taskID), // lanes
+			last,                   // last
+			v,                      // version
+			first,                  // first
+			from,                   // from
+			snap,                   // checkpoint
+			at,                     // compactLen
+		).Int()
 		if err != nil {
 			return false, fmt.Errorf("taskstore: compact: %w", err)
 		}

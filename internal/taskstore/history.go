@@ -30,7 +30,10 @@ type TaskAt struct {
 // longer stored.
 func (s *Store) TaskAt(ctx context.Context, taskID, eventID string, version int64) (TaskAt, error) {
 	tk := s.k.Task(taskID)
-	res, err := s.taskAt.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Base}, eventID, version).Slice()
+	res, err := s.taskAt.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Base},
+		eventID, // eventID
+		version, // ver
+	).Slice()
 	if err != nil {
 		return TaskAt{}, fmt.Errorf("taskstore: task at version: %w", err)
 	}

@@ -167,14 +167,7 @@ type Commit struct {
 // Commit applies c atomically and returns the stream ids of its events. It
 // returns ErrConflict when the task's version is no longer c.Version.
 func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
-	tk := s.k.Task(c.TaskID)
-	args := s.commitArgs(c, uuid.NewString())
-	p := s.k.Partition(c.TaskID)
-	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p)}
-	if s.outbox {
-		keys = append(keys, s.k.Outbox(p), s.k.TaskDeliveries(c.TaskID))
-	}
-	res, err := s.batch.Eval(ctx, s.commit, keys, args...).StringSlice()
+	res, err := s.batch.Eval(ctx, s.commit, s.commitKeys(c), s.commitArgs(c, uuid.NewString())...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, ErrConflict
@@ -182,6 +175,20 @@ func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 		return nil, fmt.Errorf("taskstore: commit: %w", err)
 	}
 	return res, nil
+}
+
+// commitKeys are the keys lua/commit.lua is given, in the order of its
+// KEYS: every key it touches but the lanes and records of the
+// notifications it makes (named by the configs it reads).
+func (s *Store) commitKeys(c Commit) []string {
+	tk := s.k.Task(c.TaskID)
+	p := s.k.Partition(c.TaskID)
+	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
+		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending")}
+	if s.outbox {
+		keys = append(keys, s.k.Outbox(p))
+	}
+	return keys
 }
 
 // commitArgs lays out the commit script's arguments, by the names
@@ -201,22 +208,23 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 	}
 	p := s.k.Partition(c.TaskID)
 	// In the order, and by the names, lua/commit.lua gives them.
-	args := append(make([]any, 0, 13+len(c.Events)),
+	args := append(make([]any, 0, 14+len(c.Events)),
 		c.Version,                    // expected
 		c.Snapshot,                   // snapshot
 		c.UpdatedAt.UnixMilli(),      // now
 		c.TaskID,                     // task
 		s.maxLen,                     // maxLen
 		c.ExpireAfter.Milliseconds(), // ttl
-		jsonOf(c.Fields),             // fields
-		jsonOf(configs),              // configs
+		jsonOf(c.Fields),             // extra
+		jsonOf(configs),              // setConfigs
 		deliverFlags(c),              // flags
-		s.k.Tag(p),                   // pfx
+		s.k.LanePrefix(c.TaskID),     // lanes
+		s.k.RecordPrefix(p),          // records
 		p,                            // part
 		s.keep.Milliseconds(),        // keep
 		commitID,                     // commitID
 	)
-	for _, e := range c.Events {
+	for _, e := range c.Events { // the events, one per flag
 		args = append(args, e)
 	}
 	return args
@@ -239,7 +247,7 @@ func deliverFlags(c Commit) string {
 // secrets); a config deleted meanwhile stays deleted.
 func (s *Store) ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error {
 	tk := s.k.Task(taskID)
-	if err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, id, config, 1<<30, 1).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
+	if err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, pushSetArgs(id, config, 1<<30, true)...).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
 		return fmt.Errorf("taskstore: replace push config: %w", err)
 	}
 	return nil
@@ -250,7 +258,7 @@ func (s *Store) ReplacePushConfig(ctx context.Context, taskID, id string, config
 // already has max configs.
 func (s *Store) SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error {
 	tk := s.k.Task(taskID)
-	err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, id, config, max, 0).Err()
+	err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, pushSetArgs(id, config, max, false)...).Err()
 	switch {
 	case err == nil:
 		return nil
@@ -260,6 +268,21 @@ func (s *Store) SetPushConfig(ctx context.Context, taskID, id string, config []b
 		return ErrFull
 	}
 	return fmt.Errorf("taskstore: set push config: %w", err)
+}
+
+// pushSetArgs lays out lua/pushset.lua's arguments, in its order and by
+// the names it gives them.
+func pushSetArgs(id string, config []byte, max int, onlyReplace bool) []any {
+	only := "0"
+	if onlyReplace {
+		only = "1"
+	}
+	return []any{
+		id,     // id
+		config, // config
+		max,    // max
+		only,   // onlyReplace
+	}
 }
 
 // PushConfig returns one push config of a task, or ErrNotFound.

@@ -211,7 +211,11 @@ func (c *Claims) grantEntry(ctx context.Context, queue, consumer string, ttl tim
 		return nil, nil
 	}
 	res, err := c.grant.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, w.TaskID), c.grants(queue)},
-		m.ID, w.LeaseID, ttl.Milliseconds(), consumer).Slice()
+		m.ID,               // entryID
+		w.LeaseID,          // leaseID
+		ttl.Milliseconds(), // leaseMs
+		consumer,           // consumer
+	).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("workqueue: grant work: %w", err)
 	}
@@ -243,7 +247,11 @@ func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl 
 	if action == LeaseRelease {
 		arg = ttl.Milliseconds() + 1
 	}
-	n, err := c.renew.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)}, leaseID, action, arg).Int()
+	n, err := c.renew.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)},
+		leaseID, // leaseID
+		action,  // action
+		arg,     // ms
+	).Int()
 	if err != nil {
 		return fmt.Errorf("workqueue: %s lease: %w", action, err)
 	}

@@ -5,19 +5,22 @@
 --
 -- KEYS[1] key hash (kid -> entry JSON {alg, pem, created, retireAt})
 -- KEYS[2] current kid (string)
--- ARGV[1] the current kid the caller saw ("": there must be none)
--- ARGV[2] new kid
--- ARGV[3] new entry (JSON)
--- ARGV[4] the entry of ARGV[1] with its retireAt set ("": leave it alone)
--- Returns the current kid after the call: ARGV[2] when the swap happened,
+-- ARGV, each named (store.go lays them out in this order):
+--   ARGV[1] expected  the current kid the caller saw ("": there must be none)
+--   ARGV[2] newKid    the new kid
+--   ARGV[3] newEntry  the new entry (JSON)
+--   ARGV[4] prevEntry the entry of expected with its retireAt set ("": leave
+--                     it alone)
+-- Returns the current kid after the call: newKid when the swap happened,
 -- otherwise the kid that is current ("" if none), and nothing is written.
+local expected, newKid, newEntry, prevEntry = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local cur = redis.call('GET', KEYS[2]) or ''
-if cur ~= ARGV[1] then
+if cur ~= expected then
   return cur
 end
-redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
-if ARGV[1] ~= '' and ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+redis.call('HSET', KEYS[1], newKid, newEntry)
+if expected ~= '' and prevEntry ~= '' then
+  redis.call('HSET', KEYS[1], expected, prevEntry)
 end
-redis.call('SET', KEYS[2], ARGV[2])
-return ARGV[2]
+redis.call('SET', KEYS[2], newKid)
+return newKid

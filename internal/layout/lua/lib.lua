@@ -1,6 +1,23 @@
 -- lib.lua: functions several scripts share; Go puts this file before each
 -- of them (see layout.Script), so a script is still one self-contained body.
 
+-- statusIndexes maps each indexed status to its status index, the zsets
+-- that layout.Keys.StatusIndexes lists (in the order of
+-- layout.IndexedStatuses) and the caller passes in KEYS from KEYS[first] on.
+-- A status without an index (delivered) maps to nil.
+local function statusIndexes(first)
+  return {pending = KEYS[first], failed = KEYS[first + 1], dead = KEYS[first + 2], disabled = KEYS[first + 3],
+    dropped = KEYS[first + 4]}
+end
+
+-- laneOf is the lane of (task, config) among the lanes named from lanes
+-- (layout.Keys.Lanes of their partition): the same name as layout.Keys.Lane,
+-- for a script that reads the pair from data. A script that knows the task
+-- is given the task's layout.Keys.LanePrefix instead, and appends the config.
+local function laneOf(lanes, task, config)
+  return lanes .. #task .. ':' .. task .. ':' .. config
+end
+
 -- idParts splits a stream id "ms-seq" into its two numbers.
 local function idParts(id)
   local dash = string.find(id, '-', 1, true)

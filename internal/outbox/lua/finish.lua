@@ -8,6 +8,8 @@
 -- KEYS[5] the delivery record                  KEYS[6] a previous relay's attempt list of it
 -- KEYS[7] the task's push-config hash       KEYS[8] the lane's lease (released here, or renewed by a run step)
 -- KEYS[9] the task's event stream            KEYS[10] the partition's parked-lane set (outbox.go)
+-- KEYS[11..15] the partition's status indexes: pending, failed, dead, disabled, dropped
+--   (layout.Keys.StatusIndexes; a record leaves the one of the status it had)
 -- ARGV, each named (FinishToken, in delivery.go, lays them out in this order):
 --   ARGV[1]  tokenID      the token's stream id
 --   ARGV[2]  attempted    the head this attempt delivered ("eventId notificationId";
@@ -34,6 +36,12 @@
 --   ARGV[20] restartIdle  "1" when a run step is to restart the token's idle time
 --   ARGV[21] unpark       "1" when lanes are parked from an outbox: a lane left
 --                         empty is taken off the parked set
+--   ARGV[22] legacy       the partition's prefix of a previous relay's attempt
+--                         lists (layout.Keys.LegacyAttemptsPrefix)
+-- A lane that is dropped (gone, drop) takes the records of its other heads
+-- with it: they are named from records and legacy and the notification ids
+-- the lane holds, which the caller cannot know to list in KEYS; they carry
+-- the partition's hash tag, as KEYS do, so they live in the same slot.
 -- Going on (a lane run): after a delivered or skipped head, when the lane
 -- has another head and the caller still holds the lane's lease, the token
 -- is not acknowledged but stays the caller's (re-claimed, so its idle time
@@ -48,9 +56,9 @@
 -- applied already.
 local tokenID, attempted, outcome, task, config = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local nextAttempt, firstMs, now, retryDue, attemptRec = ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
-local kept, pfx, nid, reason, keep = ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15]
+local kept, records, nid, reason, keep = ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15]
 local goOn, leaseMs, consumer, leaseValue = ARGV[16], ARGV[17], ARGV[18], ARGV[19]
-local restartIdle, unpark = ARGV[20], ARGV[21]
+local restartIdle, unpark, legacy = ARGV[20], ARGV[21], ARGV[22]
 -- isHead tells whether lane entry h is the head this attempt was for.
 local function isHead(h)
   return h == attempted or string.sub(h, 1, #attempted + 1) == attempted .. '\n'
@@ -119,8 +127,8 @@ if not run then
     return {0}
   end
 end
--- indexed lists the statuses kept in a zset of their own.
-local indexed = {pending = true, failed = true, dead = true, disabled = true, dropped = true}
+-- index names the zset of each status kept in one of its own.
+local index = statusIndexes(11)
 -- setStatus logs the attempt and moves the record to status st, due
 -- next at ms due (a retry); an expired record is left alone.
 local function setStatus(st, due)
@@ -128,16 +136,16 @@ local function setStatus(st, due)
   if not r then
     return -- the record expired
   end
-  if indexed[r.status] then
-    redis.call('ZREM', pfx .. 'dl:status:' .. r.status, nid)
+  if index[r.status] then
+    redis.call('ZREM', index[r.status], nid)
   end
   if attemptRec ~= '' then
     recLog(r, attemptRec, tonumber(kept))
   end
   r.status, r.updated, r.next = st, now, due or '0'
   recWrite(KEYS[5], r, keep)
-  if indexed[st] then
-    redis.call('ZADD', pfx .. 'dl:status:' .. st, now, nid)
+  if index[st] then
+    redis.call('ZADD', index[st], now, nid)
   end
 end
 -- activate gives a lane with heads left a token. Having read the lane's
@@ -181,15 +189,15 @@ else -- gone or drop: nothing more goes to this config
   for _, h in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
     local sp = string.find(h, ' ', 1, true)
     local other = string.sub(h, sp + 1, (string.find(h, '\n', sp, true) or #h + 1) - 1)
-    local rec = pfx .. 'dl:' .. other
-    local r = recRead(rec, pfx .. 'dla:' .. other)
+    local rec = records .. other
+    local r = recRead(rec, legacy .. other)
     if r then
-      if indexed[r.status] then
-        redis.call('ZREM', pfx .. 'dl:status:' .. r.status, other)
+      if index[r.status] then
+        redis.call('ZREM', index[r.status], other)
       end
       r.status, r.updated = 'dropped', now
       recWrite(rec, r, keep)
-      redis.call('ZADD', pfx .. 'dl:status:dropped', now, other)
+      redis.call('ZADD', index.dropped, now, other)
     end
   end
   redis.call('DEL', KEYS[2])

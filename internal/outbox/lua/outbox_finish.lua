@@ -5,13 +5,18 @@
 -- KEYS[1] the partition's outbox owner lease   KEYS[2] the partition's retry zset
 -- KEYS[3] the partition's dead-letter stream   KEYS[4] the partition's parked-lane set
 -- KEYS[5..9] the partition's status zsets: pending, failed, dead, disabled, dropped
+--   (layout.Keys.StatusIndexes)
 -- KEYS[10] the partition's delivery stream (lane tokens)
 -- then per op i (from 0): KEYS[11+5i] the delivery record, KEYS[12+5i] the lane,
 --   KEYS[13+5i] the task's push-config hash, KEYS[14+5i] a previous relay's attempt
 --   list of the record, KEYS[15+5i] the task's delivery index
--- ARGV[1] the owner's lease value   ARGV[2] attempts kept per delivery
--- ARGV[3] delivery record retention in ms
--- ARGV[4..] the ops: {k = kind, n = notification id, t = task, c = config,
+-- ARGV, a fixed header, each named (outboxCall, in outbox.go, lays it out
+-- in this order), then a variable list of ops:
+--   ARGV[1] holder  the owner's lease value
+--   ARGV[2] kept    attempts kept per delivery
+--   ARGV[3] keep    delivery record retention in ms
+--   ARGV[4 ..]      the ops, one JSON object each, op i (from 0) at ARGV[4+i]
+--                   with its keys at KEYS[11+5i ..]: {k = kind, n = notification id, t = task, c = config,
 --   e = event id, o = outcome, a = attempt record (JSON) or "", w = now ms,
 --   m = the notification's commit ms, d = due ms (park), f = first attempt
 --   ms (park), r = reason (dead),
@@ -42,9 +47,10 @@
 -- new owner may have made).
 -- Returns one number per op: 1 done, 0 (append) the lane was empty: the
 -- caller delivers the notification itself, -1 refused (not the owner).
-local owner = redis.call('GET', KEYS[1]) == ARGV[1]
-local kept, keep = tonumber(ARGV[2]), ARGV[3]
-local index = {pending = KEYS[5], failed = KEYS[6], dead = KEYS[7], disabled = KEYS[8], dropped = KEYS[9]}
+local holder, kept, keep = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local firstOp = 4
+local owner = redis.call('GET', KEYS[1]) == holder
+local index = statusIndexes(5)
 local statusOf = {delivered = 'delivered', retry = 'failed', dead = 'dead', gone = 'disabled', drop = 'dropped', skip = 'dropped'}
 -- record returns op's record, made (and indexed) when there is none.
 -- The task's delivery index lives at least the retention after its newest
@@ -99,9 +105,9 @@ local function pushed(op, lane)
   return redis.call('LPOS', lane, entry, 'RANK', -1, 'MAXLEN', 64) ~= false
 end
 local out = {}
-for i = 4, #ARGV do
+for i = firstOp, #ARGV do
   local op = cjson.decode(ARGV[i])
-  local b = 11 + 5 * (i - 4)
+  local b = 11 + 5 * (i - firstOp)
   local lane = KEYS[b + 1]
   local res = 1
   if not owner then

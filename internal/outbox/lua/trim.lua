@@ -4,9 +4,11 @@
 -- acked since.
 --
 -- KEYS[1] the partition's delivery stream   KEYS[2] the partition's adopting mark
--- ARGV[1] minID   the oldest entry to keep
+-- ARGV, named (TrimAcked, in delivery.go):
+--   ARGV[1] minID  the oldest entry to keep
 -- Returns the number of entries trimmed.
+local minID = ARGV[1]
 if redis.call('EXISTS', KEYS[2]) == 1 then
   return 0
 end
-return redis.call('XTRIM', KEYS[1], 'MINID', ARGV[1])
+return redis.call('XTRIM', KEYS[1], 'MINID', minID)

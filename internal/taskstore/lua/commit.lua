@@ -1,5 +1,5 @@
 -- commit.lua: the one atomic write of a task change (DESIGN.md "The flow of one task").
--- The caller computed the new snapshot from version ARGV[1]; if another commit
+-- The caller computed the new snapshot from version expected; if another commit
 -- got in first, nothing is written and the caller retries from the new version.
 --
 -- KEYS[1] task hash (fields: snap, ver, ck when the task has a checkpoint, and caller fields)
@@ -7,15 +7,19 @@
 -- KEYS[3] partition task index (zset: score = update time ms, member = task id)
 -- KEYS[4] task push-config hash (config id -> config)
 -- KEYS[5] the task's checkpoint   KEYS[6] the partition's compaction zset
--- KEYS[7] the partition's outbox stream, given only when notifications go
+-- KEYS[7] the task's delivery index (zset of the task's notification ids by
+--   creation ms): the commit lists each notification in it, and keeps it
+--   from expiring (below)
+-- KEYS[8] the partition's delivery stream (lane tokens, consumer group
+--   "workers"), on the lanes path
+-- KEYS[9] the partition's status index of pending records, on the lanes path
+-- KEYS[10] the partition's outbox stream, given only when notifications go
 --   through the outbox (RELAY_DELIVERY_PATH=outbox, internal/outbox) instead of
 --   lanes: each gets an outbox entry, and its record is made when the
---   outbox's owner reports it
--- KEYS[8] the task's delivery index, given with KEYS[7]: the commit lists
---   each notification in it (under its outbox entry's ms, the record's
---   creation time), and keeps it from expiring, so that the owner's report
---   of a delivered first attempt is the record alone (internal/outbox); the entry
---   says so with its field i
+--   outbox's owner reports it; the commit lists it in KEYS[7] under its
+--   outbox entry's ms (the record's creation time), so that the owner's
+--   report of a delivered first attempt is the record alone
+--   (internal/outbox); the entry says so with its field i
 -- ARGV: a fixed header, each argument named below (store.go, commitArgs,
 -- lays it out by the same names), then the events:
 --   ARGV[1]  expected   the version the change was computed from ("0": the
@@ -25,42 +29,53 @@
 --   ARGV[4]  task       the task id (index member)
 --   ARGV[5]  maxLen     approximate MAXLEN of the event stream
 --   ARGV[6]  ttl        expire the task's keys after this many ms (0: keep)
---   ARGV[7]  fields     extra task-hash fields, a JSON object ("": none)
---   ARGV[8]  configs    push configs to store first, a JSON object of
+--   ARGV[7]  extra      extra task-hash fields, a JSON object ("": none)
+--   ARGV[8]  setConfigs push configs to store first, a JSON object of
 --                       config id -> config ("": none)
 --   ARGV[9]  flags      one flag per event: "1" when the event is delivered
 --                       to the task's push configs, "0" when not
---   ARGV[10] pfx        the partition key prefix ("relay:{p}:") for delivery keys
---   ARGV[11] part       the partition number, which heads notification ids
---   ARGV[12] keep       delivery record retention in ms
---   ARGV[13] commitID   the commit's id: a commit sent again (a client retry
+--   ARGV[10] lanes      the task's lane prefix (layout.Keys.LanePrefix): the
+--                       lane of config c is lanes .. c
+--   ARGV[11] records    the partition's record prefix (layout.Keys.RecordPrefix):
+--                       the record of notification n is records .. n
+--   ARGV[12] part       the partition number, which heads notification ids
+--   ARGV[13] keep       delivery record retention in ms
+--   ARGV[14] commitID   the commit's id: a commit sent again (a client retry
 --                       after a lost reply) finds its own id stored and gets
 --                       its stream ids back
---   ARGV[14 ..]         the events, appended in order
+--   ARGV[15 ..]         the events, one per argument, appended in order (as
+--                       many as flags has flags)
 -- Storage grows with what happened, not with copies of it: an event
 -- stream entry holds the event and its task version ('e', 'v'), never a
 -- task; lanes hold references to entries, never copies. The task after
 -- any version is the snapshot when it is the current one, else the fold
 -- of the stream from its first entry (the task's creation, or after the
 -- checkpoint, below) up to that version.
--- Delivery keys (all in the task's partition, so in its hash slot):
+-- Delivery keys (all in the task's partition, so in its hash slot; named
+-- in layout/keys.go). A notification's lane and record are named from
+-- lanes and records here: which there are depends on the push configs
+-- the script reads (HKEYS) and on the notification ids it computes, so the
+-- caller cannot list them in KEYS; they carry the partition's hash tag, as
+-- KEYS do, so they live in the same slot.
 --   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId", oldest first (a
 --                                        previous relay wrote "…\n<event>\n<snapshot>")
---   <p>deliveries                        stream of lane tokens (consumer group "workers")
+--   <p>deliveries                        stream of lane tokens (KEYS[8])
 --   <p>dl:<notificationId>               the delivery record (lib.lua: recWrite)
---   <p>dl:task:<task>                    zset of the task's notification ids by creation ms
+--   <p>dl:task:<task>                    the task's delivery index (KEYS[7])
 --   <p>dl:status:<status>                zset of notification ids by update ms, for every
---                                        status but delivered (listed per task)
--- Trimming is not done here: a stream a quarter over ARGV[5] entries is
+--                                        status but delivered (listed per task; a new
+--                                        record is pending: KEYS[9])
+-- Trimming is not done here: a stream a quarter over maxLen entries is
 -- listed in KEYS[6], and the compactor (compact.lua) cuts it back, folding
 -- what it cuts into the task's checkpoint (KEYS[5]: the task as it was just
 -- before the stream's first entry), so that every entry still stored can
 -- be rendered exactly.
 -- Returns the event stream ids, or the error "CONFLICT <current version>".
 local expected, snapshot, now, task = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local maxLen, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
-local flags, pfx, part, keep, commitID = ARGV[9], ARGV[10], ARGV[11], tonumber(ARGV[12]), ARGV[13]
-local firstEvent = 14
+local maxLen, ttl, extra, setConfigs = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
+local flags, lanes, records = ARGV[9], ARGV[10], ARGV[11]
+local part, keep, commitID = ARGV[12], tonumber(ARGV[13]), ARGV[14]
+local firstEvent = 15
 local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx')
 local cur = tonumber(stored[1] or '0')
 if cur ~= tonumber(expected) then
@@ -73,14 +88,14 @@ local ver = cur + 1
 -- The task hash is written once, at the end: snapshot, version, the
 -- caller's fields and the commit id.
 local fields = {'snap', snapshot, 'ver', ver}
-if ARGV[7] ~= '' then
-  for f, v in pairs(cjson.decode(ARGV[7])) do
+if extra ~= '' then
+  for f, v in pairs(cjson.decode(extra)) do
     fields[#fields + 1] = f
     fields[#fields + 1] = v
   end
 end
-if ARGV[8] ~= '' then
-  for id, c in pairs(cjson.decode(ARGV[8])) do
+if setConfigs ~= '' then
+  for id, c in pairs(cjson.decode(setConfigs)) do
     redis.call('HSET', KEYS[4], id, c)
   end
 end
@@ -93,7 +108,7 @@ end
 -- retentions: their records have expired, with half a retention to spare
 -- for clocks that differ, as this relay's and Redis's may: a record
 -- expires by Redis's clock, a retention after its commit.)
-local index = KEYS[8] or (pfx .. 'dl:task:' .. task)
+local index = KEYS[7]
 local renew = tonumber(stored[3] or '0') < tonumber(now) + keep
 if renew and cur > 0 and #configs > 0 then
   redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', tonumber(now) - math.floor(keep * 1.5)))
@@ -109,19 +124,19 @@ while i <= #ARGV do
   if deliver then
     for _, cfg in ipairs(configs) do
       local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
-      local lane = pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg
-      local dl = pfx .. 'dl:' .. nid
-      if KEYS[7] then
-        local oid = redis.call('XADD', KEYS[7], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
+      local lane = lanes .. cfg
+      local dl = records .. nid
+      if KEYS[10] then
+        local oid = redis.call('XADD', KEYS[10], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
         redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
         made = true
       else
         recWrite(dl, recNew(task, cfg, id, now), keep)
         redis.call('ZADD', index, now, nid)
         made = true
-        redis.call('ZADD', pfx .. 'dl:status:pending', now, nid)
+        redis.call('ZADD', KEYS[9], now, nid)
         if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
-          redis.call('XADD', pfx .. 'deliveries', '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
+          redis.call('XADD', KEYS[8], '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
         end
       end
     end

@@ -8,39 +8,49 @@
 -- KEYS[1] task hash   KEYS[2] task event stream   KEYS[3] task push-config hash
 -- KEYS[4] task checkpoint hash   KEYS[5] the partition's compaction zset
 -- KEYS[6] the partition's outbox (what waits there holds the cut back too)
--- ARGV[1] task id   ARGV[2] the partition key prefix   ARGV[3] last entry cut
--- ARGV[4] its version   ARGV[5] first entry kept   ARGV[6] the checkpoint id the fold
---   started from ("" for none)   ARGV[7] the new checkpoint ("": none could be
---   folded, as in a stream a previous relay cut: it is trimmed all the same)
---   ARGV[8] the compaction length
+-- ARGV, each named (compact.go lays them out in this order):
+--   ARGV[1] task        the task id
+--   ARGV[2] lanes       the task's lane prefix (layout.Keys.LanePrefix)
+--   ARGV[3] last        the last entry cut
+--   ARGV[4] version     its version
+--   ARGV[5] first       the first entry kept
+--   ARGV[6] from        the checkpoint id the fold started from ("" for none)
+--   ARGV[7] checkpoint  the new checkpoint ("": none could be folded, as in a
+--                       stream a previous relay cut: it is trimmed all the same)
+--   ARGV[8] compactLen  the compaction length
+-- The task's lanes (a list per push config, read with HKEYS) are named
+-- from lanes and the config ids: they cannot be in KEYS, as the configs
+-- are known only once read, but they share the hash tag of the task's
+-- partition, so they live in the same slot as KEYS.
 -- Returns 1 when cut, 0 when something changed (plan again).
-local task, pfx = ARGV[1], ARGV[2]
-if (redis.call('HGET', KEYS[4], 'id') or '') ~= ARGV[6] or #redis.call('XRANGE', KEYS[2], ARGV[3], ARGV[3]) == 0 then
+local task, lanes, last, version, first = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local from, checkpoint, compactLen = ARGV[6], ARGV[7], tonumber(ARGV[8])
+if (redis.call('HGET', KEYS[4], 'id') or '') ~= from or #redis.call('XRANGE', KEYS[2], last, last) == 0 then
   return 0
 end
 for _, cfg in ipairs(redis.call('HKEYS', KEYS[3])) do
-  for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
-    if not string.find(head, '\n', 1, true) and before(entryOf(head), ARGV[5]) then
+  for _, head in ipairs(redis.call('LRANGE', lanes .. cfg, 0, -1)) do
+    if not string.find(head, '\n', 1, true) and before(entryOf(head), first) then
       return 0
     end
   end
 end
 local floor = outboxFloor(KEYS[6], task)
-if floor and not before(ARGV[3], floor) then
+if floor and not before(last, floor) then
   return 0 -- the cut reaches what a notification in the outbox may refer to
 end
-if ARGV[7] ~= '' then
-  redis.call('HSET', KEYS[4], 'snap', ARGV[7], 'ver', ARGV[4], 'id', ARGV[3])
+if checkpoint ~= '' then
+  redis.call('HSET', KEYS[4], 'snap', checkpoint, 'ver', version, 'id', last)
   redis.call('HSET', KEYS[1], 'ck', '1') -- commit.lua expires the checkpoint with the task
   local ttl = redis.call('PTTL', KEYS[1])
   if ttl > 0 then
     redis.call('PEXPIRE', KEYS[4], ttl)
   end
-elseif ARGV[6] ~= '' then
+elseif from ~= '' then
   return 0 -- (a stream with a checkpoint always folds)
 end
-redis.call('XTRIM', KEYS[2], 'MINID', ARGV[5])
-if redis.call('XLEN', KEYS[2]) <= tonumber(ARGV[8]) then
+redis.call('XTRIM', KEYS[2], 'MINID', first)
+if redis.call('XLEN', KEYS[2]) <= compactLen then
   redis.call('ZREM', KEYS[5], task)
 end
 return 1

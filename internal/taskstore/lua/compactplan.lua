@@ -1,5 +1,5 @@
 -- compactplan.lua: what a compaction of a task's event stream would cut.
--- The stream keeps its newest ARGV[3] entries (what SSE resumes from) and
+-- The stream keeps its newest keepLen entries (what SSE resumes from) and
 -- every entry a lane still refers to; the cut falls on a version boundary,
 -- so that the checkpoint is the task after a whole version. It reads no
 -- entry a lane holds back, so a stream a lagging webhook keeps long costs
@@ -7,16 +7,24 @@
 --
 -- KEYS[1] task event stream   KEYS[2] task push-config hash   KEYS[3] task checkpoint hash
 -- KEYS[4] the partition's compaction zset   KEYS[5] the partition's outbox
--- ARGV[1] task id   ARGV[2] the partition key prefix (lanes: see commit.lua)
--- ARGV[3] entries to keep   ARGV[4] the length over which a stream is compacted
--- ARGV[5] when to look again (ms) if a lane keeps the stream from being cut
+-- ARGV, each named (compact.go lays them out in this order):
+--   ARGV[1] task        the task id
+--   ARGV[2] lanes       the task's lane prefix (layout.Keys.LanePrefix)
+--   ARGV[3] keepLen     entries to keep
+--   ARGV[4] compactLen  the length over which a stream is compacted
+--   ARGV[5] retryAt     when to look again (ms) if a lane keeps the stream from
+--                       being cut
 -- Returns {0} when there is nothing to cut (the task leaves the zset, or
--- waits there until ARGV[5] while a lane holds the entries back), or
+-- waits there until retryAt while a lane holds the entries back), or
 -- {1, last entry to cut, its version, first entry to keep, the checkpoint's
 -- id or ""}.
-local task, pfx = ARGV[1], ARGV[2]
+-- The task's lanes (a list per push config, read with HKEYS) are named
+-- from lanes and the config ids: they cannot be in KEYS, as the configs
+-- are known only once read, but they share the hash tag of the task's
+-- partition, so they live in the same slot as KEYS.
+local task, lanes, keepLen, compactLen, retryAt = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local size = redis.call('XLEN', KEYS[1])
-if size <= tonumber(ARGV[4]) then
+if size <= compactLen then
   redis.call('ZREM', KEYS[4], task)
   return {0}
 end
@@ -24,7 +32,7 @@ end
 -- newer ones): the cut stays before it.
 local oldest
 for _, cfg in ipairs(redis.call('HKEYS', KEYS[2])) do
-  for _, head in ipairs(redis.call('LRANGE', pfx .. 'lane:' .. #task .. ':' .. task .. ':' .. cfg, 0, -1)) do
+  for _, head in ipairs(redis.call('LRANGE', lanes .. cfg, 0, -1)) do
     if not string.find(head, '\n', 1, true) then -- (a previous relay's head carries its copy)
       local eid = entryOf(head)
       if not oldest or before(eid, oldest) then
@@ -48,7 +56,7 @@ local function version(entry)
 end
 -- The entries that may be cut: at most those over the length, and none
 -- from the oldest a lane refers to on (read no further than that).
-local cand = redis.call('XRANGE', KEYS[1], '-', oldest and ('(' .. oldest) or '+', 'COUNT', size - tonumber(ARGV[3]))
+local cand = redis.call('XRANGE', KEYS[1], '-', oldest and ('(' .. oldest) or '+', 'COUNT', size - keepLen)
 local cut = #cand
 local kept
 if cut > 0 then
@@ -60,7 +68,7 @@ while cut > 0 and kept and version(cand[cut]) == version(kept) do
   cut = cut - 1
 end
 if cut == 0 or not kept then
-  redis.call('ZADD', KEYS[4], 'XX', ARGV[5], task)
+  redis.call('ZADD', KEYS[4], 'XX', retryAt, task)
   return {0}
 end
 local last = cand[cut]

@@ -5,8 +5,9 @@
 -- version with an entry still stored can be rebuilt exactly.
 --
 -- KEYS[1] task hash   KEYS[2] task event stream   KEYS[3] task checkpoint hash
--- ARGV[1] the stream id of an event of that version   ARGV[2] the version
---   ("0": whatever the current one is)
+-- ARGV, each named (history.go lays them out in this order):
+--   ARGV[1] eventID  the stream id of an event of that version
+--   ARGV[2] ver      the version ("0": whatever the current one is)
 -- Returns {1, snapshot} when the version is the task's current one (the
 -- common case: the webhook keeps up) or the checkpoint's; {2, base or
 -- false, event, event, …}: the events to fold, in order, onto the base
@@ -14,17 +15,18 @@
 -- event of the version; {0} when the task or the event is gone. A stream a
 -- previous relay wrote carries the task after each delivered entry ('s'):
 -- the last such entry is the base.
+local eventID, ver = ARGV[1], ARGV[2]
 local cur = redis.call('HGET', KEYS[1], 'ver')
 if not cur then
   return {0}
 end
-if cur == ARGV[2] or ARGV[2] == '0' then
+if cur == ver or ver == '0' then
   return {1, redis.call('HGET', KEYS[1], 'snap')}
 end
-if #redis.call('XRANGE', KEYS[2], ARGV[1], ARGV[1]) == 0 then
+if #redis.call('XRANGE', KEYS[2], eventID, eventID) == 0 then
   return {0}
 end
-local version = tonumber(ARGV[2])
+local version = tonumber(ver)
 local ck = redis.call('HMGET', KEYS[3], 'ver', 'snap')
 if ck[1] and tonumber(ck[1]) == version then
   return {1, ck[2]}
@@ -53,11 +55,11 @@ local function add(entry)
   end
   return true
 end
-for _, entry in ipairs(redis.call('XRANGE', KEYS[2], '-', ARGV[1])) do
+for _, entry in ipairs(redis.call('XRANGE', KEYS[2], '-', eventID)) do
   add(entry)
 end
 -- The version's later events (a commit may append several).
-local after = ARGV[1]
+local after = eventID
 while true do
   local more = redis.call('XRANGE', KEYS[2], '(' .. after, '+', 'COUNT', 8)
   for _, entry in ipairs(more) do

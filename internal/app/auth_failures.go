@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -28,7 +29,7 @@ func (a *App) limitAuthFailures(refuse func(c *fiber.Ctx) error) fiber.Handler {
 		if c.Response().StatusCode() == fiber.StatusUnauthorized {
 			ctx := c.UserContext()
 			over, serr := a.strikes.Strike(ctx, ip, time.Now())
-			a.authLog.failed(ctx, a, ip, c.Path(), over, serr)
+			a.authLog.failed(ctx, a.log, ip, c.Path(), over, serr)
 		}
 		return err
 	}
@@ -43,7 +44,7 @@ type authFailureLog struct {
 	suppressed int
 }
 
-func (l *authFailureLog) failed(ctx context.Context, a *App, ip, path string, over bool, strikeErr error) {
+func (l *authFailureLog) failed(ctx context.Context, log *slog.Logger, ip, path string, over bool, strikeErr error) {
 	now := time.Now()
 	l.mu.Lock()
 	if now.Sub(l.last) < time.Second {
@@ -58,5 +59,5 @@ func (l *authFailureLog) failed(ctx context.Context, a *App, ip, path string, ov
 	if strikeErr != nil {
 		args = append(args, "limit_err", strikeErr)
 	}
-	a.log.InfoContext(ctx, "authentication failed", args...)
+	log.InfoContext(ctx, "authentication failed", args...)
 }

@@ -23,8 +23,8 @@ const maxRefused = 1 << 16
 type Strikes struct {
 	l *Limiter
 
-	mu    sync.Mutex
-	until map[string]time.Time // addresses over the limit, refused until then
+	mu    sync.RWMutex
+	until map[string]time.Time // addresses over the limit, refused until then (expired ones swept by Strike)
 }
 
 // NewStrikes allows limit failures per second per address.
@@ -33,16 +33,13 @@ func NewStrikes(rdb redis.UniversalClient, k layout.Keys, limit int) *Strikes {
 }
 
 // Refused reports whether addr went over the limit and is still refused at
-// now. It asks nothing of Redis.
+// now. It asks nothing of Redis and takes only a read lock: every request
+// of a guarded API asks it.
 func (s *Strikes) Refused(addr string, now time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	until, ok := s.until[addr]
-	if ok && !now.Before(until) {
-		delete(s.until, addr)
-		return false
-	}
-	return ok
+	return ok && now.Before(until)
 }
 
 // Strike counts one failure of addr at now and reports whether addr is now
@@ -56,7 +53,7 @@ func (s *Strikes) Strike(ctx context.Context, addr string, now time.Time) (bool,
 	until := now.Truncate(time.Second).Add(2 * time.Second)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.until) >= maxRefused {
+	if len(s.until) >= maxRefused/2 {
 		for a, u := range s.until {
 			if !now.Before(u) {
 				delete(s.until, a)

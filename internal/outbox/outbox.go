@@ -54,6 +54,11 @@ type OutboxEntry struct {
 	// Indexed: the commit listed the notification in its task's delivery
 	// index (entries of a previous relay were not).
 	Indexed bool
+	// Event and Version: the event and the task version it made, when the
+	// entry carries them (the first config's entry of a small event; see
+	// taskstore.OutboxInlineMax). Nil: read it from the task's stream.
+	Event   []byte
+	Version int64
 }
 
 // Ownership is what an owner starts from when it takes a partition.
@@ -342,6 +347,12 @@ func (s *Store) outboxEntryOf(m redis.XMessage) OutboxEntry {
 	e.NotificationID, _ = m.Values["n"].(string)
 	e.Redelivery = m.Values["r"] != nil
 	e.Indexed = m.Values["i"] != nil
+	if b, ok := m.Values["b"].(string); ok {
+		v, _ := m.Values["v"].(string)
+		if ver, err := strconv.ParseInt(v, 10, 64); err == nil {
+			e.Event, e.Version = []byte(b), ver
+		}
+	}
 	e.Lane = s.k.Lane(e.TaskID, e.ConfigID)
 	return e
 }
@@ -366,18 +377,19 @@ type LoadOptions struct {
 }
 
 // LoadOutbox reads, in one round trip, the event and config of each entry
-// of es (all of partition p), and what o asks for.
+// of es (all of partition p), and what o asks for. An event that an entry
+// of es carries is not read.
 func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadOptions) ([]Loaded, time.Time, error) {
+	inline := carriedEvents(es)
 	events := map[string]*redis.XMessageSliceCmd{}
 	configs := map[string]*redis.StringCmd{}
 	records := make([]*redis.StringCmd, len(es))
 	var now *redis.TimeCmd
-	// The reads share a round trip with other callers' commands.
-	s.batch.Do(func(pipe redis.Pipeliner) {
+	read := func(pipe redis.Pipeliner) {
 		for i, e := range es {
 			tk := s.k.Task(e.TaskID)
-			if ek := tk.Events + "\x00" + e.EventID; events[ek] == nil {
-				events[ek] = pipe.XRange(ctx, tk.Events, e.EventID, e.EventID)
+			if _, ok := inline[e.TaskID+"\x00"+e.EventID]; !ok && events[tk.Events+"\x00"+e.EventID] == nil {
+				events[tk.Events+"\x00"+e.EventID] = pipe.XRange(ctx, tk.Events, e.EventID, e.EventID)
 			}
 			if configs[e.Lane] == nil && (o.Known == nil || !o.Known(e.Lane)) {
 				configs[e.Lane] = pipe.HGet(ctx, tk.Push, e.ConfigID)
@@ -389,7 +401,10 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadO
 		if o.Clock {
 			now = pipe.Time(ctx)
 		}
-	})
+	}
+	if o.Status || o.Clock || !inline.all(es) || o.Known == nil || !knowsAll(es, o.Known) {
+		s.batch.Do(read) // the reads share a round trip with other callers' commands
+	}
 	var at time.Time
 	if now != nil {
 		var err error
@@ -400,12 +415,11 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadO
 	out := make([]Loaded, len(es))
 	for i, e := range es {
 		h := Head{Entry: e.EventID + " " + e.NotificationID, EventID: e.EventID, NotificationID: e.NotificationID}
-		tk := s.k.Task(e.TaskID)
-		msgs, err := events[tk.Events+"\x00"+e.EventID].Result()
-		if err != nil {
+		if c, ok := inline[e.TaskID+"\x00"+e.EventID]; ok {
+			h.Event, h.Version = c.Event, c.Version
+		} else if msgs, err := events[s.k.Task(e.TaskID).Events+"\x00"+e.EventID].Result(); err != nil {
 			return nil, time.Time{}, fmt.Errorf("outbox: load outbox event: %w", err)
-		}
-		if len(msgs) == 1 {
+		} else if len(msgs) == 1 {
 			ev, _ := msgs[0].Values["e"].(string)
 			h.Event = []byte(ev)
 			v, _ := msgs[0].Values["v"].(string)
@@ -431,6 +445,44 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadO
 		}
 	}
 	return out, at, nil
+}
+
+// carried are the events that entries carry, by task and event id: an
+// event is carried by its first config's entry, and its other configs'
+// entries, which follow that one, use it too.
+type carried map[string]OutboxEntry
+
+func carriedEvents(es []OutboxEntry) carried {
+	var c carried
+	for _, e := range es {
+		if e.Event != nil {
+			if c == nil {
+				c = make(carried, len(es))
+			}
+			c[e.TaskID+"\x00"+e.EventID] = e
+		}
+	}
+	return c
+}
+
+// all tells whether c has the event of every entry of es.
+func (c carried) all(es []OutboxEntry) bool {
+	for _, e := range es {
+		if _, ok := c[e.TaskID+"\x00"+e.EventID]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// knowsAll tells whether known has the config of every entry of es.
+func knowsAll(es []OutboxEntry, known func(lane string) bool) bool {
+	for _, e := range es {
+		if !known(e.Lane) {
+			return false
+		}
+	}
+	return true
 }
 
 // Outbox op kinds (see lua/outbox_finish.lua).

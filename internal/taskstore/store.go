@@ -35,6 +35,14 @@ var (
 	ErrFull = errors.New("push config limit reached")
 )
 
+// OutboxInlineMax is the largest event, in bytes, that a commit copies
+// into the outbox entry of its first push config (commit.lua, inline), so
+// that the outbox's owner does not read it back from the event stream: a
+// command and a round trip fewer per notification. Larger events are read
+// from the stream. The copy is transient: it lives while the entry waits in
+// the outbox.
+const OutboxInlineMax = 2048
+
 var (
 	//go:embed lua/commit.lua
 	commitLua string
@@ -208,7 +216,7 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 	}
 	p := s.k.Partition(c.TaskID)
 	// In the order, and by the names, lua/commit.lua gives them.
-	args := append(make([]any, 0, 14+len(c.Events)),
+	args := append(make([]any, 0, 15+len(c.Events)),
 		c.Version,                    // expected
 		c.Snapshot,                   // snapshot
 		c.UpdatedAt.UnixMilli(),      // now
@@ -223,6 +231,7 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 		p,                            // part
 		s.keep.Milliseconds(),        // keep
 		commitID,                     // commitID
+		OutboxInlineMax,              // inline
 	)
 	for _, e := range c.Events { // the events, one per flag
 		args = append(args, e)

@@ -43,7 +43,14 @@
 --   ARGV[14] commitID   the commit's id: a commit sent again (a client retry
 --                       after a lost reply) finds its own id stored and gets
 --                       its stream ids back
---   ARGV[15 ..]         the events, one per argument, appended in order (as
+--   ARGV[15] inline     on the outbox path, the largest event (bytes) that
+--                       the outbox entry of its first config carries ('b',
+--                       with its version 'v'), so that the owner need not
+--                       read it back from the event stream (0: none). The
+--                       copy lives only while the entry waits in the outbox,
+--                       which is trimmed behind its owner; the other configs'
+--                       entries of the event follow it and refer to it
+--   ARGV[16 ..]         the events, one per argument, appended in order (as
 --                       many as flags has flags)
 -- Storage grows with what happened, not with copies of it: an event
 -- stream entry holds the event and its task version ('e', 'v'), never a
@@ -74,8 +81,8 @@
 local expected, snapshot, now, task = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local maxLen, ttl, extra, setConfigs = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local flags, lanes, records = ARGV[9], ARGV[10], ARGV[11]
-local part, keep, commitID = ARGV[12], tonumber(ARGV[13]), ARGV[14]
-local firstEvent = 15
+local part, keep, commitID, inline = ARGV[12], tonumber(ARGV[13]), ARGV[14], tonumber(ARGV[15])
+local firstEvent = 16
 local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx')
 local cur = tonumber(stored[1] or '0')
 if cur ~= tonumber(expected) then
@@ -122,12 +129,19 @@ while i <= #ARGV do
   local id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
   ids[#ids + 1] = id
   if deliver then
+    local carry = KEYS[10] and #ARGV[i] <= inline
     for _, cfg in ipairs(configs) do
       local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
       local lane = lanes .. cfg
       local dl = records .. nid
       if KEYS[10] then
-        local oid = redis.call('XADD', KEYS[10], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
+        local oid
+        if carry then
+          oid = redis.call('XADD', KEYS[10], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
+          carry = false
+        else
+          oid = redis.call('XADD', KEYS[10], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
+        end
         redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
         made = true
       else

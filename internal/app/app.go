@@ -156,7 +156,13 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
 	}
-	deps := delivery.Deps{Queue: a.outbox, Tasks: a.store, Leader: a.leases, Signer: a.keys, Dial: guard.DialContext, Log: a.log,
+	// The delivery workers consume the outbox as one consumer, which decides
+	// the lease timing: its lane lease follows the delivery timeout.
+	consumer, err := outbox.NewConsumer(a.outbox, outbox.ConsumerConfig{Name: "relay-" + uuid.NewString(), Attempt: a.cfg.DeliveryTimeout})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	deps := delivery.Deps{Queue: consumer, Tasks: a.store, Leader: a.leases, Signer: a.keys, Dial: guard.DialContext, Log: a.log,
 		Pressure: pressure, Observer: a.metrics}
 	if a.cfg.OperatorWebhookURL != "" {
 		deps.Operator = delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log)

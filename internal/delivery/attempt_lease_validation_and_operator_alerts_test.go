@@ -13,19 +13,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/redistest"
 	"github.com/a2arelay/relay/internal/ssrf"
 )
 
-// the lane lease (and the token's reclaim idle time) is
-// ReclaimIdle, which defaults to Timeout+5s on the premise that one
+// the lane lease (and the token's reclaim idle time) is the
+// consumer's LaneLease, which defaults to Attempt (the delivery Timeout)+5s on the premise that one
 // attempt is one POST bounded by Timeout. With webhook validation on, an
 // attempt is a validation GET (bounded by Timeout on its own) and then the
 // POST (another Timeout): up to 2*Timeout = 20s with the defaults, past the
 // 15s lease. The token is then reclaimed and a second worker delivers the
 // same head while the first is still POSTing it (and the first's finish
 // deletes the second's lease, so the lane's next head can overtake).
-// Here Timeout 200ms and ReclaimIdle 300ms (the defaults' ratio), and a
+// Here Timeout 200ms and LaneLease 300ms (the defaults' ratio), and a
 // webhook taking 170ms for the GET and 170ms for the POST.
 func TestValidationPlusPostOutlivesTheLease(t *testing.T) {
 	ctx := context.Background()
@@ -49,10 +50,11 @@ func TestValidationPlusPostOutlivesTheLease(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
-	cfg := Config{Timeout: 200 * time.Millisecond, ReclaimIdle: 300 * time.Millisecond} // the defaults' 10s : 15s
-	w1 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log,
+	cfg := Config{Timeout: 200 * time.Millisecond}
+	lease := outbox.ConsumerConfig{Attempt: cfg.Timeout, LaneLease: 300 * time.Millisecond} // the defaults' 10s : 15s
+	w1 := mustNew(t, Deps{Queue: store.consumer(t, lease), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log,
 		Validator: NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour)}, cfg)
-	w2 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log, // another instance
+	w2 := mustNew(t, Deps{Queue: store.consumer(t, lease), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log, // another instance
 		Validator: NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour)}, cfg)
 
 	toks, err := store.ReadTokens(ctx, 0, w1.consumer, 1, time.Second)
@@ -61,8 +63,8 @@ func TestValidationPlusPostOutlivesTheLease(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { w1.Process(ctx, toks[0]); close(done) }()
-	time.Sleep(cfg.ReclaimIdle + 10*time.Millisecond) // w1 is POSTing now
-	again, err := store.Reclaim(ctx, 0, w2.consumer, cfg.ReclaimIdle, 10)
+	time.Sleep(lease.LaneLease + 10*time.Millisecond) // w1 is POSTing now
+	again, err := store.Reclaim(ctx, 0, w2.consumer, lease.LaneLease, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestValidationPlusPostOutlivesTheLease(t *testing.T) {
 	defer mu.Unlock()
 	if posts != 1 || maxInFlight > 1 {
 		t.Fatalf("the notification was POSTed %d times, %d at once: one attempt (GET + POST) outlived the %v lease",
-			posts, maxInFlight, cfg.ReclaimIdle)
+			posts, maxInFlight, lease.LaneLease)
 	}
 }
 

@@ -31,7 +31,7 @@ func TestBlockedWebhookIsDeadLetteredAtOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stop := runWorkers(mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys,
+			stop := runWorkers(mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys,
 				Dial: strict.DialContext, Log: fx.log}, Config{Outbox: onOutbox}))
 			defer stop()
 			var dead []outbox.DeliveryRecord

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // The items done behind a slow POST (up to outboxHeld) wait only for the
@@ -18,8 +19,8 @@ func TestDoneItemsHeldBehindASlowPostKeepNoPayload(t *testing.T) {
 	hook := &slowFastHook{release: make(chan struct{})}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "slow", hook)
 	defer close(hook.release)
-	w := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true, Timeout: time.Minute})
-	o, ok, err := fx.store.Own(ctx, 0, w.consumer, ownLease)
+	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{Attempt: time.Minute}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true, Timeout: time.Minute})
+	o, ok, err := w.q.Own(ctx, 0)
 	if err != nil || !ok {
 		t.Fatal("own", err)
 	}

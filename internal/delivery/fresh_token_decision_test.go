@@ -9,19 +9,19 @@ import (
 	"github.com/a2arelay/relay/internal/outbox"
 )
 
-// the "Fresh" decision (Process, workers.go) is made on the
-// worker's clock and against the worker's own ReclaimIdle, before Begin's
-// round trip. Two ways it is wrong about the token by the time begin.lua
+// the "Fresh" decision (outbox.Consumer.Begin) is made on the
+// consumer's clock and against its own lane lease, before Begin's round
+// trip. Two ways it is wrong about the token by the time begin.lua
 // runs, and begin.lua (fresh: no XCLAIM) then gives the lane to a token
 // another worker has already finished:
 //
-//   - instances configured with different ReclaimIdle (it is
+//   - instances configured with different lane leases (it is
 //     delivery_timeout+5s per instance: a rolling change of
-//     delivery_timeout), where the one with the shorter ReclaimIdle
-//     reclaims and finishes a token that waits in the other's memory;
+//     delivery_timeout), where the one with the shorter lease reclaims
+//     and finishes a token that waits in the other's memory;
 //   - a delay between the decision and the script (a process frozen, the
 //     batcher's queue, go-redis retrying the pipeline on a bad connection)
-//     longer than ReclaimIdle/2.
+//     longer than half a lane lease.
 //
 // The stale copy then takes the lane's lease, POSTs the lane's next head
 // while the lane's real (new) token exists, and the lane run's steps apply
@@ -45,28 +45,29 @@ func freshSetup(t *testing.T, hook *idRecorder, task string) (fixture, outbox.To
 	if _, err := fx.commit.Append(ctx, task, working, working); err != nil {
 		t.Fatal(err)
 	}
-	w1 := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{ReclaimIdle: time.Minute})
+	w1 := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{LaneLease: time.Minute}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
 	return fx, fx.oneToken(t, w1.consumer), w1
 }
 
-// w2 (ReclaimIdle 50ms, LaneRun 1) takes the token over and delivers head 1.
+// w2 (lane lease 50ms, LaneRun 1) takes the token over and delivers head 1.
 func freshTakeover(t *testing.T, fx fixture) {
 	t.Helper()
 	ctx := context.Background()
-	cfg := Config{ReclaimIdle: 50 * time.Millisecond, Timeout: 20 * time.Millisecond, LaneRun: 1}
-	w2 := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	cfg := Config{Timeout: 20 * time.Millisecond, LaneRun: 1}
+	lease := outbox.ConsumerConfig{LaneLease: 50 * time.Millisecond, Attempt: cfg.Timeout}
+	w2 := mustNew(t, Deps{Queue: fx.store.consumer(t, lease), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 	time.Sleep(80 * time.Millisecond)
-	again, err := fx.store.Reclaim(ctx, 0, w2.consumer, cfg.ReclaimIdle, 10)
+	again, err := fx.store.Reclaim(ctx, 0, w2.consumer, lease.LaneLease, 10)
 	if err != nil || len(again) != 1 {
 		t.Fatalf("reclaimed %v, %v", again, err)
 	}
 	w2.Process(ctx, again[0])
 }
 
-// Instances with different ReclaimIdle: w1 (1 minute) holds the token in
+// Instances with different lane leases: w1 (1 minute) holds the token in
 // memory for 80ms (well within its fresh window of 30s); w2 (50ms)
 // reclaims and finishes it meanwhile. w1's copy must not POST.
-func TestFreshCopyFinishedByInstanceWithShorterReclaimIdle(t *testing.T) {
+func TestFreshCopyFinishedByInstanceWithShorterLaneLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	hook := &idRecorder{}
@@ -96,29 +97,31 @@ func TestFreshCopyFinishedByInstanceWithShorterReclaimIdle(t *testing.T) {
 	t.Fatalf("a copy of a token finished by another instance was begun as fresh and POSTed %v after head 1 (%s)", ids[1:], ids[0])
 }
 
-// beginDelayed runs hold (another worker's whole takeover) after the
-// caller decided its token is fresh and before begin.lua runs: a process
-// frozen, or a Begin stuck in the batcher / a retried pipeline, for longer
-// than ReclaimIdle/2.
+// beginDelayed runs hold (another worker's whole takeover) when Begin is
+// called, before the consumer decides whether the token is fresh. The
+// test stops the consumer's clock for the delay, so that the decision is
+// the one it made before it: as if begin.lua ran that long after the
+// decision (a process frozen, or a Begin stuck in the batcher / a retried
+// pipeline), for longer than half a lane lease.
 type beginDelayed struct {
-	*testStore
+	*outbox.Consumer
 	hold func()
 }
 
-func (b *beginDelayed) Begin(ctx context.Context, t outbox.Token, consumer string, lease time.Duration) (outbox.Head, int, error) {
+func (b *beginDelayed) Begin(ctx context.Context, t outbox.Token) (outbox.Head, int, error) {
 	if b.hold != nil {
 		b.hold()
 		b.hold = nil
 	}
-	return b.testStore.Begin(ctx, t, consumer, lease)
+	return b.Consumer.Begin(ctx, t)
 }
 
-// Same ReclaimIdle everywhere (1s, with a 50ms timeout: like a 1s
-// delivery_timeout with its default ReclaimIdle of 6s, scaled). w1's token
+// Same lane lease everywhere (1s, with a 50ms timeout: like a 1s
+// delivery_timeout with its default lane lease of 6s, scaled). w1's token
 // waited 450ms in memory, so w1 decides "fresh"; then its Begin is delayed
 // by 650ms (a freeze, a retried pipeline), during which w2 reclaims and
 // finishes the token. 650ms is within what errLeaseShort lets through
-// (ReclaimIdle - Timeout), so w1 POSTs. The old Begin (XCLAIM) found the
+// (the lane lease - Timeout), so w1 POSTs. The old Begin (XCLAIM) found the
 // token done.
 func TestFreshDecisionGoesStaleBeforeBeginRuns(t *testing.T) {
 	t.Parallel()
@@ -129,25 +132,30 @@ func TestFreshDecisionGoesStaleBeforeBeginRuns(t *testing.T) {
 	if _, err := fx.commit.Append(ctx, "frozen", working, working); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{ReclaimIdle: time.Second, Timeout: 50 * time.Millisecond}
-	delayed := &beginDelayed{testStore: fx.store}
-	w1 := mustNew(t, Deps{Queue: delayed, Tasks: delayed, Leader: delayed, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	cfg := Config{Timeout: 50 * time.Millisecond}
+	lease := outbox.ConsumerConfig{LaneLease: time.Second, Attempt: cfg.Timeout}
+	read := time.Now()
+	clock := read
+	w1lease := lease
+	w1lease.Now = func() time.Time { return clock }
+	delayed := &beginDelayed{Consumer: fx.store.consumer(t, w1lease)}
+	w1 := mustNew(t, Deps{Queue: delayed, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 	w2cfg := cfg
 	w2cfg.LaneRun = 1
-	w2 := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, w2cfg)
-	read := time.Now()
+	w2 := mustNew(t, Deps{Queue: fx.store.consumer(t, lease), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, w2cfg)
 	tok := fx.oneToken(t, w1.consumer)
 	tok.Read = read
 	delayed.hold = func() {
 		time.Sleep(600 * time.Millisecond)
-		again, err := fx.store.Reclaim(ctx, 0, w2.consumer, cfg.ReclaimIdle, 10)
+		again, err := fx.store.Reclaim(ctx, 0, w2.consumer, lease.LaneLease, 10)
 		if err != nil || len(again) != 1 {
 			t.Errorf("reclaimed %v, %v", again, err)
 			return
 		}
 		w2.Process(ctx, again[0]) // head 1 delivered, token acked, a new token for heads 2, 3
 	}
-	time.Sleep(450 * time.Millisecond) // waiting in memory for a worker
+	time.Sleep(450 * time.Millisecond)       // waiting in memory for a worker
+	clock = read.Add(450 * time.Millisecond) // w1's consumer decides "fresh" at this time, though it runs Begin after the delay
 	w1.Process(ctx, tok)
 	if ids := hook.got(); len(ids) != 1 {
 		t.Fatalf("POSTs %v: the stale copy (finished by w2 while its Begin was delayed) POSTed %v", ids, ids[1:])

@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/a2arelay/relay/internal/backpressure"
 )
 
@@ -65,7 +63,7 @@ func New(d Deps, cfg Config) (*Workers, error) {
 	}
 	w := &Workers{
 		q: d.Queue, tasks: d.Tasks, leader: d.Leader, signer: d.Signer, cfg: cfg, log: log, now: time.Now, mover: newMover(d.Queue, 50*cfg.MoveEvery, log),
-		consumer: "relay-" + uuid.NewString(),
+		consumer: d.Queue.Name(),
 		client:   newClient(d.Dial, d.TLS, max(cfg.Workers, 64)),
 		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator,
 		acked: make([]atomic.Bool, d.Queue.Partitions()),
@@ -79,7 +77,7 @@ func New(d Deps, cfg Config) (*Workers, error) {
 
 // validate refuses negative durations and counts (zero takes the default).
 func (c Config) validate() error {
-	for name, v := range map[string]time.Duration{"Timeout": c.Timeout, "TokenTTL": c.TokenTTL, "ReclaimIdle": c.ReclaimIdle,
+	for name, v := range map[string]time.Duration{"Timeout": c.Timeout, "TokenTTL": c.TokenTTL,
 		"MoveEvery": c.MoveEvery, "Policy.Initial": c.Policy.Initial, "Policy.MaxInterval": c.Policy.MaxInterval,
 		"Policy.MaxElapsed": c.Policy.MaxElapsed} {
 		if v < 0 {

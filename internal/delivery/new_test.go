@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // mustNew is New for tests.
@@ -21,17 +23,17 @@ func mustNew(t *testing.T, d Deps, cfg Config) *Workers {
 func TestNewNamesWhatIsWrong(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, 1, "new", http.NotFoundHandler())
-	ok := Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext}
+	ok := Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext}
 	for _, tc := range []struct {
 		deps Deps
 		cfg  Config
 		want string
 	}{
 		{Deps{Signer: fx.keys, Dial: fx.guard.DialContext}, Config{}, "Deps.Queue"},
-		{Deps{Queue: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext}, Config{}, "Deps.Tasks"},
-		{Deps{Queue: fx.store, Tasks: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext}, Config{}, "Deps.Leader"},
-		{Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Dial: fx.guard.DialContext}, Config{}, "Deps.Signer"},
-		{Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys}, Config{}, "Deps.Dial"},
+		{Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext}, Config{}, "Deps.Tasks"},
+		{Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext}, Config{}, "Deps.Leader"},
+		{Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Dial: fx.guard.DialContext}, Config{}, "Deps.Signer"},
+		{Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys}, Config{}, "Deps.Dial"},
 		{ok, Config{Timeout: -time.Second}, "Config.Timeout"},
 		{ok, Config{Workers: -1}, "Config.Workers"},
 		{ok, Config{Policy: Policy{Jitter: 2}}, "Config.Policy.Jitter"},

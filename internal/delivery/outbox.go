@@ -17,10 +17,10 @@ import (
 // failed first attempt is parked in its lane, where the token workers
 // retry it; later notifications of a parked lane follow it there.
 
-// ownLease is how long an outbox lease lasts unrenewed; the owner renews it
-// (and stores its offset) every ownLease/5, and relays look for partitions
-// without an owner every ownLease/3.
-const ownLease = 10 * time.Second
+// The Queue decides the outbox lease and its cadence (outbox.Timing): how
+// long a lease lasts unrenewed, how often an owner renews it and stores its
+// offset (Renew), and how often relays look for partitions without an owner
+// (Look).
 
 // outboxBacklog caps the entries an owner holds in memory per partition
 // that are not done: it reads no more until some are. outboxHeld caps all
@@ -44,7 +44,7 @@ const configFresh = 250 * time.Millisecond
 // ownLoop takes partitions' outboxes that no relay owns, up to this
 // relay's share (the partitions over the relays alive, rounded up), hands
 // back those over its share, and works on each it holds until ctx ends or
-// the lease is lost. It looks every ownLease/3.
+// the lease is lost. It looks every Timing().Look.
 func (w *Workers) ownLoop(ctx context.Context) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -58,7 +58,7 @@ func (w *Workers) ownLoop(ctx context.Context) {
 	owned := map[int]*ownedPart{}
 	start := int(crc32.ChecksumIEEE([]byte(w.consumer)) % uint32(parts)) // relays start apart
 	pass := func() {
-		n, err := w.q.OutboxRelays(ctx, w.consumer, ownLease)
+		n, err := w.q.Relays(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.WarnContext(ctx, "counting outbox owners", "err", err)
@@ -95,7 +95,7 @@ func (w *Workers) ownLoop(ctx context.Context) {
 			if busy {
 				continue
 			}
-			o, ok, err := w.q.Own(ctx, p, w.consumer, ownLease)
+			o, ok, err := w.q.Own(ctx, p)
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.WarnContext(ctx, "taking an outbox", "partition", p, "err", err)
@@ -120,7 +120,7 @@ func (w *Workers) ownLoop(ctx context.Context) {
 		}
 	}
 	pass()
-	t := time.NewTicker(ownLease / 3)
+	t := time.NewTicker(w.q.Timing().Look)
 	defer t.Stop()
 	for ctx.Err() == nil {
 		select {
@@ -132,7 +132,7 @@ func (w *Workers) ownLoop(ctx context.Context) {
 	wg.Wait()
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	w.q.LeaveOutbox(fctx, w.consumer)
+	w.q.Leave(fctx)
 }
 
 // drainOutboxes, on the lanes path, delivers what relays on the outbox path
@@ -140,7 +140,7 @@ func (w *Workers) ownLoop(ctx context.Context) {
 // partition with entries after its offset is owned until they are done.
 // A partition another relay owns (one on the outbox path, or one that
 // died and whose lease has not run out yet) is looked at again every
-// ownLease/3, until every partition was found empty. It first forgets the
+// Timing().Look, until every partition was found empty. It first forgets the
 // lanes the outboxes adopted: lanes made from now on are adopted again
 // when the outbox path is taken again.
 func (w *Workers) drainOutboxes(ctx context.Context) {
@@ -151,7 +151,7 @@ func (w *Workers) drainOutboxes(ctx context.Context) {
 	}
 	empty := make([]bool, w.q.Partitions())
 	left := len(empty)
-	t := time.NewTicker(ownLease / 3)
+	t := time.NewTicker(w.q.Timing().Look)
 	defer t.Stop()
 	for left > 0 && ctx.Err() == nil {
 		var wg sync.WaitGroup
@@ -159,12 +159,12 @@ func (w *Workers) drainOutboxes(ctx context.Context) {
 			if empty[p] {
 				continue
 			}
-			o, ok, err := w.q.Own(ctx, p, w.consumer, ownLease)
+			o, ok, err := w.q.Own(ctx, p)
 			if err != nil || !ok {
 				continue // owned by another relay: looked at again
 			}
 			if !o.Pending() {
-				if _, err := w.q.KeepOwning(ctx, p, w.consumer, ownLease, "", true); err != nil && ctx.Err() == nil {
+				if _, err := w.q.KeepOwning(ctx, p, "", true); err != nil && ctx.Err() == nil {
 					w.log.WarnContext(ctx, "giving an outbox up", "partition", p, "err", err)
 				}
 				empty[p] = true
@@ -380,7 +380,7 @@ func (op *outboxPart) run(ctx context.Context) {
 	// lost is another's: KeepOwning writes nothing then).
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer fcancel()
-	if _, err := op.w.q.KeepOwning(fctx, op.p, op.w.consumer, ownLease, op.currentOffset(), ctx.Err() != nil || op.drainOnly); err != nil {
+	if _, err := op.w.q.KeepOwning(fctx, op.p, op.currentOffset(), ctx.Err() != nil || op.drainOnly); err != nil {
 		op.w.log.WarnContext(fctx, "storing an outbox offset", "partition", op.p, "err", err)
 	}
 }
@@ -390,10 +390,13 @@ func (w *Workers) redisNow() time.Time {
 	return w.now().Add(time.Duration(w.redisClock.Load()))
 }
 
-// keep renews the lease and stores the offset every ownLease/5; a lease
-// found another's ends the partition's work.
+// keep renews the lease and stores the offset at the Queue's cadence
+// (Timing().Renew); a lease found another's ends the partition's work.
+// About once a minute it also prunes the parked lanes.
 func (op *outboxPart) keep(ctx context.Context) {
-	t := time.NewTicker(ownLease / 5)
+	renew := op.w.q.Timing().Renew
+	pruneEvery := max(1, int(time.Minute/renew))
+	t := time.NewTicker(renew)
 	defer t.Stop()
 	stored := ""
 	ticks := 0
@@ -407,7 +410,7 @@ func (op *outboxPart) keep(ctx context.Context) {
 		if off == stored {
 			off = ""
 		}
-		ok, err := op.w.q.KeepOwning(ctx, op.p, op.w.consumer, ownLease, off, false)
+		ok, err := op.w.q.KeepOwning(ctx, op.p, off, false)
 		if err != nil {
 			if ctx.Err() == nil {
 				op.w.log.WarnContext(ctx, "renewing an outbox lease", "partition", op.p, "err", err)
@@ -422,7 +425,7 @@ func (op *outboxPart) keep(ctx context.Context) {
 		if off != "" {
 			stored = off
 		}
-		if ticks++; ticks%30 == 0 { // about once a minute
+		if ticks++; ticks%pruneEvery == 0 {
 			op.prune(ctx)
 		}
 		op.mu.Lock()
@@ -585,7 +588,7 @@ func (op *outboxPart) spill(lane string, q []*outboxItem) bool {
 	for i, it := range q {
 		ops[i] = outbox.OutboxOp{Kind: outbox.OpSpill, Entry: it.e, Now: op.w.now(), Replay: it.catchUp || it.e.Redelivery}
 	}
-	res, err := op.w.q.FinishOutboxOps(context.Background(), op.p, op.w.consumer, ops)
+	res, err := op.w.q.FinishOutbox(context.Background(), op.p, ops...)
 	op.mu.Lock()
 	if err != nil {
 		op.mu.Unlock()
@@ -633,14 +636,14 @@ func (op *outboxPart) work(it *outboxItem) bool {
 	op.mu.Unlock()
 	if parked {
 		kind := outbox.OpAppend
-		res, err := op.w.q.FinishOutbox(ctx, op.p, op.w.consumer, outbox.OutboxOp{Kind: kind, Entry: it.e, Now: op.w.now(), Replay: it.catchUp || it.e.Redelivery})
+		res, err := op.w.q.FinishOutbox(ctx, op.p, outbox.OutboxOp{Kind: kind, Entry: it.e, Now: op.w.now(), Replay: it.catchUp || it.e.Redelivery})
 		switch {
 		case err != nil:
 			return op.fail(ctx, it, err)
-		case res == outbox.NotOwner:
+		case res[0] == outbox.NotOwner:
 			op.lost()
 			return false
-		case res == outbox.Applied:
+		case res[0] == outbox.Applied:
 			return true
 		}
 		op.mu.Lock()
@@ -665,7 +668,7 @@ func (op *outboxPart) work(it *outboxItem) bool {
 	case it.h.Config == nil:
 		f.Outcome = outbox.Drop
 	default:
-		err := op.w.attempt(ctx, t, it.h, &f, &rec, now)
+		err := op.w.attempt(ctx, t, it.h, &f, &rec)
 		if errors.Is(err, errTransient) {
 			// Redis did not answer: retried through the lane like a failed POST.
 			f.Outcome, f.Due = outbox.Retry, op.w.now().Add(op.w.cfg.Policy.Initial)
@@ -679,11 +682,11 @@ func (op *outboxPart) work(it *outboxItem) bool {
 	if f.Outcome == outbox.Retry {
 		o.Kind = outbox.OpPark
 	}
-	res, err := op.w.q.FinishOutbox(ctx, op.p, op.w.consumer, o)
+	res, err := op.w.q.FinishOutbox(ctx, op.p, o)
 	if err != nil {
 		return op.fail(ctx, it, err)
 	}
-	if res == outbox.NotOwner {
+	if res[0] == outbox.NotOwner {
 		op.lost()
 		return false
 	}

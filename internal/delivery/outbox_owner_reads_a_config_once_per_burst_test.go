@@ -13,7 +13,7 @@ import (
 
 // configReads is a store that counts the loads and the configs they read.
 type configReads struct {
-	*testStore
+	*outbox.Consumer
 	loads, reads atomic.Int32
 }
 
@@ -25,7 +25,7 @@ func (c *configReads) LoadOutbox(ctx context.Context, p int, es []outbox.OutboxE
 			break // (one lane here)
 		}
 	}
-	return c.testStore.LoadOutbox(ctx, p, es, o)
+	return c.Consumer.LoadOutbox(ctx, p, es, o)
 }
 
 // The owner keeps the config a load read for the next reads of the lane
@@ -36,8 +36,8 @@ func TestOutboxOwnerReadsAConfigOncePerBurst(t *testing.T) {
 	ctx := context.Background()
 	hook := &countingHook{status: http.StatusOK}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "burst", hook)
-	q := &configReads{testStore: fx.store}
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
+	q := &configReads{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{})}
+	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
 	defer stop()
 	for hook.n.Load() < 1 { // the creation's
 		time.Sleep(time.Millisecond)
@@ -65,13 +65,13 @@ func TestOutboxOwnerReadsAConfigOncePerBurst(t *testing.T) {
 // are held until release is closed: the read is numbered after what the
 // test does meanwhile.
 type heldRead struct {
-	*testStore
+	*outbox.Consumer
 	armed   atomic.Bool
 	release chan struct{}
 }
 
 func (h *heldRead) ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]outbox.OutboxEntry, error) {
-	es, err := h.testStore.ReadOutbox(ctx, p, after, count, block)
+	es, err := h.Consumer.ReadOutbox(ctx, p, after, count, block)
 	if len(es) > 0 && h.armed.CompareAndSwap(true, false) {
 		<-h.release
 	}
@@ -94,8 +94,8 @@ func TestOutboxOwnerForgetsACachedConfigAtA410(t *testing.T) {
 		w.WriteHeader(<-answer)
 	})
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "gone", hook)
-	q := &heldRead{testStore: fx.store, release: make(chan struct{})}
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
+	q := &heldRead{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{}), release: make(chan struct{})}
+	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
 	defer stop()
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "gone", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
 	if _, err := fx.commit.Append(ctx, "gone", working); err != nil { // POSTed with the config its read loaded and cached

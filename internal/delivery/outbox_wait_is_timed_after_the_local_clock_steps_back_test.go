@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/backpressure"
+	"github.com/a2arelay/relay/internal/outbox"
 )
 
 // The owner decides whether to read Redis's clock again by comparing the
@@ -22,9 +23,9 @@ func TestOutboxWaitIsTimedAfterTheLocalClockStepsBack(t *testing.T) {
 	ctx := context.Background()
 	hook := &countingHook{status: http.StatusOK}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "stepped", hook)
-	q := &clockAhead{testStore: fx.store, ahead: time.Minute}
+	q := &clockAhead{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{}), ahead: time.Minute}
 	pressure := backpressure.NewPressure(time.Hour, time.Second, nil)
-	w := mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log, Pressure: pressure}, Config{Outbox: true})
+	w := mustNew(t, Deps{Queue: q, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log, Pressure: pressure}, Config{Outbox: true})
 	var back atomic.Int64
 	w.now = func() time.Time { return time.Now().Add(-time.Duration(back.Load())) }
 	stop := runWorkers(w)

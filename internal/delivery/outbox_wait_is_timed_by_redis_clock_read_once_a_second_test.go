@@ -15,13 +15,13 @@ import (
 // clockAhead is a store whose Redis clock reads ahead of the local one by
 // ahead, and which counts the loads and those that asked for the clock.
 type clockAhead struct {
-	*testStore
+	*outbox.Consumer
 	ahead         time.Duration
 	loads, clocks atomic.Int32
 }
 
 func (c *clockAhead) LoadOutbox(ctx context.Context, p int, es []outbox.OutboxEntry, o outbox.LoadOptions) ([]outbox.Loaded, time.Time, error) {
-	l, now, err := c.testStore.LoadOutbox(ctx, p, es, o)
+	l, now, err := c.Consumer.LoadOutbox(ctx, p, es, o)
 	c.loads.Add(1)
 	if o.Clock {
 		c.clocks.Add(1)
@@ -39,9 +39,9 @@ func TestOutboxWaitIsTimedByRedisClockReadOnceASecond(t *testing.T) {
 	ctx := context.Background()
 	hook := &countingHook{status: http.StatusOK}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "timed", hook)
-	q := &clockAhead{testStore: fx.store, ahead: time.Minute}
+	q := &clockAhead{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{}), ahead: time.Minute}
 	pressure := backpressure.NewPressure(time.Hour, time.Second, nil)
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log, Pressure: pressure}, Config{Outbox: true}))
+	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log, Pressure: pressure}, Config{Outbox: true}))
 	defer stop()
 	const events = 20
 	for i := range events {

@@ -11,20 +11,20 @@ import (
 	"github.com/a2arelay/relay/internal/outbox"
 )
 
-// gatedSpills holds every FinishOutboxOps call carrying a spill until gate
+// gatedSpills holds every FinishOutbox call carrying a spill until gate
 // is closed (a spill call queued behind others, or slow to come back).
 type gatedSpills struct {
-	*testStore
+	*outbox.Consumer
 	entered chan struct{}
 	gate    chan struct{}
 }
 
-func (g *gatedSpills) FinishOutboxOps(ctx context.Context, p int, holder string, ops []outbox.OutboxOp) ([]int, error) {
+func (g *gatedSpills) FinishOutbox(ctx context.Context, p int, ops ...outbox.OutboxOp) ([]int, error) {
 	if len(ops) > 0 && ops[0].Kind == outbox.OpSpill {
 		close(g.entered)
 		<-g.gate
 	}
-	return g.testStore.FinishOutboxOps(ctx, p, holder, ops)
+	return g.Consumer.FinishOutbox(ctx, p, ops...)
 }
 
 type recordingHook struct {
@@ -50,9 +50,9 @@ func TestPruneDuringASpillKeepsTheLaneParked(t *testing.T) {
 	if _, err := fx.commit.Append(ctx, "sp", working, working, working); err != nil {
 		t.Fatal(err)
 	}
-	g := &gatedSpills{testStore: fx.store, entered: make(chan struct{}), gate: make(chan struct{})}
-	w := mustNew(t, Deps{Queue: g, Tasks: g, Leader: g, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true})
-	o, ok, err := fx.store.Own(ctx, 0, w.consumer, ownLease)
+	g := &gatedSpills{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{}), entered: make(chan struct{}), gate: make(chan struct{})}
+	w := mustNew(t, Deps{Queue: g, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true})
+	o, ok, err := w.q.Own(ctx, 0)
 	if err != nil || !ok {
 		t.Fatal("own", err)
 	}

@@ -15,14 +15,14 @@ import (
 // after hook's 410 to the first notification has been reported: the load
 // ran before the 410, its dispatch after (one round trip's window).
 type slowLoad struct {
-	*testStore
+	*outbox.Consumer
 	calls   atomic.Int32
 	release chan struct{}
 	gone    func() bool
 }
 
 func (s *slowLoad) LoadOutbox(ctx context.Context, p int, es []outbox.OutboxEntry, o outbox.LoadOptions) ([]outbox.Loaded, time.Time, error) {
-	l, now, err := s.testStore.LoadOutbox(ctx, p, es, o)
+	l, now, err := s.Consumer.LoadOutbox(ctx, p, es, o)
 	if s.calls.Add(1) == 2 {
 		close(s.release) // the webhook answers 410 to the first notification now
 		for !s.gone() {
@@ -41,7 +41,7 @@ func TestReadLoadedDuringA410IsNotPosted(t *testing.T) {
 	ctx := context.Background()
 	hook := &countingHook{status: http.StatusGone, release: make(chan struct{})}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "gone", hook)
-	q := &slowLoad{testStore: fx.store, release: hook.release, gone: func() bool {
+	q := &slowLoad{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{}), release: hook.release, gone: func() bool {
 		recs, _, _ := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "gone", Limit: 10})
 		for _, r := range recs {
 			if r.Status == "disabled" {
@@ -50,7 +50,7 @@ func TestReadLoadedDuringA410IsNotPosted(t *testing.T) {
 		}
 		return false
 	}}
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
+	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
 	defer stop()
 	for hook.n.Load() == 0 {
 		time.Sleep(10 * time.Millisecond)

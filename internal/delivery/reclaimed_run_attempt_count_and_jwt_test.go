@@ -20,7 +20,7 @@ import (
 // finishLoses loses the FinishToken of one event (a worker killed,
 // or Redis unreachable, after the POST of a lane run's later head).
 type finishLoses struct {
-	*testStore
+	*outbox.Consumer
 	mu    sync.Mutex
 	calls int
 	lose  int
@@ -34,7 +34,7 @@ func (c *finishLoses) FinishToken(ctx context.Context, t outbox.Token, h outbox.
 	if n == c.lose {
 		return outbox.Finished{}, errors.New("killed before ack")
 	}
-	return c.testStore.FinishToken(ctx, t, h, f)
+	return c.Consumer.FinishToken(ctx, t, h, f)
 }
 
 // a lane run keeps the same token, whose stream fields (a, f) are
@@ -62,9 +62,9 @@ func TestReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 	if _, err := fx.commit.Append(ctx, "stale", working); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Timeout: 100 * time.Millisecond, ReclaimIdle: 300 * time.Millisecond,
-		Policy: Policy{Initial: time.Millisecond, MaxAttempts: 2}}
-	w1 := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	cfg := Config{Timeout: 100 * time.Millisecond, Policy: Policy{Initial: time.Millisecond, MaxAttempts: 2}}
+	lease := outbox.ConsumerConfig{Attempt: cfg.Timeout, LaneLease: 300 * time.Millisecond}
+	w1 := mustNew(t, Deps{Queue: fx.store.consumer(t, lease), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 
 	w1.Process(ctx, fx.oneToken(t, w1.consumer)) // head 1 fails: retry token a=2
 	if n, _, err := fx.store.MoveDue(ctx, 0, time.Now().Add(time.Minute), 10); err != nil || n != 1 {
@@ -74,8 +74,8 @@ func TestReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 	if retry.Attempt != 2 {
 		t.Fatalf("retry token %+v, want attempt 2", retry)
 	}
-	lossy := &finishLoses{testStore: fx.store, lose: 2}
-	w2 := mustNew(t, Deps{Queue: lossy, Tasks: lossy, Leader: lossy, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	lossy := &finishLoses{Consumer: fx.store.consumer(t, lease), lose: 2}
+	w2 := mustNew(t, Deps{Queue: lossy, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
 	w2.Process(ctx, retry) // head 1 delivered, run goes on; head 2 POSTed, its finish lost
 	mu.Lock()
 	if len(posts) != 3 {
@@ -85,7 +85,7 @@ func TestReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 	mu.Unlock()
 
 	time.Sleep(350 * time.Millisecond)
-	again, err := fx.store.Reclaim(ctx, 0, w1.consumer, cfg.ReclaimIdle, 10)
+	again, err := fx.store.Reclaim(ctx, 0, w1.consumer, lease.LaneLease, 10)
 	if err != nil || len(again) != 1 {
 		t.Fatalf("reclaimed %v, %v", again, err)
 	}
@@ -113,7 +113,7 @@ func TestNotificationJWTVerifies(t *testing.T) {
 		tok, url = r.Header.Get("A2A-Notification-JWT"), "http://"+r.Host+r.URL.Path
 		mu.Unlock()
 	}))
-	w := mustNew(t, Deps{Queue: fx.store, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Issuer: "https://relay.example"})
+	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Issuer: "https://relay.example"})
 	w.Process(ctx, fx.oneToken(t, w.consumer))
 	mu.Lock()
 	defer mu.Unlock()

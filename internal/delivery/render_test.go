@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/taskstore"
 )
 
@@ -69,7 +70,7 @@ func TestBodyRenderedOncePerEventAndDialect(t *testing.T) {
 		}
 	}
 	q := &countingTaskAt{testStore: fx.store}
-	w := mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: q, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
 	fx.drain(t, w)
 	hook.mu.Lock()
 	defer hook.mu.Unlock()

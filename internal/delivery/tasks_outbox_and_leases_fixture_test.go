@@ -1,8 +1,10 @@
 package delivery
 
 import (
+	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/groupcommit"
@@ -16,9 +18,9 @@ import (
 type tasks = taskstore.Store
 
 // testStore is what the app hands the workers, over one Redis: the outbox
-// (Deps.Queue), the task store (Deps.Tasks) and the leader leases
-// (Deps.Leader). Tests pass it, or a wrapper of it that overrides a
-// method, as all three.
+// (consumed through a Consumer, Deps.Queue: see consumer), the task store
+// (Deps.Tasks) and the leader leases (Deps.Leader). Tests pass it, or a
+// wrapper of it that overrides a method, as the last two.
 type testStore struct {
 	*outbox.Store
 	*tasks
@@ -46,4 +48,19 @@ func newTestStore(rdb redis.UniversalClient, c storeConfig) *testStore {
 			DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
 		Leases: leader.New(rdb, k),
 	}
+}
+
+// consumer returns a new relay's consumer of the store's outbox (what
+// Deps.Queue takes), with cfg's lease timing under a name of its own.
+// Tests that inject faults into the outbox wrap it.
+func (s *testStore) consumer(t testing.TB, cfg outbox.ConsumerConfig) *outbox.Consumer {
+	t.Helper()
+	if cfg.Name == "" {
+		cfg.Name = "relay-" + uuid.NewString()
+	}
+	c, err := outbox.NewConsumer(s.Store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -44,8 +44,9 @@ func TestTransientTaskAtErrorIsRetriedNotDeadLettered(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := &flakyTaskAt{testStore: fx.store}
-	w := mustNew(t, Deps{Queue: q, Tasks: q, Leader: q, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
-		Config{ReclaimIdle: 300 * time.Millisecond, Timeout: time.Second})
+	lease := outbox.ConsumerConfig{LaneLease: 300 * time.Millisecond, Attempt: time.Second}
+	w := mustNew(t, Deps{Queue: fx.store.consumer(t, lease), Tasks: q, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
+		Config{Timeout: time.Second})
 	fx.drain(t, w)
 	dead, _, err := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "blip", Status: "dead", Limit: 10})
 	if err != nil {
@@ -58,7 +59,7 @@ func TestTransientTaskAtErrorIsRetriedNotDeadLettered(t *testing.T) {
 	// The token was left pending: reclaimed once idle (its lane lease has
 	// run out by then), it is delivered.
 	time.Sleep(400 * time.Millisecond)
-	again, err := fx.store.Reclaim(ctx, 0, w.consumer, 300*time.Millisecond, 10)
+	again, err := fx.store.Reclaim(ctx, 0, w.consumer, lease.LaneLease, 10)
 	if err != nil || len(again) != 1 {
 		t.Fatalf("reclaimed %v, %v; want the one token left pending", again, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/ssrf"
 	"github.com/a2arelay/relay/webhook"
 )
@@ -35,7 +36,7 @@ func postOnce(t *testing.T, w *Workers, url string, timeout time.Duration) (Atte
 func clientWorkers(t *testing.T, d Deps) *Workers {
 	t.Helper()
 	fx := newFixture(t, 1, "client", http.NotFoundHandler())
-	d.Queue, d.Tasks, d.Leader, d.Signer = fx.store, fx.store, fx.store, fx.keys
+	d.Queue, d.Tasks, d.Leader, d.Signer = fx.store.consumer(t, outbox.ConsumerConfig{}), fx.store, fx.store, fx.keys
 	if d.Dial == nil {
 		d.Dial = fx.guard.DialContext
 	}

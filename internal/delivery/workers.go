@@ -2,7 +2,10 @@
 // pool that reads lane tokens from the delivery streams, shapes each
 // notification by the dialect of its push config, signs it, POSTs it through
 // an SSRF-safe client, logs the attempt and retries with exponential backoff
-// until it lands or goes to dead letters. It never decides task state.
+// until it lands or goes to dead letters. It never decides task state, and
+// never decides lease timing: it consumes the outbox through one consumer
+// (Deps.Queue, an outbox.Consumer), which decides how long lane and outbox
+// leases last and when they are renewed.
 package delivery
 
 import (
@@ -27,32 +30,43 @@ import (
 	"github.com/a2arelay/relay/internal/taskstore"
 )
 
-// Queue is what workers need of the outbox (outbox.Store implements it).
+// Queue is the outbox as the workers consume it (outbox.Consumer
+// implements it). It decides every lease time: how long lane and outbox
+// leases last, how often they are renewed (Timing), when a token is fresh
+// and when a run step re-claims it (Begin, FinishToken), and whether an
+// attempt still fits in its lane lease (CanAttempt); the workers only run
+// the loops at the cadence it gives.
 type Queue interface {
+	Name() string
 	Partitions() int
-	EnsureGroups(ctx context.Context) error
-	ReadTokens(ctx context.Context, p int, consumer string, count int, block time.Duration) ([]outbox.Token, error)
-	Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]outbox.Token, error)
-	Begin(ctx context.Context, t outbox.Token, consumer string, lease time.Duration) (outbox.Head, int, error)
-	FinishToken(ctx context.Context, t outbox.Token, h outbox.Head, f outbox.Finish) (outbox.Finished, error)
-	AddStats(ctx context.Context, stats []outbox.Stat) error
-	MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error)
-	TrimAcked(ctx context.Context, p int) error
-	PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error)
-	ExpireRecords(ctx context.Context, p int, now time.Time) error
+	Timing() outbox.Timing
 
-	// The outbox (Config.Outbox; outbox.go).
-	Own(ctx context.Context, p int, holder string, ttl time.Duration) (outbox.Ownership, bool, error)
-	KeepOwning(ctx context.Context, p int, holder string, ttl time.Duration, offset string, release bool) (bool, error)
+	// Lanes: their tokens and leases.
+	ReadTokens(ctx context.Context, p, count int, block time.Duration) ([]outbox.Token, error)
+	Reclaim(ctx context.Context, p, count int) ([]outbox.Token, error)
+	Begin(ctx context.Context, t outbox.Token) (outbox.Head, int, error)
+	CanAttempt(h outbox.Head) bool
+	FinishToken(ctx context.Context, t outbox.Token, h outbox.Head, f outbox.Finish) (outbox.Finished, error)
+
+	// The outboxes (Config.Outbox; outbox.go).
+	Relays(ctx context.Context) (int, error)
+	Own(ctx context.Context, p int) (outbox.Ownership, bool, error)
+	KeepOwning(ctx context.Context, p int, offset string, release bool) (bool, error)
+	Leave(ctx context.Context)
 	ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]outbox.OutboxEntry, error)
 	LoadOutbox(ctx context.Context, p int, es []outbox.OutboxEntry, o outbox.LoadOptions) ([]outbox.Loaded, time.Time, error)
-	FinishOutbox(ctx context.Context, p int, holder string, op outbox.OutboxOp) (int, error)
-	FinishOutboxOps(ctx context.Context, p int, holder string, ops []outbox.OutboxOp) ([]int, error)
-	OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error)
+	FinishOutbox(ctx context.Context, p int, ops ...outbox.OutboxOp) ([]int, error)
 	AdoptLanes(ctx context.Context, p int) ([]string, error)
 	ParkedLanes(ctx context.Context, p int) ([]string, error)
 	ForgetAdoptions(ctx context.Context) error
-	LeaveOutbox(ctx context.Context, me string)
+
+	// Housekeeping.
+	EnsureGroups(ctx context.Context) error
+	AddStats(ctx context.Context, stats []outbox.Stat) error
+	MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error)
+	TrimAcked(ctx context.Context, p int) error
+	PruneConsumers(ctx context.Context, p int) (int, error)
+	ExpireRecords(ctx context.Context, p int, now time.Time) error
 }
 
 // Tasks is what workers need of the task store (taskstore.Store implements
@@ -78,7 +92,9 @@ type Signer interface {
 type Config struct {
 	// Workers is the number of concurrent deliveries (default 256).
 	Workers int
-	// Timeout bounds one POST (default 10s).
+	// Timeout bounds one attempt (default 10s). The lane lease is sized for
+	// it: the Queue's outbox.ConsumerConfig.Attempt is set from the same
+	// setting.
 	Timeout time.Duration
 	// Policy is the retry policy.
 	Policy Policy
@@ -88,9 +104,6 @@ type Config struct {
 	TokenTTL time.Duration
 	// UserAgent is sent with every POST (default "relay/dev").
 	UserAgent string
-	// ReclaimIdle is how long a token may stay unacknowledged before another
-	// worker takes it over (default Timeout + 5s).
-	ReclaimIdle time.Duration
 	// MoveEvery is how often due retries are moved back (default 100ms):
 	// a retry goes back within MoveEvery of its due time. A partition with
 	// no retry known to be due is looked at every 50 MoveEvery, for
@@ -116,7 +129,6 @@ func (c Config) withDefaults() Config {
 	c.Timeout = cmp.Or(c.Timeout, 10*time.Second)
 	c.TokenTTL = cmp.Or(c.TokenTTL, 5*time.Minute)
 	c.UserAgent = cmp.Or(c.UserAgent, "relay/dev")
-	c.ReclaimIdle = cmp.Or(c.ReclaimIdle, c.Timeout+5*time.Second)
 	c.MoveEvery = cmp.Or(c.MoveEvery, 100*time.Millisecond)
 	c.ExcerptBytes = cmp.Or(c.ExcerptBytes, 1024)
 	c.LaneRun = cmp.Or(c.LaneRun, 16)
@@ -213,7 +225,7 @@ func (w *Workers) Run(ctx context.Context) error {
 
 	readers.Go(func() { w.every(ctx, time.Second, w.trim) })
 	readers.Go(func() { w.every(ctx, time.Second, w.flushStats) })
-	readers.Go(func() { w.every(ctx, w.cfg.ReclaimIdle/2, func(ctx context.Context) { w.reclaim(ctx, tokens) }) })
+	readers.Go(func() { w.every(ctx, w.q.Timing().Reclaim, func(ctx context.Context) { w.reclaim(ctx, tokens) }) })
 	for range w.cfg.Workers {
 		workers.Go(func() {
 			for t := range tokens {
@@ -244,10 +256,9 @@ func (w *Workers) Run(ctx context.Context) error {
 func (w *Workers) readLoop(ctx context.Context, p int, out chan<- outbox.Token) {
 	for ctx.Err() == nil {
 		// Tokens read wait in memory until a worker is free; one that waits
-		// longer than ReclaimIdle may be handed out again, and Begin makes
-		// sure only one of the copies delivers.
-		read := w.now() // no later than Redis handing the tokens out
-		ts, err := w.q.ReadTokens(ctx, p, w.consumer, 16, time.Second)
+		// longer than the lane lease may be handed out again, and Begin
+		// makes sure only one of the copies delivers.
+		ts, err := w.q.ReadTokens(ctx, p, 16, time.Second)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.WarnContext(ctx, "reading delivery tokens", "partition", p, "err", err)
@@ -256,7 +267,6 @@ func (w *Workers) readLoop(ctx context.Context, p int, out chan<- outbox.Token) 
 			continue
 		}
 		for _, t := range ts {
-			t.Read = read
 			if !w.handOut(ctx, out, t) {
 				return
 			}
@@ -318,7 +328,7 @@ func (w *Workers) trim(ctx context.Context) {
 		if !prune {
 			continue
 		}
-		if _, err := w.q.PruneConsumers(ctx, p, time.Hour); err != nil && ctx.Err() == nil {
+		if _, err := w.q.PruneConsumers(ctx, p); err != nil && ctx.Err() == nil {
 			w.log.WarnContext(ctx, "pruning departed consumers", "partition", p, "err", err)
 		}
 		if err := w.q.ExpireRecords(ctx, p, w.now()); err != nil && ctx.Err() == nil {
@@ -330,7 +340,7 @@ func (w *Workers) trim(ctx context.Context) {
 // reclaim takes over tokens left pending by a worker that died.
 func (w *Workers) reclaim(ctx context.Context, out chan<- outbox.Token) {
 	for p := range w.q.Partitions() {
-		ts, err := w.q.Reclaim(ctx, p, w.consumer, w.cfg.ReclaimIdle, 64)
+		ts, err := w.q.Reclaim(ctx, p, 64)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.WarnContext(ctx, "reclaiming delivery tokens", "partition", p, "err", err)
@@ -347,18 +357,10 @@ func (w *Workers) reclaim(ctx context.Context, out chan<- outbox.Token) {
 
 // Process works on one token: deliver the head of its lane and finish it;
 // while the lane has more, the run is under LaneRun and no token waits for
-// a worker, go on with the next head under the same token and lease.
+// a worker, go on with the next head under the same token and lease (the
+// Queue keeps the lease's time: see Begin, CanAttempt and FinishToken).
 func (w *Workers) Process(ctx context.Context, t outbox.Token) {
-	began := w.now() // the lane lease runs from here
-	// A token this consumer read a short while ago is likely still its
-	// own alone: Begin checks that in Redis and then skips the re-claim.
-	// Its idle time runs from the read, the last claim.
-	t.Fresh = !t.Reclaimed && !t.Read.IsZero() && began.Sub(t.Read) < w.cfg.ReclaimIdle/2
-	claimed := began
-	if t.Fresh {
-		claimed = t.Read
-	}
-	h, status, err := w.q.Begin(ctx, t, w.consumer, w.cfg.ReclaimIdle)
+	h, status, err := w.q.Begin(ctx, t)
 	if err != nil {
 		w.log.WarnContext(ctx, "starting a delivery", "task_id", t.TaskID, "err", err)
 		return // the token stays pending and is reclaimed
@@ -376,27 +378,23 @@ func (w *Workers) Process(ctx context.Context, t outbox.Token) {
 	}
 	for n := 1; ; n++ {
 		run := n < w.cfg.LaneRun && w.waiting.Load() == 0 && !w.isStopping()
-		done, renewed, ok := w.deliverHead(ctx, t, h, began, run, &claimed)
+		done, ok := w.deliverHead(ctx, t, h, run)
 		if !ok || !done.Run {
 			return
 		}
 		// The next head is a new notification: its first attempt.
 		t.Attempt, t.First, t.Reclaimed, t.NotificationID = 1, time.Time{}, false, ""
-		h, began = done.Next, renewed
+		h = done.Next
 	}
 }
 
 // deliverHead makes one attempt at head h of t's lane and finishes it,
-// asking to go on with the next head when run. A run step restarts the
-// token's idle time once its last claim (*claimed, moved on then) is a
-// quarter of ReclaimIdle ago, decided after the POST: the gap between
-// claims stays under a quarter of ReclaimIdle plus one attempt, below
-// ReclaimIdle. It returns what FinishToken did, a time no later than the
-// lease's renewal, and false when the token was left pending (to be
-// reclaimed) or was stale.
-func (w *Workers) deliverHead(ctx context.Context, t outbox.Token, h outbox.Head, began time.Time, run bool, claimed *time.Time) (outbox.Finished, time.Time, bool) {
+// asking to go on with the next head when run. It returns what FinishToken
+// did, and false when the token was left pending (to be reclaimed) or was
+// stale.
+func (w *Workers) deliverHead(ctx context.Context, t outbox.Token, h outbox.Head, run bool) (outbox.Finished, bool) {
 	now := w.now()
-	f := outbox.Finish{Now: now, First: cmp.Or(t.First, now), Run: run, Lease: w.cfg.ReclaimIdle, Consumer: w.consumer}
+	f := outbox.Finish{Now: now, First: cmp.Or(t.First, now), Run: run}
 	var rec Attempt
 	switch {
 	case h.Entry == "" || h.Event == nil:
@@ -408,41 +406,36 @@ func (w *Workers) deliverHead(ctx context.Context, t outbox.Token, h outbox.Head
 	case h.Config == nil:
 		f.Outcome = outbox.Drop
 	default:
-		err := w.attempt(ctx, t, h, &f, &rec, began)
+		err := w.attempt(ctx, t, h, &f, &rec)
 		if errors.Is(err, errTransient) {
 			// Redis did not answer (a timeout, a failover): not the
 			// notification's fault. Leave the token pending; it is
 			// reclaimed and tried again.
 			w.log.WarnContext(ctx, "delivery put off: reading the notification failed", "notification_id", h.NotificationID, "err", err)
-			return outbox.Finished{}, time.Time{}, false
+			return outbox.Finished{}, false
 		}
 		if errors.Is(err, errLeaseShort) {
 			// Paused past the point where the attempt could end within the
 			// lease (a frozen process): another worker may own the lane by
 			// now. Leave the token pending; it is reclaimed.
 			w.log.WarnContext(ctx, "delivery skipped: too little of its lease left", "notification_id", h.NotificationID)
-			return outbox.Finished{}, time.Time{}, false
+			return outbox.Finished{}, false
 		}
 		if err != nil {
 			w.log.ErrorContext(ctx, "cannot deliver stored notification", "notification_id", h.NotificationID, "err", err)
 			f.Outcome, f.Reason = outbox.Dead, err.Error()
 		}
 	}
-	renewed := w.now() // the script renews the lease after this
-	f.Claim = run && renewed.Sub(*claimed) >= w.cfg.ReclaimIdle/4
-	if f.Claim {
-		*claimed = renewed
-	}
 	done, err := w.q.FinishToken(ctx, t, h, f)
 	if err != nil {
 		w.log.WarnContext(ctx, "finishing a delivery", "notification_id", h.NotificationID, "err", err)
-		return outbox.Finished{}, time.Time{}, false
+		return outbox.Finished{}, false
 	}
 	if done.Applied {
 		w.acked[t.Partition].Store(true) // its stream is trimmed at the next pass
 		w.report(ctx, t, h, f, rec, now)
 	}
-	return done, renewed, done.Applied || done.Run
+	return done, done.Applied || done.Run
 }
 
 // report counts an applied attempt made at now, schedules its retry, and
@@ -501,7 +494,7 @@ type Observer interface {
 }
 
 // attempt delivers the head once and fills f.
-func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f *outbox.Finish, rec *Attempt, began time.Time) error {
+func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f *outbox.Finish, rec *Attempt) error {
 	cfg, err := w.configs.open(w.cfg.Secrets, h.Config)
 	if err != nil {
 		return err
@@ -514,7 +507,7 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 	// The validation GET and the POST share one timeout: an attempt never
 	// outlasts the lane lease, which assumes one request's worth of time;
 	// and an attempt that could no longer end within it is not started.
-	if w.now().Sub(began) > w.cfg.ReclaimIdle-min(w.cfg.Timeout, w.cfg.ReclaimIdle/2) {
+	if !w.q.CanAttempt(h) {
 		return errLeaseShort
 	}
 	actx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)

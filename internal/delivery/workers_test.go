@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 // crashingQueue loses the first FinishToken, as a worker killed after its
 // POST and before its ack would.
 type crashingQueue struct {
-	*testStore
+	*outbox.Consumer
 	mu      sync.Mutex
 	crashed bool
 }
@@ -39,7 +39,7 @@ func (c *crashingQueue) FinishToken(ctx context.Context, t outbox.Token, h outbo
 		c.crashed = true
 		return outbox.Finished{}, errors.New("killed before ack")
 	}
-	return c.testStore.FinishToken(ctx, t, h, f)
+	return c.Consumer.FinishToken(ctx, t, h, f)
 }
 
 func TestKilledWorkerLeadsToRedeliveryWithSameID(t *testing.T) {
@@ -48,10 +48,10 @@ func TestKilledWorkerLeadsToRedeliveryWithSameID(t *testing.T) {
 	hook := &idRecorder{}
 	fx := newFixture(t, 2, "killed", hook)
 	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
-	cfg := Config{ReclaimIdle: 50 * time.Millisecond}
-	crashing := &crashingQueue{testStore: store}
-	w1 := mustNew(t, Deps{Queue: crashing, Tasks: crashing, Leader: crashing, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
-	w2 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
+	lease := outbox.ConsumerConfig{LaneLease: 50 * time.Millisecond}
+	crashing := &crashingQueue{Consumer: store.consumer(t, lease)}
+	w1 := mustNew(t, Deps{Queue: crashing, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
+	w2 := mustNew(t, Deps{Queue: store.consumer(t, lease), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
 
 	toks, err := store.ReadTokens(ctx, store.PartitionOf("killed"), w1.consumer, 10, time.Second)
 	if err != nil || len(toks) != 1 {
@@ -59,7 +59,7 @@ func TestKilledWorkerLeadsToRedeliveryWithSameID(t *testing.T) {
 	}
 	w1.Process(ctx, toks[0]) // POSTs, then dies before the ack
 	time.Sleep(60 * time.Millisecond)
-	again, err := store.Reclaim(ctx, store.PartitionOf("killed"), w2.consumer, cfg.ReclaimIdle, 10)
+	again, err := store.Reclaim(ctx, store.PartitionOf("killed"), w2.consumer, lease.LaneLease, 10)
 	if err != nil || len(again) != 1 || again[0].ID != toks[0].ID {
 		t.Fatalf("reclaimed %v, err %v", again, err)
 	}
@@ -163,8 +163,8 @@ func TestDuplicateTokenCopiesDeliverOnce(t *testing.T) {
 	}
 	guard, _ := ssrf.NewGuard([]string{"127.0.0.0/8"})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w1 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
-	w2 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
+	w1 := mustNew(t, Deps{Queue: store.consumer(t, outbox.ConsumerConfig{}), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
+	w2 := mustNew(t, Deps{Queue: store.consumer(t, outbox.ConsumerConfig{}), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
 	toks, err := store.ReadTokens(ctx, 0, w1.consumer, 1, time.Second)
 	if err != nil || len(toks) != 1 {
 		t.Fatalf("tokens %v, err %v", toks, err)
@@ -186,12 +186,12 @@ func TestDuplicateTokenCopiesDeliverOnce(t *testing.T) {
 // pausingQueue freezes the worker's clock forward right after Begin, as a
 // process paused (VM freeze, SIGSTOP) between taking the lane and POSTing.
 type pausingQueue struct {
-	*testStore
+	*outbox.Consumer
 	advance func()
 }
 
-func (p *pausingQueue) Begin(ctx context.Context, t outbox.Token, consumer string, lease time.Duration) (outbox.Head, int, error) {
-	h, st, err := p.testStore.Begin(ctx, t, consumer, lease)
+func (p *pausingQueue) Begin(ctx context.Context, t outbox.Token) (outbox.Head, int, error) {
+	h, st, err := p.Consumer.Begin(ctx, t)
 	p.advance()
 	return h, st, err
 }
@@ -205,10 +205,12 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 	hook := &idRecorder{}
 	fx := newFixture(t, 2, "paused", hook)
 	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
-	cfg := Config{Timeout: time.Second, ReclaimIdle: 100 * time.Millisecond}
+	cfg := Config{Timeout: time.Second}
+	lease := outbox.ConsumerConfig{Attempt: cfg.Timeout, LaneLease: 100 * time.Millisecond}
 	clock := time.Now()
-	paused := &pausingQueue{testStore: store}
-	w1 := mustNew(t, Deps{Queue: paused, Tasks: paused, Leader: paused, Signer: keys, Dial: guard.DialContext, Log: log}, Config{Timeout: 50 * time.Millisecond, ReclaimIdle: 100 * time.Millisecond})
+	paused := &pausingQueue{Consumer: store.consumer(t, outbox.ConsumerConfig{Attempt: 50 * time.Millisecond, LaneLease: 100 * time.Millisecond,
+		Now: func() time.Time { return clock }})}
+	w1 := mustNew(t, Deps{Queue: paused, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{Timeout: 50 * time.Millisecond})
 	w1.now = func() time.Time { return clock }
 	paused.advance = func() { clock = clock.Add(80 * time.Millisecond) } // 80ms of a 100ms lease gone, 50ms needed
 	toks, err := store.ReadTokens(ctx, store.PartitionOf("paused"), w1.consumer, 10, time.Second)
@@ -220,8 +222,8 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 		t.Fatalf("the paused worker POSTed %v", ids)
 	}
 	time.Sleep(150 * time.Millisecond)
-	w2 := mustNew(t, Deps{Queue: store, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
-	again, err := store.Reclaim(ctx, store.PartitionOf("paused"), w2.consumer, cfg.ReclaimIdle, 10)
+	w2 := mustNew(t, Deps{Queue: store.consumer(t, lease), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
+	again, err := store.Reclaim(ctx, store.PartitionOf("paused"), w2.consumer, lease.LaneLease, 10)
 	if err != nil || len(again) != 1 {
 		t.Fatalf("reclaimed %v, err %v", again, err)
 	}

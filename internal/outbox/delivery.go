@@ -42,11 +42,13 @@ type Token struct {
 	// Reclaimed marks a token taken over from a worker that went quiet.
 	Reclaimed bool
 	// Read is when the consumer started the read that returned the token,
-	// on the consumer's clock (the queue does not set it).
+	// on the consumer's clock (Consumer.ReadTokens sets it; Store.ReadTokens
+	// does not).
 	Read time.Time
 	// Fresh marks a token its consumer read from the stream itself a
 	// short while ago: Begin then skips the re-claim when Redis shows the
 	// token pending, the consumer's, and never delivered to another.
+	// Consumer.Begin decides it.
 	Fresh bool
 	// NotificationID, on a retry token, names the notification Attempt and
 	// First are for: when the lane's head is another one (the token went
@@ -77,6 +79,11 @@ type Head struct {
 	// Lease is the value of the lane lease its holder set: only the holder
 	// renews or releases it.
 	Lease string
+	// held is when the lane lease the head is worked under was taken or
+	// last renewed, and claimed when its token was last claimed, on the
+	// Consumer's clock (zero: no lane lease); the Consumer sets and reads
+	// them.
+	held, claimed time.Time
 }
 
 // EnsureGroups creates the consumer group of every partition's delivery stream.
@@ -287,13 +294,14 @@ type Finish struct {
 	Now    time.Time
 	// Run asks to go on with the lane's next head under the same token
 	// (see Finished.Run), renewing the lease for Lease, for Consumer.
+	// Consumer.FinishToken sets Lease and Consumer.
 	Run      bool
 	Lease    time.Duration
 	Consumer string
 	// Claim, on a run step, restarts the token's idle time (an XCLAIM), so
-	// that it is not reclaimed while the run goes on. The caller asks for
-	// it once the token's last claim (its read, Begin or an earlier claim)
-	// is a good part of the reclaim idle time ago.
+	// that it is not reclaimed while the run goes on. Consumer.FinishToken
+	// asks for it once the token's last claim (its read, Begin or an
+	// earlier claim) is a good part of the lane lease ago.
 	Claim bool
 }
 

@@ -4,8 +4,11 @@
 // that owns the partition), the lanes that keep a (task, webhook) pair in
 // order while a notification waits for a retry, the retry schedule, the
 // lane and outbox leases, dead letters, and the delivery records with their
-// attempt logs. It knows nothing of A2A and POSTs nothing (delivery does),
-// and never writes task state (taskstore does).
+// attempt logs. It decides lease timing: delivery consumes the outbox
+// through a Consumer (consumer.go), which holds the lease durations and
+// decides when leases are renewed, how long a claim is held and when a
+// lease counts as lost. It knows nothing of A2A and POSTs nothing (delivery
+// does), and never writes task state (taskstore does).
 package outbox
 
 import (

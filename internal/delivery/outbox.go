@@ -512,6 +512,7 @@ func (op *outboxPart) dispatch(es []outbox.OutboxEntry, loaded []outbox.Loaded, 
 		}
 	}
 	for i, e := range es {
+		e.Event = nil // the event an entry carried is the head's now, and goes with it when the item is done
 		it := &outboxItem{e: e, h: loaded[i].Head, catchUp: catchUp, read: read, loadedAt: at[i]}
 		op.items = append(op.items, it)
 		if catchUp && loaded[i].Status != "" && !(e.Redelivery && loaded[i].Status == "pending") {

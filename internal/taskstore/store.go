@@ -40,8 +40,10 @@ var (
 // that the outbox's owner does not read it back from the event stream: a
 // command and a round trip fewer per notification. Larger events are read
 // from the stream. The copy is transient: it lives while the entry waits in
-// the outbox.
-const OutboxInlineMax = 2048
+// the outbox (trimmed behind its owner's offset). The cap keeps the outbox
+// cheap to scan (compaction and listings read up to 4,096 of its entries);
+// a status update is 250-550 bytes.
+const OutboxInlineMax = 1024
 
 var (
 	//go:embed lua/commit.lua

@@ -1,0 +1,60 @@
+package delivery
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/outbox"
+)
+
+// An outbox entry may carry its event (OutboxEntry.Event, up to
+// taskstore.OutboxInlineMax). The loaded head takes it over, so a done
+// item, which drops its head, drops the event too: the up to outboxHeld
+// done items held behind a slow POST keep no events in memory.
+func TestDoneItemsHeldBehindASlowPostKeepNoCarriedEvent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hook := &slowFastHook{release: make(chan struct{})}
+	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "slow", hook)
+	defer close(hook.release)
+	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{Attempt: time.Minute}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true, Timeout: time.Minute})
+	o, ok, err := w.q.Own(ctx, 0)
+	if err != nil || !ok {
+		t.Fatal("own", err)
+	}
+	op := newOutboxPart(w, 0, o)
+	rctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { op.run(rctx) })
+	defer func() { cancel(); hook.release <- struct{}{}; wg.Wait() }()
+	fast := strings.Replace(fx.hookURL, "/hook", "/fast", 1)
+	task := a2a.Task{ID: "fast", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
+	if _, err := fx.commit.Create(ctx, task, a2a.V10, []a2a.PushConfig{{ID: "hook", TaskID: "fast", URL: fast, Dialect: a2a.V10}}); err != nil {
+		t.Fatal(err)
+	}
+	ev := a2a.Event{Kind: a2a.EventStatus, TaskID: "fast", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
+	if _, err := fx.commit.Append(ctx, "fast", ev, ev, ev); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the fast webhook got nothing", func() bool { return hook.fast.Load() == 4 })
+	time.Sleep(100 * time.Millisecond)
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	held, withEvent, bytes := 0, 0, 0
+	for _, it := range op.items {
+		if it.done {
+			held++
+			if it.e.Event != nil {
+				withEvent++
+				bytes += len(it.e.Event)
+			}
+		}
+	}
+	if held == 0 || withEvent > 0 {
+		t.Fatalf("%d done items held behind the slow POST, %d of them still hold their carried event (%d bytes) in it.e.Event", held, withEvent, bytes)
+	}
+}

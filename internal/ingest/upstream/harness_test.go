@@ -23,7 +23,7 @@ import (
 	"github.com/a2arelay/relay/internal/workqueue"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 
 // testLog discards logs unless UPSTREAM_TEST_LOG is set (logging to t
 // after a test ends would panic, and background cancels may outlive it).

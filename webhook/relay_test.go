@@ -19,7 +19,7 @@ import (
 	"github.com/a2arelay/relay/webhook"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 
 // startRelay runs a whole relay (skipped without redis-server) that may
 // deliver to loopback, with fast retries.

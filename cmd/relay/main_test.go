@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/a2arelay/relay/internal/redistest"
 )
+
+func TestMain(m *testing.M) { redistest.CheckLeaksMain(m) }
 
 // TestRun covers the paths of run that stop before the server starts.
 func TestRun(t *testing.T) {

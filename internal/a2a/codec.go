@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,8 +74,7 @@ func decodeSend(d Dialect, params json.RawMessage) (SendParams, *int, error) {
 // checkMetadata requires a metadata value, when present, to be a JSON
 // object (A2A: a map of string keys); null is as good as absent.
 func checkMetadata(raw json.RawMessage, where string) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] == '{' || string(raw) == "null" {
+	if metadataOK(raw) {
 		return nil
 	}
 	return InvalidParams("%s must be an object", where)

@@ -26,6 +26,9 @@ const (
 	// is reached: a rate, or open streams. The HTTP status says whose
 	// (429 the client's, 503 the instance's), Retry-After when to retry.
 	CodeLimited = -32029
+	// CodeUnauthenticated (server-defined range) refuses a request that
+	// carries no valid client credentials; HTTP 401 says the same.
+	CodeUnauthenticated = -32040
 )
 
 // reasons names each A2A error code as v1.0 ErrorInfo.reason does.

@@ -72,7 +72,7 @@ func (a *App) bridgeTo(url string) (ingest.Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	links := upstream.NewRedisLinks(a.rdb, a.cfg.RedisPrefix, a.cfg.TaskRetention+24*time.Hour)
+	links := upstream.NewRedisLinks(a.rdb, a.layout, a.cfg.TaskRetention+24*time.Hour)
 	br := upstream.New(cfg, a.pull, links, a.log.With("upstream", url))
 	a.bridges = append(a.bridges, br)
 	ag := bridgedAgent{Agent: a.pull.Queue(q), bridge: br}

@@ -16,7 +16,7 @@ import (
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 
 // relay is one relay instance under test.
 type relay struct {

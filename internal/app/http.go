@@ -40,7 +40,7 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 	f.Get("/.well-known/agent.json", card.Serve)
 	f.Get("/.well-known/jwks.json", a.keys.ServeJWKS)
 	rpcFlood := a.limitAuthFailures(func(c *fiber.Ctx) error {
-		return rpcRefusal(c, fiber.StatusTooManyRequests, codeRateLimited, "too many failed authentications from this address; retry after 1 s")
+		return rpcRefusal(c, fiber.StatusTooManyRequests, a2a.CodeLimited, "too many failed authentications from this address; retry after 1 s")
 	})
 	plainFlood := a.limitAuthFailures(func(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusTooManyRequests).JSON(fiber.Map{"error": "too many failed authentications from this address; retry after 1 s", "code": "rate_limited"})

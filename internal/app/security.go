@@ -20,13 +20,6 @@ import (
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
-// codeUnauthenticated and codeRateLimited are the JSON-RPC error codes of
-// refused requests (server-defined range; the HTTP status says the same).
-const (
-	codeUnauthenticated = -32040
-	codeRateLimited     = a2a.CodeLimited
-)
-
 // setupSecurity decides whether clients must authenticate and builds the
 // verifier and the rate limiter. It refuses to start a relay on a real
 // Redis that nobody configured credentials for.
@@ -180,7 +173,7 @@ func (a *App) guardA2A(c *fiber.Ctx) error {
 			if !errors.Is(err, auth.ErrNoCredentials) {
 				msg = "invalid credentials"
 			}
-			return rpcRefusal(c, fiber.StatusUnauthorized, codeUnauthenticated, msg)
+			return rpcRefusal(c, fiber.StatusUnauthorized, a2a.CodeUnauthenticated, msg)
 		}
 		owner = p.ID
 	}
@@ -195,7 +188,7 @@ func (a *App) guardA2A(c *fiber.Ctx) error {
 		}
 		if !ok {
 			c.Set(fiber.HeaderRetryAfter, "1")
-			return rpcRefusal(c, fiber.StatusTooManyRequests, codeRateLimited,
+			return rpcRefusal(c, fiber.StatusTooManyRequests, a2a.CodeLimited,
 				fmt.Sprintf("rate limit exceeded: %d requests per second per client; retry after 1 s", a.cfg.Security.RateLimit))
 		}
 	}

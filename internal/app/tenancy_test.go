@@ -138,13 +138,13 @@ func TestTenantsSeeOnlyTheirOwnTasks(t *testing.T) {
 }
 
 // Without credentials, or with wrong ones, the A2A endpoint answers 401
-// with a JSON-RPC error; the card stays public and declares the schemes.
+// with a JSON-RPC error (a2a.CodeUnauthenticated); the card stays public and declares the schemes.
 func TestUnauthenticatedRequestsAreRefused(t *testing.T) {
 	t.Parallel()
 	r := startTenantRelay(t, nil)
 	for name, key := range map[string]string{"no credentials": "", "wrong key": otherWrng} {
 		res := as(r, key, "GetTask", map[string]any{"id": "x"})
-		if res.Status != http.StatusUnauthorized || res.Error == nil || res.RPC != "2.0" {
+		if res.Status != http.StatusUnauthorized || res.Error == nil || res.Error.Code != a2a.CodeUnauthenticated || res.RPC != "2.0" {
 			t.Errorf("%s: status %d, %+v", name, res.Status, res.Error)
 		}
 	}

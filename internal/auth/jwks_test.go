@@ -23,7 +23,7 @@ import (
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 
 // notification is the shape of the claims relay signs (PROTOCOL.md §4).
 type notification struct {

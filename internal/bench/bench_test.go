@@ -16,7 +16,7 @@ import (
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 
 // A short load run against a relay on real Redis loses nothing and
 // measures every status update.

@@ -114,6 +114,16 @@ func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2
 	return nil
 }
 
+// redactURL is raw with its password, if any, replaced by "xxxxx"; "" when
+// raw does not parse.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Redacted()
+}
+
 // maxErrorText caps the error text an attempt logs: a client error may
 // quote what the webhook sent.
 const maxErrorText = 512

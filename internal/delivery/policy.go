@@ -30,6 +30,11 @@ type result struct {
 	// allowlist or the webhook's DNS, so it is dead-lettered at once (and
 	// can be redelivered from there).
 	blocked bool
+	// invalidConfig: the stored push config fails validation (stored by an
+	// older relay). Nothing was sent, and no retry can change that until
+	// the client sets the config again, so it is dead-lettered at once
+	// (and can be redelivered once the config is fixed).
+	invalidConfig bool
 }
 
 // decide returns the outcome of attempt number n (1-based) of a head first
@@ -42,6 +47,8 @@ func (p Policy) decide(r result, n int, first, now time.Time) (outbox.Outcome, t
 		return outbox.Gone, time.Time{}, "410 Gone: config disabled"
 	case r.blocked:
 		return outbox.Dead, time.Time{}, "webhook address refused by the SSRF guard: dead-lettered without retries"
+	case r.invalidConfig:
+		return outbox.Dead, time.Time{}, "stored push config is invalid (" + r.err.Error() + "): dead-lettered without retries; set the config again, then redeliver"
 	}
 	if n >= p.MaxAttempts {
 		return outbox.Dead, time.Time{}, "retry budget spent: " + strconv.Itoa(n) + " attempts"

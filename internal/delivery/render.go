@@ -131,29 +131,40 @@ const configCacheSize = 4096
 // cache is emptied when full.
 type configCache struct {
 	mu sync.Mutex
-	m  map[string]a2a.PushConfig
+	m  map[string]openConfig
+}
+
+// openConfig is a stored push config, opened, and why it may not be used.
+type openConfig struct {
+	a2a.PushConfig
+	// invalid: the config fails a2a.PushConfig.Validate. The relay that
+	// stored it did not check what this one does (it is older); it is not
+	// sent on (see Policy.decide).
+	invalid error
 }
 
 // open returns the push config stored as raw.
-func (c *configCache) open(ring *secrets.Ring, raw []byte) (a2a.PushConfig, error) {
+func (c *configCache) open(ring *secrets.Ring, raw []byte) (openConfig, error) {
 	c.mu.Lock()
-	cfg, ok := c.m[string(raw)]
+	oc, ok := c.m[string(raw)]
 	c.mu.Unlock()
 	if ok {
-		return cfg, nil
+		return oc, nil
 	}
+	var cfg a2a.PushConfig
 	if err := decodeInto(raw, &cfg, "push config"); err != nil {
-		return cfg, err
+		return oc, err
 	}
 	cfg, _, err := a2a.OpenPush(ring, cfg)
 	if err != nil {
-		return cfg, fmt.Errorf("open push config secrets: %w", err)
+		return oc, fmt.Errorf("open push config secrets: %w", err)
 	}
+	oc = openConfig{PushConfig: cfg, invalid: cfg.Validate()}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= configCacheSize {
-		c.m = make(map[string]a2a.PushConfig, 64)
+		c.m = make(map[string]openConfig, 64)
 	}
-	c.m[string(raw)] = cfg
+	c.m[string(raw)] = oc
 	c.mu.Unlock()
-	return cfg, nil
+	return oc, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/valyala/fasthttp"
 
+	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/secrets"
@@ -499,25 +500,15 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 	if err != nil {
 		return err
 	}
-	n, err := w.render(ctx, t, h, cfg.Dialect)
-	if err != nil {
+	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt}
+	var r result
+	if cfg.invalid != nil {
+		// Not sent: the attempt says why, without the URL's password.
+		a.URL, a.ErrorClass, a.Error = redactURL(cfg.URL), classConfig, "stored push config is invalid: "+cfg.invalid.Error()
+		r = result{err: cfg.invalid, invalidConfig: true}
+	} else if r, err = w.send(ctx, t, h, cfg.PushConfig, &a); err != nil {
 		return err
 	}
-	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt}
-	// The validation GET and the POST share one timeout: an attempt never
-	// outlasts the lane lease, which assumes one request's worth of time;
-	// and an attempt that could no longer end within it is not started.
-	if !w.q.CanAttempt(h) {
-		return errLeaseShort
-	}
-	actx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
-	var r result
-	if verr := w.validate(actx, cfg.URL, &a); verr != nil {
-		r = result{err: verr}
-	} else {
-		r = w.post(actx, cfg, n, h.NotificationID, &a)
-	}
-	cancel()
 	f.Outcome, f.Due, f.Reason = w.cfg.Policy.decide(r, t.Attempt, f.First, w.now())
 	a.Outcome = string(f.Outcome)
 	if f.Outcome == outbox.Retry {
@@ -530,6 +521,31 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 			"attempt", t.Attempt, "status", a.Status, "error_class", a.ErrorClass, "outcome", a.Outcome)
 	}
 	return err
+}
+
+// classConfig is the error class of an attempt not made because the stored
+// push config is invalid.
+const classConfig = "config"
+
+// send renders the head for cfg, validates the webhook's host when asked,
+// and POSTs, filling a.
+func (w *Workers) send(ctx context.Context, t outbox.Token, h outbox.Head, cfg a2a.PushConfig, a *Attempt) (result, error) {
+	n, err := w.render(ctx, t, h, cfg.Dialect)
+	if err != nil {
+		return result{}, err
+	}
+	// The validation GET and the POST share one timeout: an attempt never
+	// outlasts the lane lease, which assumes one request's worth of time;
+	// and an attempt that could no longer end within it is not started.
+	if !w.q.CanAttempt(h) {
+		return result{}, errLeaseShort
+	}
+	actx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
+	defer cancel()
+	if verr := w.validate(actx, cfg.URL, a); verr != nil {
+		return result{err: verr}, nil
+	}
+	return w.post(actx, cfg, n, h.NotificationID, a), nil
 }
 
 func sleep(ctx context.Context, d time.Duration) {

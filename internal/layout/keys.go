@@ -234,6 +234,11 @@ type WorkQueueKeys struct {
 // Lease is the lease of one task of the queue.
 func (w WorkQueueKeys) Lease(taskID string) string { return w.leasePrefix + taskID }
 
+// UpstreamLink is the link of relay task taskID to the task of the
+// upstream agent that works on it (internal/ingest/upstream). It is outside
+// the task partitions: no script touches it, it is read and written alone.
+func (k Keys) UpstreamLink(taskID string) string { return k.prefix + ":upstream:" + taskID }
+
 // Signing names the signing key set (a hash of keys by id) and the id of
 // the current key.
 func (k Keys) Signing() (set, current string) {

@@ -65,7 +65,8 @@ var (
 
 // Main starts the test binary's redis-server, runs the tests, stops the server
 // and removes its directory. Call it from TestMain and return: the testing
-// package then exits with m.Run's code (Main does not call os.Exit itself).
+// package then exits with m.Run's code (Main calls os.Exit itself only when
+// CheckLeaks finds goroutines left running, after the server is gone).
 //
 // If redis-server cannot be started, the tests still run, and New reports
 // the reason when it is called (skip, or fail when CI is true).
@@ -92,6 +93,13 @@ func Main(m *testing.M, opts ...MainOption) {
 	shared = s
 	sharedMu.Unlock()
 
+	var leaked error
+	defer func() { // last, once the server is gone and its directory removed
+		if leaked != nil {
+			fmt.Fprintf(os.Stderr, "redistest: %v\n", leaked)
+			os.Exit(1)
+		}
+	}()
 	defer func() {
 		sharedMu.Lock()
 		shared = nil
@@ -105,17 +113,53 @@ func Main(m *testing.M, opts ...MainOption) {
 	}()
 	before := goleak.IgnoreCurrent() // the shared server's own goroutines
 	if code := m.Run(); code == 0 && o.leaks {
-		// The goroutines the package's tests started must be gone once they
-		// have ended (shutdowns wait for what they started).
-		// fasthttp's clients clean their idle connections in goroutines of
-		// their own, which end by themselves once a client is idle; its
-		// servers share one clock goroutine that never ends.
-		if err := goleak.Find(before, goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
-			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*Client).mCleaner"),
-			goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1")); err != nil {
-			fmt.Fprintf(os.Stderr, "redistest: goroutines leaked by the tests: %v\n", err)
+		leaked = findLeaks(before)
+	}
+}
+
+// CheckLeaksMain is TestMain for a package whose tests start goroutines but
+// use no shared server (no New; Start works without Main): it runs the
+// tests and, when they pass, fails the test binary like Main with
+// CheckLeaks if goroutines are left running.
+func CheckLeaksMain(m *testing.M) {
+	before := goleak.IgnoreCurrent()
+	if code := m.Run(); code == 0 {
+		if err := findLeaks(before); err != nil {
+			fmt.Fprintf(os.Stderr, "redistest: %v\n", err)
 			os.Exit(1)
 		}
+	}
+}
+
+// leakWait bounds the wait for the goroutines of what the tests stopped to
+// end. fasthttp's servers clean their idle workers in a goroutine that
+// sleeps MaxIdleWorkerDuration (10 s by default, which fiber does not set)
+// between rounds and sees Stop only when it wakes: a server shut down just
+// before the tests ended keeps that goroutine up to 10 s longer.
+const leakWait = 12 * time.Second
+
+// findLeaks returns an error naming the goroutines, other than those of
+// before, that are still running after leakWait.
+func findLeaks(before goleak.Option) error {
+	// The goroutines the package's tests started must be gone once they
+	// have ended (shutdowns wait for what they started, or for what ends by
+	// itself soon after). fasthttp's clients clean their idle connections
+	// in goroutines of their own, which end by themselves once a client is
+	// idle; its servers share one clock goroutine that never ends.
+	opts := []goleak.Option{before,
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*Client).mCleaner"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1")}
+	deadline := time.Now().Add(leakWait)
+	for {
+		err := goleak.Find(opts...) // retries for a moment itself
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("goroutines leaked by the tests (still running %v after the tests ended): %w", leakWait, err)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 
 // TestPrefixIsolation runs a writer and a reader in parallel: the reader
 // finds nothing under its own prefix, and the writer's keys are gone once

@@ -18,7 +18,7 @@ import (
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 
 // newStore returns a Store on the test's own key prefix of the shared Redis.
 func newStore(t *testing.T, partitions int) (*Store, redis.UniversalClient, string) {

@@ -279,6 +279,9 @@ func (a *API) events(c *fiber.Ctx) error {
 		if ev.TaskID != taskID {
 			return fail(c, fiber.StatusBadRequest, "bad_request", fmt.Sprintf("events[%d]: taskId %q is not the task of the URL (%q)", i, ev.TaskID, taskID))
 		}
+		if err := ev.CheckMetadata(); err != nil {
+			return fail(c, fiber.StatusBadRequest, "bad_request", fmt.Sprintf("events[%d]: %v", i, err))
+		}
 		events = append(events, ev)
 	}
 	res, err := a.pull.Post(c.UserContext(), taskID, req.LeaseID, events)

@@ -23,7 +23,7 @@ import (
 	"github.com/a2arelay/relay/internal/workqueue"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) { redistest.Main(m, redistest.CheckLeaks()) }
 
 // testLog discards logs unless UPSTREAM_TEST_LOG is set (logging to t
 // after a test ends would panic, and background cancels may outlive it).
@@ -71,7 +71,7 @@ func newStack(rdb redis.UniversalClient, prefix string, lease time.Duration) *st
 	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
 	pull := ingest.NewPull(workqueue.New(rdb, rdb, layout.New(p, 0)), committer, svc.GetTask, lease, log)
 	ra.q = pull.Queue("up")
-	return &stack{rdb: rdb, store: store, svc: svc, pull: pull, links: NewRedisLinks(rdb, p, time.Hour), agent: ra}
+	return &stack{rdb: rdb, store: store, svc: svc, pull: pull, links: NewRedisLinks(rdb, layout.New(p, 2), time.Hour), agent: ra}
 }
 
 // startBridge runs a Bridge on the stack's queue with fast test timings;

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/layout"
 )
 
 // Link ties a relay task to the agent's task that does its work.
@@ -39,21 +41,22 @@ type Links interface {
 	Put(ctx context.Context, taskID string, l Link) error
 }
 
-// redisLinks keeps each link as JSON under <prefix>:upstream:<taskID>.
+// redisLinks keeps each link as JSON under the key layout names
+// (UpstreamLink).
 type redisLinks struct {
-	rdb    redis.UniversalClient
-	prefix string
-	ttl    time.Duration
+	rdb  redis.UniversalClient
+	keys layout.Keys
+	ttl  time.Duration
 }
 
-// NewRedisLinks returns Links in Redis under prefix. Each Put refreshes
-// the key's ttl (default 7 days, the default task retention), so a link
-// outlives its task's activity by ttl.
-func NewRedisLinks(rdb redis.UniversalClient, prefix string, ttl time.Duration) Links {
-	return &redisLinks{rdb: rdb, prefix: prefix, ttl: cmp.Or(ttl, 7*24*time.Hour)}
+// NewRedisLinks returns Links in Redis, under the keys of keys. Each Put
+// refreshes the key's ttl (default 7 days, the default task retention), so
+// a link outlives its task's activity by ttl.
+func NewRedisLinks(rdb redis.UniversalClient, keys layout.Keys, ttl time.Duration) Links {
+	return &redisLinks{rdb: rdb, keys: keys, ttl: cmp.Or(ttl, 7*24*time.Hour)}
 }
 
-func (l *redisLinks) key(taskID string) string { return l.prefix + ":upstream:" + taskID }
+func (l *redisLinks) key(taskID string) string { return l.keys.UpstreamLink(taskID) }
 
 func (l *redisLinks) Get(ctx context.Context, taskID string) (Link, bool, error) {
 	b, err := l.rdb.Get(ctx, l.key(taskID)).Bytes()

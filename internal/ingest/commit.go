@@ -96,7 +96,7 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 		return a2a.TaskView{}, err
 	}
 	view := a2a.TaskView{Task: t, Dialect: d, EventID: last(ids), Owner: owner}
-	c.views.put(t.ID, cachedView{view: view, version: 1})
+	c.views.put(t.ID, cachedView{view: view, version: 1, snapLen: len(snap)})
 	c.committed(1)
 	c.hub.Notify(t.ID)
 	return view, nil
@@ -148,7 +148,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 		expire = c.retention
 	}
 	ids, err := c.store.Commit(ctx, taskstore.Commit{
-		TaskID: taskID, Version: cached.version, Snapshot: snap, Events: evb, Deliver: deliverable(evs),
+		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs),
 		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner,
 	})
 	if err != nil {
@@ -158,7 +158,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	if expire > 0 {
 		c.views.drop(taskID)
 	} else {
-		c.views.put(taskID, cachedView{view: view, version: cached.version + 1})
+		c.views.put(taskID, cachedView{view: view, version: cached.version + 1, snapLen: len(snap)})
 	}
 	c.committed(len(evs))
 	c.hub.Notify(taskID)
@@ -180,7 +180,7 @@ func (c *Committer) current(ctx context.Context, taskID string) (cachedView, err
 		return cachedView{}, err
 	}
 	view, err := decodeRecord(rec)
-	return cachedView{view: view, version: rec.Version}, err
+	return cachedView{view: view, version: rec.Version, snapLen: len(rec.Snapshot)}, err
 }
 
 // cloneTask copies the slices Apply appends to, so a cached view is never

@@ -36,7 +36,7 @@ func stalledReader(t *testing.T, r *relay, taskID string) net.Conn {
 func bigTask(t *testing.T, r *relay, size int) string {
 	t.Helper()
 	var res struct{ Task v10Task }
-	msg := v10Message("big", map[string]any{"metadata": demo(map[string]any{"steps": 600, "delayMs": 1000})})
+	msg := v10Message("big", map[string]any{"metadata": demo(map[string]any{"steps": 100, "delayMs": 6000})})
 	msg["parts"] = []any{map[string]any{"text": strings.Repeat("x", size)}}
 	r.call("SendMessage", map[string]any{"message": msg, "configuration": map[string]any{"returnImmediately": true}}, &res)
 	return res.Task.ID

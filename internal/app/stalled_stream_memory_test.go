@@ -75,7 +75,10 @@ func TestStalledStreamsMemory(t *testing.T) {
 		t.Skip("set RELAY_SSE_MEMORY_REPRO=1 to measure")
 	}
 	const streams, size = 30, 4 << 20
-	r := startRelay(t, func(c *config.Config) { c.StreamKeepAlive = time.Hour })
+	r := startRelay(t, func(c *config.Config) {
+		c.StreamKeepAlive = time.Hour
+		c.MaxMessageBytes, c.Security.ClientMaxStorageBytes = 2*size, 0 // a task of size bytes
+	})
 	id := bigTask(t, r, size)
 	heap0, rss0 := memory()
 	t.Logf("before: heap %.0f MB, RSS %.0f MB", heap0, rss0)

@@ -205,7 +205,9 @@ func startInProcess(ctx context.Context, redisURL, prefix string, workers int) (
 	if workers > 0 {
 		cfg.DeliveryWorkers = workers
 	}
-	cfg.Auth, cfg.Security.RateLimit = "none", 0 // a local load run: no client credentials, no limit
+	cfg.Auth, cfg.Security.RateLimit = "none", 0 // a local load run: no client credentials, no limit,
+	// and no storage budget: every task is the one anonymous client's
+	cfg.Security.ClientMaxStorageBytes, cfg.Security.ClientMaxTasks = 0, 0
 	cfg.RedisPrefix = prefix
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -3,6 +3,7 @@ package a2a
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -23,8 +24,9 @@ const (
 	CodeExtensionRequired     = -32008
 	CodeVersionNotSupported   = -32009
 	// CodeLimited (server-defined range) refuses a request because a limit
-	// is reached: a rate, or open streams. The HTTP status says whose
-	// (429 the client's, 503 the instance's), Retry-After when to retry.
+	// is reached: a rate, open streams, or a client's storage budget. The
+	// HTTP status says whose (429 the client's, 503 the instance's),
+	// Retry-After when to retry; a storage budget names itself in data.
 	CodeLimited = -32029
 	// CodeUnauthenticated (server-defined range) refuses a request that
 	// carries no valid client credentials; HTTP 401 says the same.
@@ -50,6 +52,8 @@ type Error struct {
 	Message string
 	// field, for a -32602 made from a *FieldError, goes in error.data.
 	field *FieldError
+	// quota, for a CodeLimited made from a *QuotaError, goes in error.data.
+	quota *QuotaError
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, e.Message) }
@@ -89,6 +93,29 @@ type LimitError struct {
 
 func (e *LimitError) Error() string { return "a2a: limit reached: " + e.Message }
 
+// Storage budgets a QuotaError names.
+const (
+	// QuotaStorageBytes is a client's budget of bytes stored in Redis.
+	QuotaStorageBytes = "storage_bytes"
+	// QuotaTasks is a client's budget of tasks stored at once.
+	QuotaTasks = "tasks"
+)
+
+// QuotaError refuses a request that would take a client past one of its
+// storage budgets: nothing of the request is stored. It is a kind of the
+// service; each binding says it its own way (JSON-RPC: CodeLimited, HTTP
+// 429, the budget named in data).
+type QuotaError struct {
+	// Limit names the budget: QuotaStorageBytes or QuotaTasks.
+	Limit string
+	// Max is the budget; Used what the client holds, as relay counts it.
+	Max, Used int64
+}
+
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("storage budget %s reached: %d used of %d; finished tasks free their share when they expire", e.Limit, e.Used, e.Max)
+}
+
 // AsError returns err as an *Error when it is one (or wraps one), a
 // *FieldError as -32602 naming the field, a *LimitError as CodeLimited, and
 // a generic internal error otherwise: internal details never reach a client.
@@ -104,6 +131,10 @@ func AsError(err error) (*Error, bool) {
 	var le *LimitError
 	if errors.As(err, &le) {
 		return &Error{Code: CodeLimited, Message: le.Message}, true
+	}
+	var qe *QuotaError
+	if errors.As(err, &qe) {
+		return &Error{Code: CodeLimited, Message: qe.Error(), quota: qe}, true
 	}
 	return &Error{Code: CodeInternal, Message: "internal error"}, false
 }
@@ -129,6 +160,35 @@ type fieldData struct {
 	Limit int    `json:"limit,omitempty"`
 }
 
+// quotaData is error.data of a refusal by a storage budget in v0.1 and
+// v0.3: which budget, its size and what the client holds.
+type quotaData struct {
+	Limit string `json:"limit"`
+	Max   int64  `json:"max"`
+	Used  int64  `json:"used"`
+}
+
+// quotaInfo is google.rpc.ErrorInfo with metadata, as v1.0 names a refusal
+// by a storage budget in error.data (reason QUOTA_EXCEEDED, domain relay;
+// metadata: limit, max, used).
+type quotaInfo struct {
+	Type     string            `json:"@type"`
+	Reason   string            `json:"reason"`
+	Domain   string            `json:"domain"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+// quotaFailure is google.rpc.QuotaFailure, beside it.
+type quotaFailure struct {
+	Type       string           `json:"@type"`
+	Violations []quotaViolation `json:"violations"`
+}
+
+type quotaViolation struct {
+	Subject     string `json:"subject"`
+	Description string `json:"description"`
+}
+
 // badRequest is google.rpc.BadRequest as v1.0 puts it in error.data.
 type badRequest struct {
 	Type            string           `json:"@type"`
@@ -152,6 +212,17 @@ func (e *Error) toWire(d Dialect) wireError {
 		if d == V10 {
 			w.Data = []badRequest{{Type: "type.googleapis.com/google.rpc.BadRequest",
 				FieldViolations: []fieldViolation{{Field: f.Field, Description: f.Error()}}}}
+		}
+	}
+	if q := e.quota; q != nil {
+		w.Data = quotaData{Limit: q.Limit, Max: q.Max, Used: q.Used}
+		if d == V10 {
+			w.Data = []any{
+				quotaInfo{Type: "type.googleapis.com/google.rpc.ErrorInfo", Reason: "QUOTA_EXCEEDED", Domain: "relay",
+					Metadata: map[string]string{"limit": q.Limit, "max": strconv.FormatInt(q.Max, 10), "used": strconv.FormatInt(q.Used, 10)}},
+				quotaFailure{Type: "type.googleapis.com/google.rpc.QuotaFailure",
+					Violations: []quotaViolation{{Subject: "client:" + q.Limit, Description: q.Error()}}},
+			}
 		}
 	}
 	return w

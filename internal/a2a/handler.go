@@ -222,8 +222,14 @@ func writeRPC(c *fiber.Ctx, status int, r response) error {
 // errorStatus is the HTTP status of a JSON-RPC answer carrying err: 200,
 // as JSON-RPC over HTTP has it, except for a refusal by a limit, which
 // says whose limit (429: the client's, 503: the instance's) and, with
-// Retry-After, when to try again, so that HTTP clients back off.
+// Retry-After, when to try again, so that HTTP clients back off. A
+// storage budget (*QuotaError) is the client's: 429, without Retry-After,
+// since only finishing or expiring tasks frees it.
 func errorStatus(c *fiber.Ctx, err error) int {
+	var qe *QuotaError
+	if errors.As(err, &qe) {
+		return fiber.StatusTooManyRequests // the client's own budget; no time to retry at
+	}
 	var le *LimitError
 	if !errors.As(err, &le) {
 		return fiber.StatusOK

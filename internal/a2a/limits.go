@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -173,4 +174,31 @@ func (p SendParams) Validate() error {
 		return p.PushConfig.Validate()
 	}
 	return nil
+}
+
+// MessageLimits bound one message a client sends: its parts and its size.
+// Zero fields do not limit.
+type MessageLimits struct {
+	// MaxParts is the most parts a message may have.
+	MaxParts int
+	// MaxBytes is the most bytes a message may take, measured as relay
+	// stores it (its canonical JSON encoding: parts, metadata and ids).
+	MaxBytes int
+}
+
+// Check refuses a message over the limits with a *FieldError naming
+// message.parts or message. It returns the message's size in bytes as
+// relay stores it.
+func (l MessageLimits) Check(m Message) (int, error) {
+	if l.MaxParts > 0 && len(m.Parts) > l.MaxParts {
+		return 0, &FieldError{Field: "message.parts", Problem: fmt.Sprintf("has more than %d entries", l.MaxParts)}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return 0, fmt.Errorf("a2a: encode message: %w", err)
+	}
+	if l.MaxBytes > 0 && len(b) > l.MaxBytes {
+		return 0, tooLong("message", l.MaxBytes)
+	}
+	return len(b), nil
 }

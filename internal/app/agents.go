@@ -22,6 +22,7 @@ func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 	claims := workqueue.New(a.rdb, a.streamRDB, a.layout)
 	a.pull = ingest.NewPull(claims, commit, commit.Load, a.cfg.WorkerLease, a.log)
 	a.demo = ingest.NewDemo(commit, a.cfg.DemoStepDelay, a.log)
+	a.demo.Limit(ingest.DemoLimits{MaxSteps: a.cfg.DemoMaxSteps, MaxEventsPerSecond: a.cfg.DemoMaxEventsPerSecond})
 	backend := func(v string) (ingest.Agent, error) {
 		b, err := config.ParseBackend(v)
 		if err != nil {

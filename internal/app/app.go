@@ -76,6 +76,9 @@ type App struct {
 	authLog authFailureLog
 	// ring seals push config secrets and signing keys at rest (nil: off).
 	ring *secrets.Ring
+	// resolver, when set before Start, resolves webhook hosts instead of
+	// the system's resolver (tests that must not send DNS queries).
+	resolver ssrf.Resolver
 	// metrics is what /metrics serves.
 	metrics *metrics.Metrics
 	// stopBackground stops the delivery workers and the key refresher;
@@ -130,7 +133,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err := a.setupSecurity(ctx); err != nil {
 		return err
 	}
-	guard, err := ssrf.NewGuard(a.cfg.WebhookAllowCIDRs)
+	guard, err := ssrf.NewGuard(a.cfg.WebhookAllowCIDRs, ssrf.WithResolver(a.resolver))
 	if err != nil {
 		return fmt.Errorf("app: RELAY_WEBHOOK_ALLOW_CIDRS: %w", err)
 	}
@@ -145,13 +148,16 @@ func (a *App) Start(ctx context.Context) (err error) {
 	hub := ingest.NewHub()
 	commit := ingest.NewCommitter(a.store, nil, a.cfg.TaskRetention, hub)
 	commit.Observe(a.metrics.Committed)
+	commit.Limit(ingest.TaskLimits{MaxHistory: a.cfg.TaskMaxHistory, MaxArtifacts: a.cfg.TaskMaxArtifacts})
 	router, err := a.agents(commit)
 	if err != nil {
 		return err
 	}
 	pressure := backpressure.NewPressure(a.cfg.BackpressureLag, a.cfg.BackpressureMaxHold, nil)
 	svc := ingest.NewService(a.store, commit, hub, router, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
-		CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics}, Secrets: a.ring}, a.log)
+		CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics}, Secrets: a.ring,
+		Message: a2a.MessageLimits{MaxParts: a.cfg.MaxMessageParts, MaxBytes: a.cfg.MaxMessageBytes},
+		Quota:   a.quota()}, a.log)
 	card, err := a2a.NewCard(a.cardConfig())
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
@@ -265,7 +271,8 @@ func (a *App) openStore(ctx context.Context) error {
 	batch := groupcommit.New(a.rdb)
 	onOutbox := a.cfg.DeliveryPath == "outbox"
 	a.store = taskstore.New(a.rdb, a.layout, batch, taskstore.Config{EventsMaxLen: a.cfg.TaskEventsMaxLen,
-		DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox})
+		DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox,
+		UsageWindow: max(a.cfg.TaskRetention, a.cfg.DeliveryRetention)})
 	a.outbox = outbox.New(a.rdb, a.layout, batch, outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox})
 	a.leases = leader.New(a.rdb, a.layout)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

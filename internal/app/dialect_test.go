@@ -209,7 +209,7 @@ func TestCancel(t *testing.T) {
 	t.Parallel()
 	r := startRelay(t, nil)
 	var res struct{ Task v10Task }
-	r.call("SendMessage", map[string]any{"message": v10Message("long", map[string]any{"metadata": demo(map[string]any{"steps": 500, "delayMs": 20})}),
+	r.call("SendMessage", map[string]any{"message": v10Message("long", map[string]any{"metadata": demo(map[string]any{"steps": 100, "delayMs": 100})}),
 		"configuration": map[string]any{"returnImmediately": true}}, &res)
 	var canceled v10Task
 	r.call("CancelTask", map[string]any{"id": res.Task.ID}, &canceled)

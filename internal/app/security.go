@@ -13,7 +13,9 @@ import (
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/backpressure"
+	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/metrics"
+	"github.com/a2arelay/relay/internal/quota"
 	"github.com/a2arelay/relay/internal/ratelimit"
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/ssrf"
@@ -224,4 +226,17 @@ func (g heldGate) Admit(ctx context.Context) (time.Duration, error) {
 	held, err := g.p.Admit(ctx)
 	g.m.Held(held)
 	return held, err
+}
+
+// quota holds clients to their storage budgets (RELAY_CLIENT_MAX_STORAGE_BYTES,
+// RELAY_CLIENT_MAX_TASKS); nil when neither is set. Without client
+// authentication every request acts for the one anonymous principal, which
+// then has the budgets.
+func (a *App) quota() ingest.Quota {
+	s := a.cfg.Security
+	if s.ClientMaxStorageBytes == 0 && s.ClientMaxTasks == 0 {
+		return nil
+	}
+	return quota.New(a.store, quota.Config{MaxBytes: int64(s.ClientMaxStorageBytes), MaxTasks: int64(s.ClientMaxTasks),
+		Idle: a.cfg.TaskRetention})
 }

@@ -36,7 +36,7 @@ func stalledReader(t *testing.T, r *relay, taskID string) net.Conn {
 func bigTask(t *testing.T, r *relay, size int) string {
 	t.Helper()
 	var res struct{ Task v10Task }
-	msg := v10Message("big", map[string]any{"metadata": demo(map[string]any{"steps": 600, "delayMs": 1000})})
+	msg := v10Message("big", map[string]any{"metadata": demo(map[string]any{"steps": 100, "delayMs": 6000})})
 	msg["parts"] = []any{map[string]any{"text": strings.Repeat("x", size)}}
 	r.call("SendMessage", map[string]any{"message": msg, "configuration": map[string]any{"returnImmediately": true}}, &res)
 	return res.Task.ID
@@ -75,7 +75,10 @@ func TestStalledStreamsMemory(t *testing.T) {
 		t.Skip("set RELAY_SSE_MEMORY_REPRO=1 to measure")
 	}
 	const streams, size = 30, 4 << 20
-	r := startRelay(t, func(c *config.Config) { c.StreamKeepAlive = time.Hour })
+	r := startRelay(t, func(c *config.Config) {
+		c.StreamKeepAlive = time.Hour
+		c.MaxMessageBytes, c.Security.ClientMaxStorageBytes = 2*size, 0 // a task of size bytes
+	})
 	id := bigTask(t, r, size)
 	heap0, rss0 := memory()
 	t.Logf("before: heap %.0f MB, RSS %.0f MB", heap0, rss0)

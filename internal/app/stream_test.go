@@ -232,7 +232,7 @@ func TestStreamResourcesAndLimits(t *testing.T) {
 	// Keep-alives an hour apart: the stream must notice the client leaving without writing.
 	r := startRelay(t, func(c *config.Config) { c.MaxStreams, c.StreamKeepAlive = 1, time.Hour })
 	var res struct{ Task v10Task }
-	r.call("SendMessage", map[string]any{"message": v10Message("long", map[string]any{"metadata": demo(map[string]any{"steps": 200, "delayMs": 50})}),
+	r.call("SendMessage", map[string]any{"message": v10Message("long", map[string]any{"metadata": demo(map[string]any{"steps": 100, "delayMs": 100})}),
 		"configuration": map[string]any{"returnImmediately": true}}, &res)
 	ch, cancel := openStream(t, r, "SubscribeToTask", map[string]any{"id": res.Task.ID})
 	<-ch

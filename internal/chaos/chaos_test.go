@@ -165,6 +165,7 @@ func TestChaos(t *testing.T) {
 		}
 		relays[i] = &Relay{Name: fmt.Sprintf("relay-%d", i), Bin: bin, Addr: addr, LogPath: filepath.Join(dir, fmt.Sprintf("relay-%d.log", i)),
 			Env: []string{"RELAY_REDIS_URL=redis://" + srv.Addr(), "RELAY_AUTH=none", "RELAY_RATE_LIMIT=0",
+				"RELAY_CLIENT_MAX_STORAGE_BYTES=0", "RELAY_CLIENT_MAX_TASKS=0", // the load is one client's
 				"RELAY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8", "RELAY_RETRY_INITIAL=100ms", "RELAY_RETRY_MAX_INTERVAL=1s",
 				"RELAY_RETRY_MAX_ATTEMPTS=1000", "RELAY_RETRY_MAX_ELAPSED=10m", "RELAY_DELIVERY_TIMEOUT=2s",
 				"RELAY_DEMO_STEP_DELAY=20ms", "RELAY_SHUTDOWN_TIMEOUT=5s", "RELAY_STREAM_KEEPALIVE=2s", "RELAY_LOG_LEVEL=info"}}

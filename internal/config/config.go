@@ -90,6 +90,13 @@ type Config struct {
 	TaskRetention time.Duration `yaml:"task_retention"`
 	// TaskEventsMaxLen caps (approximately) each task's event stream.
 	TaskEventsMaxLen int `yaml:"task_events_max_len"`
+	// TaskMaxHistory is the most messages a task's history keeps.
+	TaskMaxHistory int `yaml:"task_max_history"`
+	// TaskMaxArtifacts is the most artifacts a task keeps.
+	TaskMaxArtifacts int `yaml:"task_max_artifacts"`
+	// MaxMessageParts and MaxMessageBytes bound one message a client sends.
+	MaxMessageParts int `yaml:"max_message_parts"`
+	MaxMessageBytes int `yaml:"max_message_bytes"`
 
 	// MaxStreams bounds the SSE streams open at once on one instance.
 	MaxStreams int `yaml:"max_streams"`
@@ -106,6 +113,11 @@ type Config struct {
 
 	// DemoStepDelay is the demo agent's default pause between events.
 	DemoStepDelay time.Duration `yaml:"demo_step_delay"`
+	// DemoMaxSteps bounds the steps (and artifact chunks) a message may ask
+	// of the demo agent.
+	DemoMaxSteps int `yaml:"demo_max_steps"`
+	// DemoMaxEventsPerSecond paces the demo agent's events of each task.
+	DemoMaxEventsPerSecond int `yaml:"demo_max_events_per_second"`
 
 	// Agent describes the agent card.
 	Agent AgentConfig `yaml:"agent"`

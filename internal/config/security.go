@@ -41,6 +41,11 @@ type Security struct {
 	AuthFailureLimit int `yaml:"auth_failure_limit"`
 	// MaxStreamsPerClient bounds one client's open SSE streams per instance.
 	MaxStreamsPerClient int `yaml:"max_streams_per_client"`
+	// ClientMaxStorageBytes is each client's budget of bytes stored in
+	// Redis (0: none).
+	ClientMaxStorageBytes int `yaml:"client_max_storage_bytes"`
+	// ClientMaxTasks is each client's budget of tasks stored at once (0: none).
+	ClientMaxTasks int `yaml:"client_max_tasks"`
 	// SecretKeys encrypt push config secrets and signing keys at rest:
 	// "<kid>:<base64 of 32 bytes>", the first one current.
 	SecretKeys []string `yaml:"secret_keys"`
@@ -78,6 +83,12 @@ func securitySettings() []Setting {
 		{Key: "max_streams_per_client", Env: "RELAY_MAX_STREAMS_PER_CLIENT", Flag: "max-streams-per-client", Default: "32", Group: groupSecurity,
 			Help:  "SSE streams one client may hold open on one instance (0: only max_streams applies).",
 			value: number(func(c *Config) *int { return &c.Security.MaxStreamsPerClient }, 0, 100000)},
+		{Key: "client_max_storage_bytes", Env: "RELAY_CLIENT_MAX_STORAGE_BYTES", Flag: "client-max-storage-bytes", Default: "33554432", Group: groupSecurity,
+			Help:  "Bytes one client may have stored in Redis (tasks, events, push configs, delivery records), counted when written and for a task retention (or delivery retention, the longer) after each task's last change; past it a send or push config is refused with -32029, data limit storage_bytes (0: no budget; the default is 32 MiB). Without authentication every request shares one budget.",
+			value: number(func(c *Config) *int { return &c.Security.ClientMaxStorageBytes }, 0, 0)},
+		{Key: "client_max_tasks", Env: "RELAY_CLIENT_MAX_TASKS", Flag: "client-max-tasks", Default: "10000", Group: groupSecurity,
+			Help:  "Tasks one client may have stored at once, open or finished and not yet expired; past it a new task is refused with -32029, data limit tasks (0: no budget). Without authentication every request shares one budget.",
+			value: number(func(c *Config) *int { return &c.Security.ClientMaxTasks }, 0, 0)},
 		{Key: "secret_keys", Env: "RELAY_SECRET_KEYS", Flag: "secret-keys", Default: "", Group: groupSecurity,
 			Help:  "Keys that encrypt push config tokens and credentials and the signing keys at rest (AES-256-GCM): <kid>:<base64 of 32 random bytes>, comma-separated, the first one current; older ones still decrypt and their data is re-encrypted as it is read. Required with a real Redis unless auth is none.",
 			value: list(func(c *Config) *[]string { return &c.Security.SecretKeys }, checkSecretKeySpec)},

@@ -37,6 +37,50 @@ type Committer struct {
 	hub       *Hub
 	views     *viewCache
 	observe   func(events int)
+	limits    TaskLimits
+}
+
+// TaskLimits bound what one task keeps. Zero values take the documented
+// defaults.
+type TaskLimits struct {
+	// MaxHistory is the most messages a task's history keeps (default
+	// 100): a message beyond it is refused, not folded away, so that the
+	// snapshot, what webhooks get and what the event stream folds to stay
+	// one task.
+	MaxHistory int
+	// MaxArtifacts is the most artifacts a task keeps (default 100): an
+	// agent's event that would add another is refused.
+	MaxArtifacts int
+}
+
+// withDefaults fills the zero limits.
+func (l TaskLimits) withDefaults() TaskLimits {
+	l.MaxHistory = cmp.Or(l.MaxHistory, 100)
+	l.MaxArtifacts = cmp.Or(l.MaxArtifacts, 100)
+	return l
+}
+
+// Limit sets the bounds of every task the Committer commits.
+func (c *Committer) Limit(l TaskLimits) { c.limits = l.withDefaults() }
+
+// checkLimits refuses a task that grew past the limits with an event: a
+// *a2a.FieldError naming what was refused.
+func (c *Committer) checkLimits(before, after *a2a.Task) error {
+	if n := len(after.History); n > len(before.History) && n > c.limits.MaxHistory {
+		return HistoryFull(after.ID, c.limits.MaxHistory)
+	}
+	if n := len(after.Artifacts); n > len(before.Artifacts) && n > c.limits.MaxArtifacts {
+		return &a2a.FieldError{Field: "artifact.artifactId",
+			Problem: fmt.Sprintf("would be a new artifact of task %s, which keeps at most %d (RELAY_TASK_MAX_ARTIFACTS)", after.ID, c.limits.MaxArtifacts)}
+	}
+	return nil
+}
+
+// HistoryFull is the error for a message to a task whose history holds
+// max messages already.
+func HistoryFull(taskID string, max int) error {
+	return &a2a.FieldError{Field: "message",
+		Problem: fmt.Sprintf("cannot be added: task %s keeps at most %d messages in its history (RELAY_TASK_MAX_HISTORY); start a new task", taskID, max)}
 }
 
 // Observe makes the Committer report the number of events of every commit.
@@ -54,7 +98,8 @@ func NewCommitter(store Store, now func() time.Time, retention time.Duration, hu
 	if now == nil {
 		now = time.Now
 	}
-	return &Committer{store: store, now: now, retention: cmp.Or(retention, 7*24*time.Hour), hub: hub, views: newViewCache(8192, now)}
+	return &Committer{store: store, now: now, retention: cmp.Or(retention, 7*24*time.Hour), hub: hub, views: newViewCache(8192, now),
+		limits: TaskLimits{}.withDefaults()}
 }
 
 // Field names of the task hash beside the snapshot.
@@ -96,7 +141,7 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 		return a2a.TaskView{}, err
 	}
 	view := a2a.TaskView{Task: t, Dialect: d, EventID: last(ids), Owner: owner}
-	c.views.put(t.ID, cachedView{view: view, version: 1})
+	c.views.put(t.ID, cachedView{view: view, version: 1, snapLen: len(snap)})
 	c.committed(1)
 	c.hub.Notify(t.ID)
 	return view, nil
@@ -124,6 +169,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	}
 	view := cached.view
 	view.Task = cloneTask(view.Task)
+	before := view.Task
 	now := c.now().UTC()
 	evs := make([]a2a.Event, len(events))
 	for i, ev := range events {
@@ -139,6 +185,9 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 		}
 		evs[i] = ev
 	}
+	if err := c.checkLimits(&before, &view.Task); err != nil {
+		return a2a.TaskView{}, err
+	}
 	snap, evb, err := encode(view.Task, evs)
 	if err != nil {
 		return a2a.TaskView{}, err
@@ -148,7 +197,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 		expire = c.retention
 	}
 	ids, err := c.store.Commit(ctx, taskstore.Commit{
-		TaskID: taskID, Version: cached.version, Snapshot: snap, Events: evb, Deliver: deliverable(evs),
+		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs),
 		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner,
 	})
 	if err != nil {
@@ -158,7 +207,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	if expire > 0 {
 		c.views.drop(taskID)
 	} else {
-		c.views.put(taskID, cachedView{view: view, version: cached.version + 1})
+		c.views.put(taskID, cachedView{view: view, version: cached.version + 1, snapLen: len(snap)})
 	}
 	c.committed(len(evs))
 	c.hub.Notify(taskID)
@@ -180,7 +229,7 @@ func (c *Committer) current(ctx context.Context, taskID string) (cachedView, err
 		return cachedView{}, err
 	}
 	view, err := decodeRecord(rec)
-	return cachedView{view: view, version: rec.Version}, err
+	return cachedView{view: view, version: rec.Version, snapLen: len(rec.Snapshot)}, err
 }
 
 // cloneTask copies the slices Apply appends to, so a cached view is never

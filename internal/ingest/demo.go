@@ -1,9 +1,11 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -23,12 +25,33 @@ type DemoOptions struct {
 	ArtifactChunks *int   `json:"artifactChunks"`
 }
 
-// Bounds of the demo options.
-const (
-	maxDemoSteps  = 10000
-	maxDemoDelay  = 60_000
-	maxDemoChunks = 1000
-)
+// Fixed bound of the demo options (the others are DemoLimits).
+const maxDemoDelay = 60_000
+
+// DemoLimits bound what the demo agent does for one task. Zero values take
+// the documented defaults.
+type DemoLimits struct {
+	// MaxSteps bounds metadata.demo.steps and metadata.demo.artifactChunks
+	// (default 100); a message asking for more is refused.
+	MaxSteps int
+	// MaxEventsPerSecond paces each task's events (default 50): a shorter
+	// delayMs, 0 included, is accepted and stretched to 1s/MaxEventsPerSecond.
+	MaxEventsPerSecond int
+}
+
+func (l DemoLimits) withDefaults() DemoLimits {
+	l.MaxSteps = cmp.Or(l.MaxSteps, 100)
+	l.MaxEventsPerSecond = cmp.Or(l.MaxEventsPerSecond, 50)
+	return l
+}
+
+// Limit sets the bounds of the demo's tasks.
+func (d *Demo) Limit(l DemoLimits) { d.limits = l.withDefaults() }
+
+// outOfRange is the refusal of a demo option outside [lo, hi].
+func outOfRange(option string, lo, hi int, what string) error {
+	return &a2a.FieldError{Field: "message.metadata.demo." + option, Problem: fmt.Sprintf("must be between %d%s and %d", lo, what, hi)}
+}
 
 // Appender commits agent events (the Committer implements it).
 type Appender interface {
@@ -43,6 +66,7 @@ type Demo struct {
 	stepDelay time.Duration
 	log       *slog.Logger
 	now       func() time.Time
+	limits    DemoLimits
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc
@@ -54,7 +78,7 @@ type Demo struct {
 // NewDemo returns a demo agent whose default pause between events is stepDelay.
 func NewDemo(commit Appender, stepDelay time.Duration, log *slog.Logger) *Demo {
 	ctx, stop := context.WithCancel(context.Background())
-	return &Demo{commit: commit, stepDelay: stepDelay, log: log, now: time.Now,
+	return &Demo{commit: commit, stepDelay: stepDelay, log: log, now: time.Now, limits: DemoLimits{}.withDefaults(),
 		running: map[string]context.CancelFunc{}, ctx: ctx, stop: stop}
 }
 
@@ -72,19 +96,19 @@ func (d *Demo) options(msg a2a.Message) (steps int, delay time.Duration, outcome
 	}
 	o := meta.Demo
 	if o.Steps != nil {
-		if steps = *o.Steps; steps < 0 || steps > maxDemoSteps {
-			return 0, 0, "", 0, a2a.InvalidParams("metadata.demo.steps must be between 0 and %d", maxDemoSteps)
+		if steps = *o.Steps; steps < 0 || steps > d.limits.MaxSteps {
+			return 0, 0, "", 0, outOfRange("steps", 0, d.limits.MaxSteps, "")
 		}
 	}
 	if o.DelayMs != nil {
 		if *o.DelayMs < 0 || *o.DelayMs > maxDemoDelay {
-			return 0, 0, "", 0, a2a.InvalidParams("metadata.demo.delayMs must be between 0 and %d", maxDemoDelay)
+			return 0, 0, "", 0, outOfRange("delayMs", 0, maxDemoDelay, "")
 		}
 		delay = time.Duration(*o.DelayMs) * time.Millisecond
 	}
 	if o.ArtifactChunks != nil {
-		if chunks = *o.ArtifactChunks; chunks < 0 || chunks > maxDemoChunks {
-			return 0, 0, "", 0, a2a.InvalidParams("metadata.demo.artifactChunks must be between 0 (no artifact) and %d", maxDemoChunks)
+		if chunks = *o.ArtifactChunks; chunks < 0 || chunks > d.limits.MaxSteps {
+			return 0, 0, "", 0, outOfRange("artifactChunks", 0, d.limits.MaxSteps, " (no artifact)")
 		}
 	}
 	switch s := a2a.TaskState(o.Outcome); s {
@@ -147,7 +171,13 @@ func (d *Demo) Close() {
 func (d *Demo) run(ctx context.Context, task a2a.Task, msg a2a.Message) error {
 	steps, delay, outcome, chunks, _ := d.options(msg)
 	seq := 0
+	gap := time.Second / time.Duration(d.limits.MaxEventsPerSecond)
+	var last time.Time
 	emit := func(ev a2a.Event) error {
+		if err := sleep(ctx, last.Add(gap).Sub(d.now())); err != nil { // paced: MaxEventsPerSecond
+			return err
+		}
+		last = d.now()
 		seq++
 		ev.TaskID, ev.ContextID = task.ID, task.ContextID
 		ev.Metadata = json.RawMessage(`{"emitNs":"` + strconv.FormatInt(d.now().UnixNano(), 10) + `","seq":` + strconv.Itoa(seq) + `}`)

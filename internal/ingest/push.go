@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/taskstore"
+	"github.com/a2arelay/relay/internal/tenant"
 )
 
 // normalizePush fills a config's task id and, when missing, its id: the task
@@ -60,7 +61,10 @@ func (s *Service) storePush(ctx context.Context, c a2a.PushConfig) error {
 	if err != nil {
 		return wrapStore("encode push config", err)
 	}
-	switch err := s.store.SetPushConfig(ctx, c.TaskID, c.ID, b, s.cfg.MaxPushConfigs); {
+	if err := s.admit(ctx, int64(len(c.ID)+len(b)), false); err != nil {
+		return err
+	}
+	switch err := s.store.SetPushConfig(ctx, tenant.Owner(ctx), c.TaskID, c.ID, b, s.cfg.MaxPushConfigs); {
 	case errors.Is(err, taskstore.ErrNotFound):
 		return a2a.ErrTaskNotFound(c.TaskID)
 	case errors.Is(err, taskstore.ErrFull):

@@ -3,6 +3,7 @@ package ingest
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,7 +38,7 @@ type TaskStore interface {
 	LoadMany(ctx context.Context, owner string, taskIDs []string) (map[string]taskstore.Record, error)
 	IndexSize(ctx context.Context, owner string) (int64, error)
 	Unindex(ctx context.Context, owner, taskID string) error
-	SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error
+	SetPushConfig(ctx context.Context, owner, taskID, id string, config []byte, max int) error
 	ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error
 	PushConfig(ctx context.Context, taskID, id string) ([]byte, error)
 	PushConfigs(ctx context.Context, taskID string) (map[string]string, error)
@@ -62,6 +63,39 @@ type Config struct {
 	// Secrets seals push config tokens and credentials at rest (nil: they
 	// are stored in plain text).
 	Secrets *secrets.Ring
+	// Message bounds the messages clients send (zero: no bound).
+	Message a2a.MessageLimits
+	// Quota, when set, holds clients to their storage budgets: a send or a
+	// push config past one is refused before anything is stored.
+	Quota Quota
+}
+
+// Quota is a client's storage budgets (quota.Quota implements it).
+type Quota interface {
+	// Admit checks that owner may store bytes more (and a task more when
+	// newTask) and counts them; past a budget it returns *a2a.QuotaError.
+	Admit(ctx context.Context, owner string, bytes int64, newTask bool) error
+}
+
+// admit asks the quota, when there is one.
+func (s *Service) admit(ctx context.Context, bytes int64, newTask bool) error {
+	if s.cfg.Quota == nil {
+		return nil
+	}
+	return s.cfg.Quota.Admit(ctx, tenant.Owner(ctx), bytes, newTask)
+}
+
+// sendBytes is what a send is counted as storing before its agent
+// answers: the message twice (the snapshot's history and the event) and
+// its inline push config.
+func sendBytes(p a2a.SendParams, msgBytes int) int64 {
+	n := 2 * int64(msgBytes)
+	if p.PushConfig != nil {
+		if b, err := json.Marshal(p.PushConfig); err == nil {
+			n += int64(len(b))
+		}
+	}
+	return n
 }
 
 // Gate is backpressure on new tasks.
@@ -92,6 +126,10 @@ func (s *Service) Send(ctx context.Context, p a2a.SendParams) (a2a.TaskView, err
 	if err := validateMessage(p.Message); err != nil {
 		return a2a.TaskView{}, err
 	}
+	size, err := s.cfg.Message.Check(p.Message)
+	if err != nil {
+		return a2a.TaskView{}, err
+	}
 	if err := p.Validate(); err != nil {
 		return a2a.TaskView{}, err
 	}
@@ -104,15 +142,15 @@ func (s *Service) Send(ctx context.Context, p a2a.SendParams) (a2a.TaskView, err
 		}
 	}
 	var view a2a.TaskView
-	var err error
+	bytes := sendBytes(p, size)
 	if p.TaskID == "" {
-		view, err = s.create(ctx, p)
+		view, err = s.create(ctx, p, bytes)
 	} else {
-		view, err = s.continueTask(ctx, p)
+		view, err = s.continueTask(ctx, p, bytes)
 		if isCode(err, a2a.CodeTaskNotFound) && p.ClientChosenID {
-			view, err = s.create(ctx, p)
+			view, err = s.create(ctx, p, bytes)
 			if errors.Is(err, taskstore.ErrConflict) { // created concurrently: continue it
-				view, err = s.continueTask(ctx, p)
+				view, err = s.continueTask(ctx, p, bytes)
 			}
 		}
 	}
@@ -122,7 +160,10 @@ func (s *Service) Send(ctx context.Context, p a2a.SendParams) (a2a.TaskView, err
 	return s.waitSettled(ctx, view)
 }
 
-func (s *Service) create(ctx context.Context, p a2a.SendParams) (a2a.TaskView, error) {
+func (s *Service) create(ctx context.Context, p a2a.SendParams, bytes int64) (a2a.TaskView, error) {
+	if err := s.admit(ctx, bytes, true); err != nil {
+		return a2a.TaskView{}, err
+	}
 	if s.cfg.Gate != nil {
 		if _, err := s.cfg.Gate.Admit(ctx); err != nil {
 			return a2a.TaskView{}, err
@@ -170,7 +211,7 @@ func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message)
 	return failed
 }
 
-func (s *Service) continueTask(ctx context.Context, p a2a.SendParams) (a2a.TaskView, error) {
+func (s *Service) continueTask(ctx context.Context, p a2a.SendParams, bytes int64) (a2a.TaskView, error) {
 	cur, err := s.GetTask(ctx, p.TaskID)
 	if err != nil {
 		return cur, err
@@ -178,6 +219,12 @@ func (s *Service) continueTask(ctx context.Context, p a2a.SendParams) (a2a.TaskV
 	ctxID := cmp.Or(p.ContextID, p.Message.ContextID)
 	if ctxID != "" && ctxID != cur.Task.ContextID {
 		return cur, a2a.InvalidParams("contextId %q does not match task %s (contextId %q)", ctxID, p.TaskID, cur.Task.ContextID)
+	}
+	if max := s.commit.limits.MaxHistory; len(cur.Task.History) >= max && !cur.Task.Status.State.Terminal() {
+		return cur, HistoryFull(cur.Task.ID, max)
+	}
+	if err := s.admit(ctx, bytes, false); err != nil {
+		return cur, err
 	}
 	msg := p.Message
 	msg.TaskID, msg.ContextID = cur.Task.ID, cur.Task.ContextID

@@ -11,6 +11,9 @@ import (
 type cachedView struct {
 	view    a2a.TaskView
 	version int64
+	// snapLen is the length of the stored snapshot of version: a commit
+	// counts in its owner's usage only what the snapshot grows by.
+	snapLen int
 	at      time.Time
 }
 

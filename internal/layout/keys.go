@@ -74,6 +74,15 @@ func (k Keys) Index(p int, owner string) string {
 	return k.Tag(p) + "tasks:" + owner
 }
 
+// Usage counts the bytes owner's commits stored in partition p during
+// usage bucket bucket (a number of bucket lengths since the Unix epoch,
+// taskstore's choice): one counter per partition, so that the commit
+// script counts in the task's own slot. The bucket comes before the owner,
+// whose name may hold ":"; "" is the shared tenant of RELAY_AUTH=none.
+func (k Keys) Usage(p int, owner string, bucket int64) string {
+	return k.Tag(p) + "usage:" + strconv.FormatInt(bucket, 10) + ":" + owner
+}
+
 // Deliveries is the delivery stream (of lane tokens) of partition p.
 func (k Keys) Deliveries(p int) string { return k.Tag(p) + "deliveries" }
 

@@ -4,7 +4,9 @@
 // the version, writes the snapshot, appends the events and enqueues their
 // notifications for the outbox in one atomic step. It stores opaque bytes
 // and knows nothing of A2A (callers bring snapshots and events encoded),
-// and never delivers anything (the outbox and delivery do).
+// and never delivers anything (the outbox and delivery do). It also counts
+// what each owner stores, for storage budgets (usage.go says how, and what
+// the count bounds).
 package taskstore
 
 import (
@@ -63,6 +65,11 @@ type Config struct {
 	// Outbox has commits append new notifications to the partitions'
 	// outboxes instead of the lanes: the outbox's Config.Outbox.
 	Outbox bool
+	// UsageWindow is how long the bytes a commit stores stay counted in
+	// its owner's usage after the task's last commit (default 7 days): at
+	// least as long as a finished task and a delivery record live
+	// (usage.go).
+	UsageWindow time.Duration
 }
 
 // Store reads and writes tasks, their event streams, push configs and the
@@ -78,6 +85,7 @@ type Store struct {
 	commit  *redis.Script
 	pushSet *redis.Script
 	taskAt  *redis.Script
+	usage   usageClock
 }
 
 // New returns a Store over rdb, with its keys named by k; its commits share
@@ -93,6 +101,7 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		commit:  layout.Script(commitLua),
 		pushSet: redis.NewScript(pushSetLua),
 		taskAt:  redis.NewScript(taskAtLua),
+		usage:   newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
 	}
 }
 
@@ -147,6 +156,8 @@ func recordOf(m map[string]string) (Record, error) {
 	delete(m, "cids")
 	delete(m, "ck")
 	delete(m, "dx")
+	delete(m, "ub")
+	delete(m, "us")
 	return Record{Snapshot: []byte(snap), Version: ver, Fields: m}, nil
 }
 
@@ -156,6 +167,9 @@ type Commit struct {
 	// Version is the version the change was computed from; 0 creates the task.
 	Version  int64
 	Snapshot []byte
+	// PrevSnapshotLen is the length of the snapshot of Version (0 for a new
+	// task): the owner's usage counts the snapshot's growth, not the whole.
+	PrevSnapshotLen int
 	// Events are appended to the task's event stream, in order.
 	Events [][]byte
 	// Deliver marks, per event, those delivered to the task's push configs.
@@ -194,7 +208,8 @@ func (s *Store) commitKeys(c Commit) []string {
 	tk := s.k.Task(c.TaskID)
 	p := s.k.Partition(c.TaskID)
 	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
-		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending")}
+		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending"),
+		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt))}
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
@@ -218,7 +233,7 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 	}
 	p := s.k.Partition(c.TaskID)
 	// In the order, and by the names, lua/commit.lua gives them.
-	args := append(make([]any, 0, 15+len(c.Events)),
+	args := append(make([]any, 0, 19+len(c.Events)),
 		c.Version,                    // expected
 		c.Snapshot,                   // snapshot
 		c.UpdatedAt.UnixMilli(),      // now
@@ -234,6 +249,10 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 		s.keep.Milliseconds(),        // keep
 		commitID,                     // commitID
 		OutboxInlineMax,              // inline
+		commitUsage(c),               // usage
+		s.usage.bucket(c.UpdatedAt),  // bucket
+		s.usage.ttl().Milliseconds(), // usageTTL
+		NotificationBytes,            // noteBytes
 	)
 	for _, e := range c.Events { // the events, one per flag
 		args = append(args, e)
@@ -258,18 +277,21 @@ func deliverFlags(c Commit) string {
 // secrets); a config deleted meanwhile stays deleted.
 func (s *Store) ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error {
 	tk := s.k.Task(taskID)
-	if err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, pushSetArgs(id, config, 1<<30, true)...).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
+	keys := []string{tk.Hash, tk.Push, s.k.Usage(s.k.Partition(taskID), "", 0)} // (counts nothing)
+	if err := s.pushSet.Run(ctx, s.rdb, keys, s.pushSetArgs(id, config, 1<<30, true, time.Time{})...).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
 		return fmt.Errorf("taskstore: replace push config: %w", err)
 	}
 	return nil
 }
 
-// SetPushConfig stores config id of a task, replacing one with the same id.
-// It returns ErrNotFound when the task does not exist and ErrFull when it
-// already has max configs.
-func (s *Store) SetPushConfig(ctx context.Context, taskID, id string, config []byte, max int) error {
+// SetPushConfig stores config id of a task of owner, replacing one with the
+// same id, and counts its bytes in owner's usage. It returns ErrNotFound
+// when the task does not exist and ErrFull when it already has max configs.
+func (s *Store) SetPushConfig(ctx context.Context, owner, taskID, id string, config []byte, max int) error {
 	tk := s.k.Task(taskID)
-	err := s.pushSet.Run(ctx, s.rdb, []string{tk.Hash, tk.Push}, pushSetArgs(id, config, max, false)...).Err()
+	now := time.Now()
+	keys := []string{tk.Hash, tk.Push, s.k.Usage(s.k.Partition(taskID), owner, s.usage.bucket(now))}
+	err := s.pushSet.Run(ctx, s.rdb, keys, s.pushSetArgs(id, config, max, false, now)...).Err()
 	switch {
 	case err == nil:
 		return nil
@@ -282,17 +304,20 @@ func (s *Store) SetPushConfig(ctx context.Context, taskID, id string, config []b
 }
 
 // pushSetArgs lays out lua/pushset.lua's arguments, in its order and by
-// the names it gives them.
-func pushSetArgs(id string, config []byte, max int, onlyReplace bool) []any {
-	only := "0"
+// the names it gives them; a rewrite (onlyReplace) counts no usage.
+func (s *Store) pushSetArgs(id string, config []byte, max int, onlyReplace bool, now time.Time) []any {
+	only, usage := "0", len(id)+len(config)
 	if onlyReplace {
-		only = "1"
+		only, usage = "1", 0
 	}
 	return []any{
-		id,     // id
-		config, // config
-		max,    // max
-		only,   // onlyReplace
+		id,                           // id
+		config,                       // config
+		max,                          // max
+		only,                         // onlyReplace
+		usage,                        // usage
+		s.usage.bucket(now),          // bucket
+		s.usage.ttl().Milliseconds(), // usageTTL
 	}
 }
 

@@ -333,6 +333,7 @@ func (a *API) taskError(c *fiber.Ctx, taskID string, err error) error {
 	var te *a2a.TransitionError
 	var bad *ingest.BadEventError
 	var ae *a2a.Error
+	var fe *a2a.FieldError
 	switch {
 	case errors.Is(err, ingest.ErrLeaseLost):
 		return fail(c, fiber.StatusConflict, "lease_lost", "the lease on task "+taskID+" is over (expired and taken by another worker, or finished): stop working on it")
@@ -344,6 +345,8 @@ func (a *API) taskError(c *fiber.Ctx, taskID string, err error) error {
 		return fail(c, fiber.StatusUnprocessableEntity, "invalid_transition", te.Error())
 	case errors.As(err, &bad):
 		return fail(c, fiber.StatusBadRequest, "bad_request", bad.Msg)
+	case errors.As(err, &fe): // a limit of the task (RELAY_TASK_MAX_ARTIFACTS, RELAY_TASK_MAX_HISTORY)
+		return fail(c, fiber.StatusBadRequest, "bad_request", fe.Error())
 	case errors.As(err, &ae) && ae.Code == a2a.CodeTaskNotFound:
 		return fail(c, fiber.StatusNotFound, "not_found", "no task "+taskID)
 	case errors.As(err, &ae) && ae.Code == a2a.CodeInvalidParams:

@@ -13,7 +13,10 @@
 -- KEYS[8] the partition's delivery stream (lane tokens, consumer group
 --   "workers"), on the lanes path
 -- KEYS[9] the partition's status index of pending records, on the lanes path
--- KEYS[10] the partition's outbox stream, given only when notifications go
+-- KEYS[10] the usage counter of the task's owner in this partition and
+--   usage bucket (layout.Keys.Usage, usage.go): the bytes the commit stores
+--   are added to it
+-- KEYS[11] the partition's outbox stream, given only when notifications go
 --   through the outbox (RELAY_DELIVERY_PATH=outbox, internal/outbox) instead of
 --   lanes: each gets an outbox entry, and its record is made when the
 --   outbox's owner reports it; the commit lists it in KEYS[7] under its
@@ -50,8 +53,20 @@
 --                       copy lives only while the entry waits in the outbox,
 --                       which is trimmed behind its owner; the other configs'
 --                       entries of the event follow it and refer to it
---   ARGV[16 ..]         the events, one per argument, appended in order (as
+--   ARGV[16] usage      bytes the commit stores, but for its notifications:
+--                       the snapshot's growth, the events, the push configs
+--   ARGV[17] bucket     the usage bucket of KEYS[10]
+--   ARGV[18] usageTTL   ms KEYS[10] lives once made (usage.go)
+--   ARGV[19] noteBytes  bytes counted for each notification made (its
+--                       record, its outbox or lane entry, its index entries)
+--   ARGV[20 ..]         the events, one per argument, appended in order (as
 --                       many as flags has flags)
+-- Usage (usage.go): the task hash keeps 'us', the bytes counted for the task
+-- so far, and 'ub', the bucket they were last counted in. A commit adds
+-- what it stores to KEYS[10]; the first commit of a task in a new bucket
+-- adds the task's whole count again, so that a task's bytes stay counted
+-- for a usage window after its last commit, which is as long as they live.
+-- That is one INCRBY per commit (and a PEXPIRE when it makes the counter).
 -- Storage grows with what happened, not with copies of it: an event
 -- stream entry holds the event and its task version ('e', 'v'), never a
 -- task; lanes hold references to entries, never copies. The task after
@@ -82,8 +97,9 @@ local expected, snapshot, now, task = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local maxLen, ttl, extra, setConfigs = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local flags, lanes, records = ARGV[9], ARGV[10], ARGV[11]
 local part, keep, commitID, inline = ARGV[12], tonumber(ARGV[13]), ARGV[14], tonumber(ARGV[15])
-local firstEvent = 16
-local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx')
+local usage, bucket, usageTTL, noteBytes = tonumber(ARGV[16]), ARGV[17], tonumber(ARGV[18]), tonumber(ARGV[19])
+local firstEvent = 20
+local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx', 'ub', 'us')
 local cur = tonumber(stored[1] or '0')
 if cur ~= tonumber(expected) then
   if redis.call('HGET', KEYS[1], 'cid') == commitID then
@@ -123,24 +139,26 @@ end
 local ids = {}
 local n = 0
 local made = false
+local notes = 0
 while i <= #ARGV do
   n = n + 1
   local deliver = string.sub(flags, n, n) == '1' and #configs > 0
   local id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
   ids[#ids + 1] = id
   if deliver then
-    local carry = KEYS[10] and #ARGV[i] <= inline
+    local carry = KEYS[11] and #ARGV[i] <= inline
     for _, cfg in ipairs(configs) do
       local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
       local lane = lanes .. cfg
       local dl = records .. nid
-      if KEYS[10] then
+      notes = notes + 1
+      if KEYS[11] then
         local oid
         if carry then
-          oid = redis.call('XADD', KEYS[10], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
+          oid = redis.call('XADD', KEYS[11], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
           carry = false
         else
-          oid = redis.call('XADD', KEYS[10], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
+          oid = redis.call('XADD', KEYS[11], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
         end
         redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
         made = true
@@ -169,6 +187,18 @@ if made and renew then
   fields[#fields + 1] = string.format('%d', tonumber(now) + math.floor(keep * 1.5))
 end
 redis.call('ZADD', KEYS[3], now, task)
+local counted = tonumber(stored[5] or '0') + usage + notes * noteBytes
+local add = usage + notes * noteBytes
+if stored[4] ~= bucket then
+  add = counted -- the task's first commit in this bucket: its bytes move here
+end
+if add > 0 and redis.call('INCRBY', KEYS[10], add) == add then
+  redis.call('PEXPIRE', KEYS[10], usageTTL)
+end
+fields[#fields + 1] = 'ub'
+fields[#fields + 1] = bucket
+fields[#fields + 1] = 'us'
+fields[#fields + 1] = string.format('%d', counted)
 -- A stream a quarter (at least 16 entries) over its length is listed for
 -- compaction (looked at every 8th version).
 if #ids > 0 and ver % 8 == 0 and redis.call('XLEN', KEYS[2]) > maxLen + math.max(16, math.floor(maxLen / 4)) then

@@ -3,6 +3,9 @@
 --
 -- KEYS[1] task hash
 -- KEYS[2] task push-config hash
+-- KEYS[3] the usage counter of the task's owner in this partition and usage
+--   bucket (layout.Keys.Usage): a stored config's bytes are added to it, as
+--   commit.lua adds a commit's (the task hash's 'ub' and 'us' likewise)
 -- ARGV, each named (store.go, pushSetArgs, lays them out in this order):
 --   ARGV[1] id           the config id
 --   ARGV[2] config       the config
@@ -10,9 +13,13 @@
 --   ARGV[4] onlyReplace  "1": only replace a config that exists (a rewrite must
 --                        not bring back a config deleted meanwhile); returns 0
 --                        when there is none
+--   ARGV[5] usage        bytes to count for the config (0: count nothing)
+--   ARGV[6] bucket       the usage bucket of KEYS[3]
+--   ARGV[7] usageTTL     ms KEYS[3] lives once made
 -- Returns 1 when stored, or an error starting "NOTFOUND " / "FULL ". (Each
 -- message needs a space: Redis 7 prefixes a one-word error reply with "ERR ".)
 local id, config, max, onlyReplace = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local usage, bucket, usageTTL = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('NOTFOUND task does not exist')
 end
@@ -23,6 +30,18 @@ if redis.call('HEXISTS', KEYS[2], id) == 0 and redis.call('HLEN', KEYS[2]) >= ma
   return redis.error_reply('FULL push config limit reached')
 end
 redis.call('HSET', KEYS[2], id, config)
+if usage > 0 then
+  local stored = redis.call('HMGET', KEYS[1], 'ub', 'us')
+  local counted = tonumber(stored[2] or '0') + usage
+  local add = usage
+  if stored[1] ~= bucket then
+    add = counted
+  end
+  if redis.call('INCRBY', KEYS[3], add) == add then
+    redis.call('PEXPIRE', KEYS[3], usageTTL)
+  end
+  redis.call('HSET', KEYS[1], 'ub', bucket, 'us', string.format('%d', counted))
+end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[2], ttl)

@@ -1,0 +1,180 @@
+package taskstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Usage: what a client (an owner) has stored, as its storage budget counts
+// it (internal/quota holds clients to their budgets).
+//
+// Bytes are counted when they are written, in counters kept per partition,
+// owner and time bucket (layout.Keys.Usage): the commit script adds what a
+// commit stores to the counter of the task's partition, so it counts in the
+// task's own hash slot with one INCRBY, on Redis Cluster too. A counter
+// expires a usage window (and a bucket) after it is made, so it forgets
+// what was written long ago, as Redis does; and since the first commit of a
+// task in a new bucket counts the task's bytes again in that bucket, a
+// task's bytes stay counted for at least a window after its last commit.
+// A finished task expires a task retention after its last commit and a
+// delivery record a delivery retention after it is made, so with a window
+// no shorter than either, every byte of a finished task or a record that
+// Redis still holds is counted. The count errs high, never low, for them:
+// a task that commits in several buckets is counted in each, events cut
+// from a stream stay counted, and a snapshot that shrinks is not
+// subtracted. What is counted is the data (snapshot growth, events, push
+// configs, NotificationBytes per notification); Redis's own overhead per
+// key and entry comes on top.
+//
+// The one gap: a task that is neither finished nor updated for a whole
+// window drops out of the count while Redis keeps it (relay keeps open
+// tasks until they end). Each client's open tasks are bounded by its tasks
+// budget, counted exactly (Tasks, PruneIndex), not by time.
+
+// usageBuckets is how many buckets a usage window spans.
+const usageBuckets = 4
+
+// NotificationBytes is what the usage counts for each notification a commit
+// makes: its delivery record with a few attempts, its outbox or lane entry
+// and its index entries.
+const NotificationBytes = 512
+
+// usageClock maps times to usage buckets.
+type usageClock struct {
+	window, length time.Duration
+}
+
+func newUsageClock(window time.Duration) usageClock {
+	return usageClock{window: window, length: max(window/usageBuckets, time.Millisecond)}
+}
+
+// bucket is the usage bucket of t.
+func (u usageClock) bucket(t time.Time) int64 { return t.UnixMilli() / u.length.Milliseconds() }
+
+// ttl is how long a usage counter lives once made: made at t, within
+// bucket b, it lives past every write of b plus a window.
+func (u usageClock) ttl() time.Duration { return u.window + u.length }
+
+// live are the buckets whose counters may still exist at now, oldest
+// first: a counter of bucket b is gone by the start of bucket
+// b+usageBuckets+2.
+func (u usageClock) live(now time.Time) []int64 {
+	cur := u.bucket(now)
+	out := make([]int64, 0, usageBuckets+2)
+	for b := cur - usageBuckets - 1; b <= cur; b++ {
+		out = append(out, b)
+	}
+	return out
+}
+
+// commitUsage is the bytes c stores, but for its notifications (counted
+// by the script): the growth of the snapshot, the events and push configs.
+func commitUsage(c Commit) int64 {
+	n := int64(max(0, len(c.Snapshot)-c.PrevSnapshotLen))
+	for _, e := range c.Events {
+		n += int64(len(e))
+	}
+	for id, v := range c.PushConfigs {
+		n += int64(len(id) + len(v))
+	}
+	for f, v := range c.Fields {
+		n += int64(len(f) + len(v))
+	}
+	return n
+}
+
+// Usage is what an owner has stored: bytes as the usage counters count
+// them, and tasks as its index lists them (which may still list tasks that
+// expired since; PruneIndex drops them).
+type Usage struct {
+	Bytes, Tasks int64
+}
+
+// Usage reads owner's usage at now, in one round trip: the counters of
+// every partition and live bucket, and the size of every partition's index.
+func (s *Store) Usage(ctx context.Context, owner string, now time.Time) (Usage, error) {
+	pipe := s.rdb.Pipeline()
+	buckets := s.usage.live(now)
+	counters := make([]*redis.StringCmd, 0, s.k.Partitions()*len(buckets))
+	sizes := make([]*redis.IntCmd, s.k.Partitions())
+	for p := range s.k.Partitions() {
+		for _, b := range buckets {
+			counters = append(counters, pipe.Get(ctx, s.k.Usage(p, owner, b)))
+		}
+		sizes[p] = pipe.ZCard(ctx, s.k.Index(p, owner))
+	}
+	_, _ = pipe.Exec(ctx) // each command's error is read below (a missing counter is redis.Nil)
+	var u Usage
+	for _, c := range counters {
+		v, err := c.Int64()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
+			return Usage{}, fmt.Errorf("taskstore: read usage: %w", err)
+		default:
+			u.Bytes += v
+		}
+	}
+	for _, c := range sizes {
+		if err := c.Err(); err != nil {
+			return Usage{}, fmt.Errorf("taskstore: read usage: %w", err)
+		}
+		u.Tasks += c.Val()
+	}
+	return u, nil
+}
+
+// pruneBatch bounds the index entries PruneIndex looks at per partition.
+const pruneBatch = 256
+
+// PruneIndex drops from owner's index the tasks that expired: it looks at
+// up to pruneBatch of the entries of each partition last updated before
+// idle (only those can have expired: a finished task expires a task
+// retention after its last commit) and drops those whose task is gone. It
+// returns how many it dropped.
+func (s *Store) PruneIndex(ctx context.Context, owner string, idle time.Time) (int, error) {
+	pipe := s.rdb.Pipeline()
+	olds := make([]*redis.StringSliceCmd, s.k.Partitions())
+	for p := range olds {
+		olds[p] = pipe.ZRangeByScore(ctx, s.k.Index(p, owner), &redis.ZRangeBy{
+			Min: "-inf", Max: "(" + strconv.FormatInt(idle.UnixMilli(), 10), Count: pruneBatch})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("taskstore: prune index: %w", err)
+	}
+	var ids []string
+	for _, c := range olds {
+		ids = append(ids, c.Val()...)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	pipe = s.rdb.Pipeline()
+	exists := make([]*redis.IntCmd, len(ids))
+	for i, id := range ids {
+		exists[i] = pipe.Exists(ctx, s.k.Task(id).Hash)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("taskstore: prune index: %w", err)
+	}
+	pipe = s.rdb.Pipeline()
+	gone := 0
+	for i, id := range ids {
+		if exists[i].Val() == 0 {
+			pipe.ZRem(ctx, s.k.Index(s.k.Partition(id), owner), id)
+			gone++
+		}
+	}
+	if gone == 0 {
+		return 0, nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("taskstore: prune index: %w", err)
+	}
+	return gone, nil
+}

@@ -12,7 +12,9 @@ import (
 )
 
 // The items done behind a slow POST (up to outboxHeld) wait only for the
-// offset to move past them: they keep no event and no config in memory.
+// offset to move past them: they keep no event and no config in memory,
+// nor the event their outbox entry carried (OutboxEntry.Event, which the
+// loaded head takes over).
 func TestDoneItemsHeldBehindASlowPostKeepNoPayload(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -46,7 +48,7 @@ func TestDoneItemsHeldBehindASlowPostKeepNoPayload(t *testing.T) {
 	for _, it := range op.items {
 		if it.done {
 			held++
-			if it.h.Event != nil || it.h.Config != nil {
+			if it.h.Event != nil || it.h.Config != nil || it.e.Event != nil {
 				withPayload++
 			}
 		}

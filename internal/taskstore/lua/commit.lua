@@ -13,7 +13,12 @@
 -- KEYS[8] the partition's delivery stream (lane tokens, consumer group
 --   "workers"), on the lanes path
 -- KEYS[9] the partition's status index of pending records, on the lanes path
--- KEYS[10] the partition's outbox stream, given only when notifications go
+-- KEYS[10] the task's idempotency record (layout.Keys.Idempotency), always
+--   given, touched only by a commit with an idempotency key (once, below):
+--   a hash of 'k' .. key -> request hash .. answer, and a ring of the keys
+--   it holds ('n': keys recorded so far, 's' .. (n % onceMax) -> key), so
+--   that the key recorded onceMax keys ago is forgotten when a new one comes
+-- KEYS[11] the partition's outbox stream, given only when notifications go
 --   through the outbox (RELAY_DELIVERY_PATH=outbox, internal/outbox) instead of
 --   lanes: each gets an outbox entry, and its record is made when the
 --   outbox's owner reports it; the commit lists it in KEYS[7] under its
@@ -50,7 +55,16 @@
 --                       copy lives only while the entry waits in the outbox,
 --                       which is trimmed behind its owner; the other configs'
 --                       entries of the event follow it and refer to it
---   ARGV[16 ..]         the events, one per argument, appended in order (as
+--   ARGV[16] once       the commit's idempotency key ("": none). A commit
+--                       whose key the task's record holds writes nothing and
+--                       returns {'once', <request hash .. answer> stored},
+--                       whatever the version: the caller compares the hashes
+--   ARGV[17] onceHash   the request's hash (the caller's; fixed length)
+--   ARGV[18] onceAnswer what the request answers, recorded for a replay
+--   ARGV[19] onceMax    how many keys the task's record holds at most
+--   ARGV[20] onceTTL    ms the record lives after its latest key (a finished
+--                       task's record expires with the task if sooner)
+--   ARGV[21 ..]         the events, one per argument, appended in order (as
 --                       many as flags has flags)
 -- Storage grows with what happened, not with copies of it: an event
 -- stream entry holds the event and its task version ('e', 'v'), never a
@@ -77,12 +91,22 @@
 -- what it cuts into the task's checkpoint (KEYS[5]: the task as it was just
 -- before the stream's first entry), so that every entry still stored can
 -- be rendered exactly.
--- Returns the event stream ids, or the error "CONFLICT <current version>".
+-- Returns the event stream ids, or the error "CONFLICT <current version>",
+-- or {'once', <what the key's first commit recorded>} (ARGV once).
 local expected, snapshot, now, task = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local maxLen, ttl, extra, setConfigs = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local flags, lanes, records = ARGV[9], ARGV[10], ARGV[11]
 local part, keep, commitID, inline = ARGV[12], tonumber(ARGV[13]), ARGV[14], tonumber(ARGV[15])
-local firstEvent = 16
+local once, onceHash, onceAnswer = ARGV[16], ARGV[17], ARGV[18]
+local onceMax, onceTTL = tonumber(ARGV[19]), tonumber(ARGV[20])
+local firstEvent = 21
+local outbox = KEYS[11]
+if once ~= '' then
+  local first = redis.call('HGET', KEYS[10], 'k' .. once)
+  if first then
+    return {'once', first} -- this key was committed already: the caller replays its answer
+  end
+end
 local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx')
 local cur = tonumber(stored[1] or '0')
 if cur ~= tonumber(expected) then
@@ -129,18 +153,18 @@ while i <= #ARGV do
   local id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
   ids[#ids + 1] = id
   if deliver then
-    local carry = KEYS[10] and #ARGV[i] <= inline
+    local carry = outbox and #ARGV[i] <= inline
     for _, cfg in ipairs(configs) do
       local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
       local lane = lanes .. cfg
       local dl = records .. nid
-      if KEYS[10] then
+      if outbox then
         local oid
         if carry then
-          oid = redis.call('XADD', KEYS[10], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
+          oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
           carry = false
         else
-          oid = redis.call('XADD', KEYS[10], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
+          oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
         end
         redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
         made = true
@@ -173,6 +197,16 @@ redis.call('ZADD', KEYS[3], now, task)
 -- compaction (looked at every 8th version).
 if #ids > 0 and ver % 8 == 0 and redis.call('XLEN', KEYS[2]) > maxLen + math.max(16, math.floor(maxLen / 4)) then
   redis.call('ZADD', KEYS[6], 'NX', now, task)
+end
+if once ~= '' then
+  local n = redis.call('HINCRBY', KEYS[10], 'n', 1)
+  local slot = 's' .. (n % onceMax)
+  local old = redis.call('HGET', KEYS[10], slot)
+  if old then
+    redis.call('HDEL', KEYS[10], 'k' .. old)
+  end
+  redis.call('HSET', KEYS[10], slot, once, 'k' .. once, onceHash .. onceAnswer)
+  redis.call('PEXPIRE', KEYS[10], (ttl > 0 and math.min(ttl, onceTTL)) or onceTTL)
 end
 fields[#fields + 1] = 'cid'
 fields[#fields + 1] = commitID

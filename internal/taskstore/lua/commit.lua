@@ -101,11 +101,13 @@ local once, onceHash, onceAnswer = ARGV[16], ARGV[17], ARGV[18]
 local onceMax, onceTTL = tonumber(ARGV[19]), tonumber(ARGV[20])
 local firstEvent = 21
 local outbox = KEYS[11]
+local onceN
 if once ~= '' then
-  local first = redis.call('HGET', KEYS[10], 'k' .. once)
-  if first then
-    return {'once', first} -- this key was committed already: the caller replays its answer
+  local got = redis.call('HMGET', KEYS[10], 'k' .. once, 'n')
+  if got[1] then
+    return {'once', got[1]} -- this key was committed already: the caller replays its answer
   end
+  onceN = tonumber(got[2] or '0') + 1
 end
 local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx')
 local cur = tonumber(stored[1] or '0')
@@ -199,13 +201,12 @@ if #ids > 0 and ver % 8 == 0 and redis.call('XLEN', KEYS[2]) > maxLen + math.max
   redis.call('ZADD', KEYS[6], 'NX', now, task)
 end
 if once ~= '' then
-  local n = redis.call('HINCRBY', KEYS[10], 'n', 1)
-  local slot = 's' .. (n % onceMax)
+  local slot = 's' .. (onceN % onceMax)
   local old = redis.call('HGET', KEYS[10], slot)
   if old then
     redis.call('HDEL', KEYS[10], 'k' .. old)
   end
-  redis.call('HSET', KEYS[10], slot, once, 'k' .. once, onceHash .. onceAnswer)
+  redis.call('HSET', KEYS[10], 'n', onceN, slot, once, 'k' .. once, onceHash .. onceAnswer)
   redis.call('PEXPIRE', KEYS[10], (ttl > 0 and math.min(ttl, onceTTL)) or onceTTL)
 end
 fields[#fields + 1] = 'cid'

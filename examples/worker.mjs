@@ -36,11 +36,14 @@ class ApiError extends Error {
 }
 
 // api POSTs a JSON body to the worker API: the answer's JSON, null for 204,
-// an ApiError for an error answer ({"error", "code"}).
-async function api(path, body, signal) {
+// an ApiError for an error answer ({"error", "code"}). idempotencyKey, when
+// given, goes in the Idempotency-Key header.
+async function api(path, body, signal, idempotencyKey) {
+  const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json', 'A2A-Version': '1.0' };
+  if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
   const res = await fetch(RELAY_URL + path, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+    headers,
     body: JSON.stringify(body),
     signal,
   });
@@ -63,9 +66,29 @@ const status = (state, text) => ({ statusUpdate: { status: { state,
 const chunk = (text, append, lastChunk) => ({ artifactUpdate: {
   artifact: { artifactId: 'result', parts: [{ text }] }, append, lastChunk } });
 
+// postEvents posts events under one Idempotency-Key (a new one per post).
+// When the answer does not come (network error, 429, 502, 503, 504), it
+// sends the same body again under the same key, a few times with backoff:
+// the relay commits the events once, and a retry gets the first answer.
+async function postEvents(taskId, leaseId, events) {
+  const key = randomUUID();
+  const body = { leaseId, events };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await api(`/v1/tasks/${taskId}/events`, body, undefined, key);
+    } catch (err) {
+      const transient = !(err instanceof ApiError) || [429, 502, 503, 504].includes(err.status);
+      if (!transient || attempt >= 5) throw err;
+      const delay = Math.max(250 * 2 ** attempt * (0.5 + Math.random() / 2), err.retryAfter * 1000 || 0);
+      log(`task ${taskId}: post failed (${err.message}); sending it again in ${Math.round(delay)} ms`);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
 async function work(claim) {
   const { taskId, leaseId } = claim;
-  const post = (...events) => api(`/v1/tasks/${taskId}/events`, { leaseId, events });
+  const post = (...events) => postEvents(taskId, leaseId, events);
   log(`task ${taskId}: claimed (attempt ${claim.attempt})`);
 
   // `stop` aborts when the client cancels, the lease is lost, or on Ctrl-C.

@@ -67,6 +67,9 @@ const (
 	CodeTaskFinished      = "task_finished"
 	CodeInvalidTransition = "invalid_transition"
 	CodeUnavailable       = "unavailable"
+	// CodeIdempotencyKeyReused: a post's Idempotency-Key was first sent
+	// with other events (or another lease); nothing was committed.
+	CodeIdempotencyKeyReused = "idempotency_key_reused"
 )
 
 // Sentinel errors for errors.Is. An *APIError matches the one of its code;
@@ -123,6 +126,16 @@ func (e *APIError) Is(target error) bool {
 func (e *APIError) ends() bool {
 	switch e.Code {
 	case CodeLeaseLost, CodeTaskCanceled, CodeTaskFinished, CodeNotFound:
+		return true
+	}
+	return false
+}
+
+// transient reports whether the same request may succeed later (the relay
+// or a proxy was busy or down).
+func (e *APIError) transient() bool {
+	switch e.Status {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true
 	}
 	return false
@@ -277,6 +290,15 @@ func callHandler(ctx context.Context, j *Job, handle func(context.Context, *Job)
 // body into out (unless out is nil or the answer is 204) and turns any other
 // answer into an *APIError. timeout bounds the request on top of ctx.
 func (c *Client) post(ctx context.Context, path string, body any, timeout time.Duration, out any) (int, error) {
+	return c.send(ctx, path, "", body, timeout, out)
+}
+
+// errAnswer marks a 2xx answer that could not be read (cut short): the
+// request may have been applied.
+var errAnswer = errors.New("unreadable answer")
+
+// send is post with an Idempotency-Key header when key is not empty.
+func (c *Client) send(ctx context.Context, path, key string, body any, timeout time.Duration, out any) (int, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return 0, fmt.Errorf("worker: encoding %s: %w", path, err)
@@ -291,6 +313,9 @@ func (c *Client) post(ctx context.Context, path string, body any, timeout time.D
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("A2A-Version", "1.0")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient
@@ -306,7 +331,7 @@ func (c *Client) post(ctx context.Context, path string, body any, timeout time.D
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		if out != nil {
 			if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-				return resp.StatusCode, fmt.Errorf("worker: POST %s: decoding the answer: %w", path, err)
+				return resp.StatusCode, fmt.Errorf("worker: POST %s: %w: %w", path, errAnswer, err)
 			}
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))

@@ -28,6 +28,7 @@ type fake struct {
 	tasks     map[string]*fakeTask
 	reqs      []fakeReq
 	claimErrs []int // statuses to answer the next claims with
+	drops     int   // event posts whose answers to drop (after applying them)
 	seq       int
 }
 
@@ -40,11 +41,14 @@ type fakeTask struct {
 	releases            int
 	heartbeats          int
 	events              []json.RawMessage
+	answers             map[string]map[string]any // by idempotency key
+	bodies              map[string]string         // the events posted under each key
 }
 
 type fakeReq struct {
 	path, auth, version, contentType string
 	body                             []byte
+	key                              string // Idempotency-Key
 }
 
 func newFake(t *testing.T) *fake {
@@ -110,7 +114,7 @@ func (f *fake) check(next http.Handler) http.Handler {
 		r.Body.Close()
 		f.with(func() {
 			f.reqs = append(f.reqs, fakeReq{r.URL.EscapedPath(), r.Header.Get("Authorization"),
-				r.Header.Get("A2A-Version"), r.Header.Get("Content-Type"), buf.Bytes()})
+				r.Header.Get("A2A-Version"), r.Header.Get("Content-Type"), buf.Bytes(), r.Header.Get("Idempotency-Key")})
 		})
 		if r.Header.Get("Authorization") != "Bearer "+f.token {
 			apiErr(w, 401, "unauthorized", "unknown worker token")
@@ -321,6 +325,15 @@ func (f *fake) events(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	key := r.Header.Get("Idempotency-Key")
+	if task := f.tasks[r.PathValue("id")]; task != nil && key != "" && task.answers[key] != nil {
+		if task.bodies[key] != string(r.Context().Value(bodyKey{}).([]byte)) {
+			apiErr(w, 422, CodeIdempotencyKeyReused, "key reused")
+			return
+		}
+		f.answer(w, task.answers[key])
+		return
+	}
 	task := f.leased(w, r, req.LeaseID)
 	if task == nil {
 		return
@@ -340,7 +353,30 @@ func (f *fake) events(w http.ResponseWriter, r *http.Request) {
 	if released {
 		task.lease = ""
 	}
-	writeJSON(w, 200, map[string]any{"state": state, "leaseExpiresAt": "2030-01-02T03:04:35Z", "released": released})
+	answer := map[string]any{"state": state, "leaseExpiresAt": "2030-01-02T03:04:35Z", "released": released}
+	if key != "" {
+		if task.answers == nil {
+			task.answers, task.bodies = map[string]map[string]any{}, map[string]string{}
+		}
+		task.answers[key], task.bodies[key] = answer, string(r.Context().Value(bodyKey{}).([]byte))
+	}
+	f.answer(w, answer)
+}
+
+// answer writes an events answer, or drops it (closes the connection
+// without a word) while f.drops says so.
+func (f *fake) answer(w http.ResponseWriter, answer map[string]any) {
+	if f.drops > 0 {
+		f.drops--
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			f.t.Errorf("dropping an answer: %v", err)
+			return
+		}
+		conn.Close()
+		return
+	}
+	writeJSON(w, 200, answer)
 }
 
 func firstOf(a, b string) string {

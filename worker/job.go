@@ -197,12 +197,54 @@ type postResponse struct {
 // lease. API errors are *APIError: errors.Is(err, ErrCanceled),
 // ErrLeaseLost or ErrFinished means stop working on the task (the job has
 // ended); other codes (bad_request, invalid_transition) leave the lease held.
+//
+// A post whose answer does not come (the connection dropped, a 502, 503 or
+// 504, a 429) is sent again, up to PostAttempts times in all, with backoff,
+// under the same Idempotency-Key (a new one per Post): the relay commits
+// its events once, and a retry gets the first answer. Use PostWithKey to
+// choose the key.
 func (j *Job) Post(ctx context.Context, events ...any) error {
+	return j.PostWithKey(ctx, NewIdempotencyKey(), events...)
+}
+
+// PostAttempts is how many times Post and PostWithKey send a post whose
+// answer does not come.
+const PostAttempts = 5
+
+// NewIdempotencyKey returns a new random idempotency key (26 characters of
+// base32, 130 random bits).
+func NewIdempotencyKey() string { return rand.Text() }
+
+// PostWithKey is Post under the caller's idempotency key: 1 to 255 visible
+// ASCII characters, one per logical post. A worker that retries a post
+// itself (after Post gave up, or across its own restarts while it still
+// holds the lease) sends it again with the same key and the same events,
+// and the relay commits them once; the key with other events is refused
+// (422, CodeIdempotencyKeyReused). The relay remembers a task's keys for
+// 24 hours after its latest post, 128 keys per task.
+func (j *Job) PostWithKey(ctx context.Context, key string, events ...any) error {
 	if events == nil {
 		events = []any{}
 	}
 	var r postResponse
-	_, err := j.c.post(ctx, j.path("events"), postRequest{j.LeaseID, events}, requestTimeout, &r)
+	body := postRequest{j.LeaseID, events}
+	var err error
+	for attempt := 0; ; attempt++ {
+		r = postResponse{}
+		_, err = j.c.send(ctx, j.path("events"), key, body, requestTimeout, &r)
+		if err == nil || attempt+1 >= PostAttempts || ctx.Err() != nil || !retryable(err) {
+			break
+		}
+		d := backoff(attempt)
+		var ae *APIError
+		if errors.As(err, &ae) {
+			d = max(d, ae.RetryAfter)
+		}
+		j.c.logger().Warn("worker: post failed, sending it again", "task", j.TaskID, "err", err, "retry_in", d)
+		if !sleep(ctx, d) {
+			break
+		}
+	}
 	if err != nil {
 		j.endOn(err)
 		return err
@@ -214,6 +256,17 @@ func (j *Job) Post(ctx context.Context, events ...any) error {
 		j.end(ErrDone)
 	}
 	return nil
+}
+
+// retryable reports whether a post may be sent again: its answer did not
+// come (transport error, an answer cut short) or said to retry.
+func retryable(err error) bool {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.transient()
+	}
+	var ue *url.Error
+	return errors.As(err, &ue) || errors.Is(err, errAnswer)
 }
 
 type heartbeatResponse struct {

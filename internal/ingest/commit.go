@@ -23,6 +23,8 @@ import (
 type Store interface {
 	Load(ctx context.Context, taskID string) (taskstore.Record, error)
 	Commit(ctx context.Context, c taskstore.Commit) ([]string, error)
+	CommitOnce(ctx context.Context, c taskstore.Commit, once taskstore.Once) ([]string, *taskstore.Applied, error)
+	Applied(ctx context.Context, taskID, key string) (taskstore.Applied, error)
 }
 
 // maxConflictRetries bounds how often a commit is recomputed when another
@@ -152,20 +154,36 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 // and their final flag set from the state. A forbidden change returns an
 // *a2a.TransitionError and commits nothing.
 func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Event) (a2a.TaskView, error) {
+	a, err := c.append(ctx, taskID, events, nil)
+	return a.View, err
+}
+
+// Appended is what an append under an idempotency key did (AppendOnce).
+type Appended struct {
+	// View is the task the append made (zero when Replayed).
+	View a2a.TaskView
+	// Answer is the answer recorded with the key: this append's
+	// (Once.Answer), or, when Replayed, the first append's under the key.
+	Answer []byte
+	// Replayed: the key was committed already; nothing was.
+	Replayed bool
+}
+
+func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once) (Appended, error) {
 	for range maxConflictRetries {
-		v, err := c.tryAppend(ctx, taskID, events)
+		a, err := c.tryAppend(ctx, taskID, events, once)
 		if !errors.Is(err, taskstore.ErrConflict) {
-			return v, err
+			return a, err
 		}
 		c.views.drop(taskID) // another writer got in first: read the task again
 	}
-	return a2a.TaskView{}, fmt.Errorf("ingest: task %s: %w after %d tries", taskID, taskstore.ErrConflict, maxConflictRetries)
+	return Appended{}, fmt.Errorf("ingest: task %s: %w after %d tries", taskID, taskstore.ErrConflict, maxConflictRetries)
 }
 
-func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event) (a2a.TaskView, error) {
+func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event, once *Once) (Appended, error) {
 	cached, err := c.current(ctx, taskID)
 	if err != nil {
-		return a2a.TaskView{}, err
+		return Appended{}, err
 	}
 	view := cached.view
 	view.Task = cloneTask(view.Task)
@@ -181,27 +199,42 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 			ev.Final = st.State.Terminal() || st.State.Interrupted()
 		}
 		if err := a2a.Apply(&view.Task, ev); err != nil {
-			return a2a.TaskView{}, err
+			return Appended{}, err
 		}
 		evs[i] = ev
 	}
 	if err := c.checkLimits(&before, &view.Task); err != nil {
-		return a2a.TaskView{}, err
+		return Appended{}, err
 	}
 	snap, evb, err := encode(view.Task, evs)
 	if err != nil {
-		return a2a.TaskView{}, err
+		return Appended{}, err
 	}
 	var expire time.Duration
 	if view.Task.Status.State.Terminal() {
 		expire = c.retention
 	}
-	ids, err := c.store.Commit(ctx, taskstore.Commit{
+	commit := taskstore.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs),
 		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner,
-	})
+	}
+	var ids []string
+	var answer []byte
+	if once == nil {
+		ids, err = c.store.Commit(ctx, commit)
+	} else {
+		if answer, err = once.Answer(view); err != nil {
+			return Appended{}, err
+		}
+		var first *taskstore.Applied
+		ids, first, err = c.store.CommitOnce(ctx, commit, taskstore.Once{Key: once.Key, Hash: once.Hash, Answer: answer})
+		if err == nil && first != nil { // the key's first commit landed already: nothing was written
+			answer, err = once.replay(*first)
+			return Appended{Answer: answer, Replayed: true}, err
+		}
+	}
 	if err != nil {
-		return a2a.TaskView{}, err
+		return Appended{}, err
 	}
 	view.EventID = last(ids)
 	if expire > 0 {
@@ -211,7 +244,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	}
 	c.committed(len(evs))
 	c.hub.Notify(taskID)
-	return view, nil
+	return Appended{View: view, Answer: answer}, nil
 }
 
 // current returns the task as last committed through this Committer, or

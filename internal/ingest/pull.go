@@ -3,6 +3,7 @@ package ingest
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -165,11 +166,25 @@ type Posted struct {
 	// lease is over.
 	Released  bool
 	ExpiresAt time.Time
+	// Replayed: the post came again under its idempotency key; this is the
+	// first post's answer, and nothing was committed.
+	Replayed bool
 }
 
 // Post commits a worker's events for taskID, atomically and in order,
 // under its lease. Only status and artifact updates may be posted.
 func (p *Pull) Post(ctx context.Context, taskID, leaseID string, events []a2a.Event) (Posted, error) {
+	return p.PostOnce(ctx, taskID, leaseID, "", events)
+}
+
+// PostOnce is Post under an idempotency key. key, when not empty, is the
+// post's idempotency key: a post sent again
+// with the same key, lease and events (its answer was lost) commits
+// nothing and gets the first answer back, even when the first ended the
+// lease or the task; with other events or another lease it is refused with
+// ErrKeyReused. The key is recorded with the commit, atomically
+// (Committer.AppendOnce); a post that committed nothing records nothing.
+func (p *Pull) PostOnce(ctx context.Context, taskID, leaseID, key string, events []a2a.Event) (Posted, error) {
 	if len(events) == 0 {
 		return Posted{}, &BadEventError{Msg: "events: at least one event is required"}
 	}
@@ -183,10 +198,41 @@ func (p *Pull) Post(ctx context.Context, taskID, leaseID string, events []a2a.Ev
 		}
 		ev.TaskID = taskID
 	}
+	if key == "" {
+		return p.post(ctx, taskID, leaseID, events, nil)
+	}
+	once, err := p.once(taskID, leaseID, key, events)
+	if err != nil {
+		return Posted{}, err
+	}
+	res, err := p.post(ctx, taskID, leaseID, events, &once)
+	if err != nil && !errors.Is(err, ErrKeyReused) {
+		// The refusal (lease over, task finished) may be the first post's
+		// own doing: its retry gets the first answer.
+		answer, ok, rerr := p.commit.Replay(ctx, taskID, once)
+		switch {
+		case errors.Is(rerr, ErrKeyReused):
+			return Posted{}, rerr
+		case ok:
+			return postedOf(answer, true)
+		}
+	}
+	return res, err
+}
+
+// post renews the lease and commits events, under once when not nil.
+func (p *Pull) post(ctx context.Context, taskID, leaseID string, events []a2a.Event, once *Once) (Posted, error) {
 	if err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseRenew, p.lease); err != nil {
 		return Posted{}, err
 	}
-	view, err := p.commit.Append(ctx, taskID, events...)
+	var a Appended
+	var err error
+	if once == nil {
+		a.View, err = p.commit.Append(ctx, taskID, events...)
+	} else if a, err = p.commit.AppendOnce(ctx, taskID, *once, events...); err == nil && a.Replayed {
+		return postedOf(a.Answer, true)
+	}
+	view := a.View
 	var te *a2a.TransitionError
 	if errors.As(err, &te) && te.From.Terminal() {
 		_ = p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0)
@@ -203,9 +249,57 @@ func (p *Pull) Post(ctx context.Context, taskID, leaseID string, events []a2a.Ev
 		if err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0); err != nil {
 			p.log.WarnContext(ctx, "ending a worker lease", "task_id", taskID, "err", err)
 		}
+		if once != nil {
+			return postedOf(a.Answer, false)
+		}
 		return Posted{State: st, Released: true}, nil
 	}
+	if once != nil {
+		return postedOf(a.Answer, false) // the answer its replays get
+	}
 	return Posted{State: st, ExpiresAt: p.now().Add(p.lease)}, nil
+}
+
+// postAnswer is the answer of a post under an idempotency key, recorded
+// with its commit for the post's replays (format version 1).
+type postAnswer struct {
+	V        int           `json:"v"`
+	State    a2a.TaskState `json:"s"`
+	Released bool          `json:"r,omitempty"`
+	Expires  int64         `json:"x,omitempty"` // the lease's expiry, unix ms
+}
+
+// once is the idempotency of a post under key: the request is the task,
+// the lease and the events as posted; the answer is the task's state after
+// the commit and the lease's expiry (reckoned before the lease's renewal,
+// so never later than the renewed lease's).
+func (p *Pull) once(taskID, leaseID, key string, events []a2a.Event) (Once, error) {
+	evb, err := json.Marshal(events)
+	if err != nil {
+		return Once{}, fmt.Errorf("ingest: encode posted events: %w", err)
+	}
+	expires := p.now().Add(p.lease)
+	return Once{Key: key, Hash: RequestHash([]byte(taskID), []byte(leaseID), evb), Answer: func(v a2a.TaskView) ([]byte, error) {
+		st := v.Task.Status.State
+		ans := postAnswer{V: 1, State: st, Released: st.Terminal() || st.Interrupted()}
+		if !ans.Released {
+			ans.Expires = expires.UnixMilli()
+		}
+		return json.Marshal(ans)
+	}}, nil
+}
+
+// postedOf decodes a recorded post answer.
+func postedOf(answer []byte, replayed bool) (Posted, error) {
+	var ans postAnswer
+	if err := json.Unmarshal(answer, &ans); err != nil || ans.V != 1 {
+		return Posted{}, fmt.Errorf("ingest: recorded post answer %q: not version 1 (%v)", answer, err)
+	}
+	res := Posted{State: ans.State, Released: ans.Released, Replayed: replayed}
+	if !ans.Released {
+		res.ExpiresAt = time.UnixMilli(ans.Expires)
+	}
+	return res, nil
 }
 
 // Release hands a task back unfinished: the next claim gets it.

@@ -64,6 +64,13 @@ func (k Keys) Task(taskID string) TaskKeys {
 	}
 }
 
+// Idempotency is a task's record of the idempotency keys its worker
+// posts carried (docs/worker-api.md): a hash, in the task's partition, that
+// the commit script reads and writes with the commit (taskstore's Once).
+func (k Keys) Idempotency(taskID string) string {
+	return k.Tag(k.Partition(taskID)) + "idem:" + taskID
+}
+
 // Index returns the task index of partition p for owner: with client
 // authentication every principal has indexes of its own, so listing never
 // meets another tenant's tasks; "" is the shared index of RELAY_AUTH=none.

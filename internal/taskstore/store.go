@@ -70,6 +70,13 @@ type Config struct {
 	// least as long as a finished task and a delivery record live
 	// (usage.go).
 	UsageWindow time.Duration
+	// OnceKeys is how many idempotency keys (CommitOnce) a task's record
+	// holds at most: a new key forgets the oldest (default 128).
+	OnceKeys int
+	// OnceWindow is how long a task's idempotency record lives after its
+	// latest key (default 24h): every key is remembered at least that long
+	// after its commit, unless OnceKeys newer keys came, or the task expired.
+	OnceWindow time.Duration
 }
 
 // Store reads and writes tasks, their event streams, push configs and the
@@ -82,6 +89,8 @@ type Store struct {
 	maxLen  string
 	keep    time.Duration
 	outbox  bool
+	onceMax int
+	onceTTL time.Duration
 	commit  *redis.Script
 	pushSet *redis.Script
 	taskAt  *redis.Script
@@ -98,6 +107,8 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		maxLen:  strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
 		keep:    cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 		outbox:  cfg.Outbox,
+		onceMax: cmp.Or(cfg.OnceKeys, 128),
+		onceTTL: cmp.Or(cfg.OnceWindow, 24*time.Hour),
 		commit:  layout.Script(commitLua),
 		pushSet: redis.NewScript(pushSetLua),
 		taskAt:  redis.NewScript(taskAtLua),
@@ -191,14 +202,88 @@ type Commit struct {
 // Commit applies c atomically and returns the stream ids of its events. It
 // returns ErrConflict when the task's version is no longer c.Version.
 func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
-	res, err := s.batch.Eval(ctx, s.commit, s.commitKeys(c), s.commitArgs(c, uuid.NewString())...).StringSlice()
+	ids, _, err := s.commit1(ctx, c, nil)
+	return ids, err
+}
+
+// Once makes a commit apply at most once per key: a request that comes
+// again (its answer was lost) is not applied again, and gets back what the
+// first one recorded. The record is written with the commit, atomically;
+// the task keeps its last Config.OnceKeys keys for Config.OnceWindow after
+// the latest (lua/commit.lua, KEYS[10]).
+type Once struct {
+	// Key is the caller's idempotency key (not empty).
+	Key string
+	// Hash identifies the request (OnceHashLen characters), so that a key
+	// sent again with another request can be told from a replay.
+	Hash string
+	// Answer is what the request answers (at most OnceAnswerMax bytes),
+	// recorded for its replays.
+	Answer []byte
+}
+
+// Bounds of Once.
+const (
+	OnceHashLen   = 64 // a hex SHA-256
+	OnceAnswerMax = 1024
+)
+
+// Applied is what the first commit under an idempotency key recorded.
+type Applied struct {
+	Hash   string
+	Answer []byte
+}
+
+// CommitOnce is Commit under an idempotency key. When a commit of the task
+// recorded once.Key already, whatever its request and whatever the task's
+// version now, nothing is written and first is what it recorded (the
+// caller compares first.Hash with its own); otherwise c is applied, once
+// recorded with it, and first is nil.
+func (s *Store) CommitOnce(ctx context.Context, c Commit, once Once) (ids []string, first *Applied, err error) {
+	switch {
+	case once.Key == "":
+		return nil, nil, errors.New("taskstore: commit once: empty key")
+	case len(once.Hash) != OnceHashLen:
+		return nil, nil, fmt.Errorf("taskstore: commit once: hash of %d characters, want %d", len(once.Hash), OnceHashLen)
+	case len(once.Answer) > OnceAnswerMax:
+		return nil, nil, fmt.Errorf("taskstore: commit once: answer of %d bytes, over %d", len(once.Answer), OnceAnswerMax)
+	}
+	return s.commit1(ctx, c, &once)
+}
+
+func (s *Store) commit1(ctx context.Context, c Commit, once *Once) ([]string, *Applied, error) {
+	res, err := s.batch.Eval(ctx, s.commit, s.commitKeys(c), s.commitArgs(c, uuid.NewString(), once)...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
-			return nil, ErrConflict
+			return nil, nil, ErrConflict
 		}
-		return nil, fmt.Errorf("taskstore: commit: %w", err)
+		return nil, nil, fmt.Errorf("taskstore: commit: %w", err)
 	}
-	return res, nil
+	if len(res) == 2 && res[0] == "once" { // (a stream id is never "once")
+		a := appliedOf(res[1])
+		return nil, &a, nil
+	}
+	return res, nil, nil
+}
+
+// appliedOf splits a stored idempotency record: the hash, then the answer.
+func appliedOf(v string) Applied {
+	n := min(len(v), OnceHashLen)
+	return Applied{Hash: v[:n], Answer: []byte(v[n:])}
+}
+
+// Applied returns what the commit of taskID under idempotency key recorded,
+// or ErrNotFound when the task's record does not hold the key (never
+// committed, or forgotten: see Config.OnceKeys and OnceWindow).
+func (s *Store) Applied(ctx context.Context, taskID, key string) (Applied, error) {
+	v, err := s.rdb.HGet(ctx, s.k.Idempotency(taskID), "k"+key).Result()
+	if errors.Is(err, redis.Nil) {
+		return Applied{}, ErrNotFound
+	}
+	if err != nil {
+		return Applied{}, fmt.Errorf("taskstore: idempotency record: %w", err)
+	}
+	return appliedOf(v), nil
 }
 
 // commitKeys are the keys lua/commit.lua is given, in the order of its
@@ -209,7 +294,7 @@ func (s *Store) commitKeys(c Commit) []string {
 	p := s.k.Partition(c.TaskID)
 	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
 		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending"),
-		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt))}
+		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), s.k.Idempotency(c.TaskID)}
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
@@ -218,8 +303,8 @@ func (s *Store) commitKeys(c Commit) []string {
 
 // commitArgs lays out the commit script's arguments, by the names
 // lua/commit.lua gives them; commitID makes a commit that is sent twice
-// apply once.
-func (s *Store) commitArgs(c Commit, commitID string) []any {
+// apply once; once, when not nil, records the commit's idempotency key.
+func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 	jsonOf := func(m map[string]string) string {
 		if len(m) == 0 {
 			return ""
@@ -233,7 +318,10 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 	}
 	p := s.k.Partition(c.TaskID)
 	// In the order, and by the names, lua/commit.lua gives them.
-	args := append(make([]any, 0, 19+len(c.Events)),
+	if once == nil {
+		once = &Once{}
+	}
+	args := append(make([]any, 0, 24+len(c.Events)),
 		c.Version,                    // expected
 		c.Snapshot,                   // snapshot
 		c.UpdatedAt.UnixMilli(),      // now
@@ -253,6 +341,11 @@ func (s *Store) commitArgs(c Commit, commitID string) []any {
 		s.usage.bucket(c.UpdatedAt),  // bucket
 		s.usage.ttl().Milliseconds(), // usageTTL
 		NotificationBytes,            // noteBytes
+		once.Key,                     // once
+		once.Hash,                    // onceHash
+		once.Answer,                  // onceAnswer
+		s.onceMax,                    // onceMax
+		s.onceTTL.Milliseconds(),     // onceTTL
 	)
 	for _, e := range c.Events { // the events, one per flag
 		args = append(args, e)
@@ -371,5 +464,5 @@ func (s *Store) PartitionOf(taskID string) int { return s.k.Partition(taskID) }
 // TaskKeys names every key of a task (for tests and operators).
 func (s *Store) TaskKeys(taskID string) []string {
 	tk := s.k.Task(taskID)
-	return []string{tk.Hash, tk.Events, tk.Push, tk.Base}
+	return []string{tk.Hash, tk.Events, tk.Push, tk.Base, s.k.Idempotency(taskID)}
 }

@@ -28,7 +28,7 @@ type Pull interface {
 	Lease() time.Duration
 	Claim(ctx context.Context, queue, worker string, wait time.Duration) (*ingest.Claimed, error)
 	Heartbeat(ctx context.Context, taskID, leaseID string) (ingest.Beat, error)
-	Post(ctx context.Context, taskID, leaseID string, events []a2a.Event) (ingest.Posted, error)
+	PostOnce(ctx context.Context, taskID, leaseID, key string, events []a2a.Event) (ingest.Posted, error)
 	Release(ctx context.Context, taskID, leaseID string) error
 }
 
@@ -262,6 +262,10 @@ func (a *API) events(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
 	}
+	key, err := idempotencyKey(c)
+	if err != nil {
+		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
+	}
 	req, err := leaseOf(c)
 	if err != nil {
 		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
@@ -284,9 +288,17 @@ func (a *API) events(c *fiber.Ctx) error {
 		}
 		events = append(events, ev)
 	}
-	res, err := a.pull.Post(c.UserContext(), taskID, req.LeaseID, events)
+	res, err := a.pull.PostOnce(c.UserContext(), taskID, req.LeaseID, key, events)
+	if errors.Is(err, ingest.ErrKeyReused) {
+		return fail(c, fiber.StatusUnprocessableEntity, "idempotency_key_reused", fmt.Sprintf(
+			"%s %q was first sent on task %s with other events or another lease; nothing was committed: send a new key with a new post",
+			HeaderIdempotencyKey, key, taskID))
+	}
 	if err != nil {
 		return a.taskError(c, taskID, err)
+	}
+	if res.Replayed {
+		c.Set(HeaderReplayed, "true")
 	}
 	out := fiber.Map{"state": stateName(d, res.State), "released": res.Released}
 	if !res.Released {

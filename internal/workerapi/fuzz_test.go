@@ -17,7 +17,10 @@ import (
 )
 
 // fakePull accepts everything and records what reached it.
-type fakePull struct{ posted []a2a.Event }
+type fakePull struct {
+	posted []a2a.Event
+	key    string
+}
 
 func (*fakePull) Lease() time.Duration { return time.Second }
 func (*fakePull) Claim(context.Context, string, string, time.Duration) (*ingest.Claimed, error) {
@@ -26,7 +29,8 @@ func (*fakePull) Claim(context.Context, string, string, time.Duration) (*ingest.
 func (*fakePull) Heartbeat(context.Context, string, string) (ingest.Beat, error) {
 	return ingest.Beat{State: a2a.StateWorking}, nil
 }
-func (f *fakePull) Post(_ context.Context, taskID, _ string, evs []a2a.Event) (ingest.Posted, error) {
+func (f *fakePull) PostOnce(_ context.Context, taskID, _, key string, evs []a2a.Event) (ingest.Posted, error) {
+	f.key = key
 	f.posted = evs
 	return ingest.Posted{State: a2a.StateWorking}, nil
 }

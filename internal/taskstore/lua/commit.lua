@@ -16,7 +16,12 @@
 -- KEYS[10] the usage counter of the task's owner in this partition and
 --   usage bucket (layout.Keys.Usage, usage.go): the bytes the commit stores
 --   are added to it
--- KEYS[11] the partition's outbox stream, given only when notifications go
+-- KEYS[11] the task's idempotency record (layout.Keys.Idempotency), always
+--   given, touched only by a commit with an idempotency key (once, below):
+--   a hash of 'k' .. key -> request hash .. answer, and a ring of the keys
+--   it holds ('n': keys recorded so far, 's' .. (n % onceMax) -> key), so
+--   that the key recorded onceMax keys ago is forgotten when a new one comes
+-- KEYS[12] the partition's outbox stream, given only when notifications go
 --   through the outbox (RELAY_DELIVERY_PATH=outbox, internal/outbox) instead of
 --   lanes: each gets an outbox entry, and its record is made when the
 --   outbox's owner reports it; the commit lists it in KEYS[7] under its
@@ -59,7 +64,16 @@
 --   ARGV[18] usageTTL   ms KEYS[10] lives once made (usage.go)
 --   ARGV[19] noteBytes  bytes counted for each notification made (its
 --                       record, its outbox or lane entry, its index entries)
---   ARGV[20 ..]         the events, one per argument, appended in order (as
+--   ARGV[20] once       the commit's idempotency key ("": none). A commit
+--                       whose key the task's record holds writes nothing and
+--                       returns {'once', <request hash .. answer> stored},
+--                       whatever the version: the caller compares the hashes
+--   ARGV[21] onceHash   the request's hash (the caller's; fixed length)
+--   ARGV[22] onceAnswer what the request answers, recorded for a replay
+--   ARGV[23] onceMax    how many keys the task's record holds at most
+--   ARGV[24] onceTTL    ms the record lives after its latest key (a finished
+--                       task's record expires with the task if sooner)
+--   ARGV[25 ..]         the events, one per argument, appended in order (as
 --                       many as flags has flags)
 -- Usage (usage.go): the task hash keeps 'us', the bytes counted for the task
 -- so far, and 'ub', the bucket they were last counted in. A commit adds
@@ -92,13 +106,25 @@
 -- what it cuts into the task's checkpoint (KEYS[5]: the task as it was just
 -- before the stream's first entry), so that every entry still stored can
 -- be rendered exactly.
--- Returns the event stream ids, or the error "CONFLICT <current version>".
+-- Returns the event stream ids, or the error "CONFLICT <current version>",
+-- or {'once', <what the key's first commit recorded>} (ARGV once).
 local expected, snapshot, now, task = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local maxLen, ttl, extra, setConfigs = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local flags, lanes, records = ARGV[9], ARGV[10], ARGV[11]
 local part, keep, commitID, inline = ARGV[12], tonumber(ARGV[13]), ARGV[14], tonumber(ARGV[15])
 local usage, bucket, usageTTL, noteBytes = tonumber(ARGV[16]), ARGV[17], tonumber(ARGV[18]), tonumber(ARGV[19])
-local firstEvent = 20
+local once, onceHash, onceAnswer = ARGV[20], ARGV[21], ARGV[22]
+local onceMax, onceTTL = tonumber(ARGV[23]), tonumber(ARGV[24])
+local firstEvent = 25
+local outbox = KEYS[12]
+local onceN
+if once ~= '' then
+  local got = redis.call('HMGET', KEYS[11], 'k' .. once, 'n')
+  if got[1] then
+    return {'once', got[1]} -- this key was committed already: the caller replays its answer
+  end
+  onceN = tonumber(got[2] or '0') + 1
+end
 local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx', 'ub', 'us')
 local cur = tonumber(stored[1] or '0')
 if cur ~= tonumber(expected) then
@@ -146,19 +172,19 @@ while i <= #ARGV do
   local id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
   ids[#ids + 1] = id
   if deliver then
-    local carry = KEYS[11] and #ARGV[i] <= inline
+    local carry = outbox and #ARGV[i] <= inline
     for _, cfg in ipairs(configs) do
       local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
       local lane = lanes .. cfg
       local dl = records .. nid
       notes = notes + 1
-      if KEYS[11] then
+      if outbox then
         local oid
         if carry then
-          oid = redis.call('XADD', KEYS[11], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
+          oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
           carry = false
         else
-          oid = redis.call('XADD', KEYS[11], '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
+          oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
         end
         redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
         made = true
@@ -203,6 +229,15 @@ fields[#fields + 1] = string.format('%d', counted)
 -- compaction (looked at every 8th version).
 if #ids > 0 and ver % 8 == 0 and redis.call('XLEN', KEYS[2]) > maxLen + math.max(16, math.floor(maxLen / 4)) then
   redis.call('ZADD', KEYS[6], 'NX', now, task)
+end
+if once ~= '' then
+  local slot = 's' .. (onceN % onceMax)
+  local old = redis.call('HGET', KEYS[11], slot)
+  if old then
+    redis.call('HDEL', KEYS[11], 'k' .. old)
+  end
+  redis.call('HSET', KEYS[11], 'n', onceN, slot, once, 'k' .. once, onceHash .. onceAnswer)
+  redis.call('PEXPIRE', KEYS[11], (ttl > 0 and math.min(ttl, onceTTL)) or onceTTL)
 end
 fields[#fields + 1] = 'cid'
 fields[#fields + 1] = commitID

@@ -378,32 +378,52 @@ type LoadOptions struct {
 
 // LoadOutbox reads, in one round trip, the event and config of each entry
 // of es (all of partition p), and what o asks for. An event that an entry
-// of es carries is not read.
+// of es carries is not read (an event is carried by its first config's
+// entry; its other configs' entries, which follow, use it too), nor a
+// config o.Known has; when nothing is left to read, there is no round trip.
 func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadOptions) ([]Loaded, time.Time, error) {
-	inline := carriedEvents(es)
-	events := map[string]*redis.XMessageSliceCmd{}
-	configs := map[string]*redis.StringCmd{}
-	records := make([]*redis.StringCmd, len(es))
-	var now *redis.TimeCmd
-	read := func(pipe redis.Pipeliner) {
-		for i, e := range es {
-			tk := s.k.Task(e.TaskID)
-			if _, ok := inline[e.TaskID+"\x00"+e.EventID]; !ok && events[tk.Events+"\x00"+e.EventID] == nil {
-				events[tk.Events+"\x00"+e.EventID] = pipe.XRange(ctx, tk.Events, e.EventID, e.EventID)
-			}
-			if configs[e.Lane] == nil && (o.Known == nil || !o.Known(e.Lane)) {
-				configs[e.Lane] = pipe.HGet(ctx, tk.Push, e.ConfigID)
-			}
-			if o.Status {
-				records[i] = pipe.Get(ctx, s.k.Record(p, e.NotificationID))
-			}
-		}
-		if o.Clock {
-			now = pipe.Time(ctx)
+	eventKey := func(e OutboxEntry) string { return e.TaskID + "\x00" + e.EventID }
+	events := map[string]*OutboxEntry{} // the carried ones
+	for i := range es {
+		if es[i].Event != nil {
+			events[eventKey(es[i])] = &es[i]
 		}
 	}
-	if o.Status || o.Clock || !inline.all(es) || o.Known == nil || !knowsAll(es, o.Known) {
-		s.batch.Do(read) // the reads share a round trip with other callers' commands
+	reads := map[string]*redis.XMessageSliceCmd{} // the others, read
+	configs := map[string]*redis.StringCmd{}
+	var needEvents, needConfigs []OutboxEntry
+	for _, e := range es {
+		if _, ok := events[eventKey(e)]; !ok {
+			if _, ok := reads[eventKey(e)]; !ok {
+				reads[eventKey(e)] = nil
+				needEvents = append(needEvents, e)
+			}
+		}
+		if _, ok := configs[e.Lane]; !ok && (o.Known == nil || !o.Known(e.Lane)) {
+			configs[e.Lane] = nil
+			needConfigs = append(needConfigs, e)
+		}
+	}
+	records := make([]*redis.StringCmd, len(es))
+	var now *redis.TimeCmd
+	if len(needEvents) > 0 || len(needConfigs) > 0 || o.Status || o.Clock {
+		s.batch.Do(func(pipe redis.Pipeliner) { // the reads share a round trip with other callers' commands
+			for _, e := range needEvents {
+				stream := s.k.Task(e.TaskID).Events
+				reads[eventKey(e)] = pipe.XRange(ctx, stream, e.EventID, e.EventID)
+			}
+			for _, e := range needConfigs {
+				configs[e.Lane] = pipe.HGet(ctx, s.k.Task(e.TaskID).Push, e.ConfigID)
+			}
+			if o.Status {
+				for i, e := range es {
+					records[i] = pipe.Get(ctx, s.k.Record(p, e.NotificationID))
+				}
+			}
+			if o.Clock {
+				now = pipe.Time(ctx)
+			}
+		})
 	}
 	var at time.Time
 	if now != nil {
@@ -415,9 +435,9 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadO
 	out := make([]Loaded, len(es))
 	for i, e := range es {
 		h := Head{Entry: e.EventID + " " + e.NotificationID, EventID: e.EventID, NotificationID: e.NotificationID}
-		if c, ok := inline[e.TaskID+"\x00"+e.EventID]; ok {
+		if c, ok := events[eventKey(e)]; ok {
 			h.Event, h.Version = c.Event, c.Version
-		} else if msgs, err := events[s.k.Task(e.TaskID).Events+"\x00"+e.EventID].Result(); err != nil {
+		} else if msgs, err := reads[eventKey(e)].Result(); err != nil {
 			return nil, time.Time{}, fmt.Errorf("outbox: load outbox event: %w", err)
 		} else if len(msgs) == 1 {
 			ev, _ := msgs[0].Values["e"].(string)
@@ -445,44 +465,6 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadO
 		}
 	}
 	return out, at, nil
-}
-
-// carried are the events that entries carry, by task and event id: an
-// event is carried by its first config's entry, and its other configs'
-// entries, which follow that one, use it too.
-type carried map[string]OutboxEntry
-
-func carriedEvents(es []OutboxEntry) carried {
-	var c carried
-	for _, e := range es {
-		if e.Event != nil {
-			if c == nil {
-				c = make(carried, len(es))
-			}
-			c[e.TaskID+"\x00"+e.EventID] = e
-		}
-	}
-	return c
-}
-
-// all tells whether c has the event of every entry of es.
-func (c carried) all(es []OutboxEntry) bool {
-	for _, e := range es {
-		if _, ok := c[e.TaskID+"\x00"+e.EventID]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// knowsAll tells whether known has the config of every entry of es.
-func knowsAll(es []OutboxEntry, known func(lane string) bool) bool {
-	for _, e := range es {
-		if !known(e.Lane) {
-			return false
-		}
-	}
-	return true
 }
 
 // Outbox op kinds (see lua/outbox_finish.lua).

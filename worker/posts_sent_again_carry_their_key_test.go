@@ -2,6 +2,7 @@ package worker
 
 import (
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 )
@@ -17,7 +18,12 @@ func TestPostsSentAgainCarryTheirKey(t *testing.T) {
 	f := newFake(t)
 	ctx := ctxT(t)
 	f.add("jobs", "t1", "x")
-	j := claimOne(t, f.client())
+	c := f.client()
+	// Without keep-alive: net/http sends a request that carries an
+	// Idempotency-Key again by itself when a reused connection closes, and
+	// would absorb a lost answer before the worker's own retry is tested.
+	c.HTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	j := claimOne(t, c)
 
 	f.with(func() { f.drops = 1 })
 	if err := j.Artifact(ctx, "out", "chunk", false, false); err != nil {
@@ -64,7 +70,12 @@ func TestPostWithKey(t *testing.T) {
 	f := newFake(t)
 	ctx := ctxT(t)
 	f.add("jobs", "t1", "x")
-	j := claimOne(t, f.client())
+	c := f.client()
+	// Without keep-alive: net/http sends a request that carries an
+	// Idempotency-Key again by itself when a reused connection closes, and
+	// would absorb a lost answer before the worker's own retry is tested.
+	c.HTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	j := claimOne(t, c)
 	if err := j.PostWithKey(ctx, "my-key-1", j.StatusEvent(StateWorking, "")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -28,7 +29,7 @@ func dialectSends() []dialectSend {
 				}
 				m["parts"] = parts
 			}
-			return map[string]any{"id": cmpOr(taskID, "limits-v01-"+strconv.Itoa(n)), "message": m}
+			return map[string]any{"id": cmp.Or(taskID, "limits-v01-"+strconv.Itoa(n)), "message": m}
 		}},
 		{"v0.3", "message/send", func(n int, taskID string, parts []any, meta map[string]any) map[string]any {
 			m := v03Message("x"+strconv.Itoa(n), map[string]any{"metadata": meta})
@@ -54,13 +55,6 @@ func dialectSends() []dialectSend {
 			return map[string]any{"message": m}
 		}},
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // textParts is n text parts of size bytes each.
@@ -126,8 +120,13 @@ func TestHistoryKeptPerTaskIsBoundedInEveryDialect(t *testing.T) {
 			ID   string
 			Task struct{ ID string }
 		}
-		_ = json.Unmarshal(res.Result, &created)
-		id := cmpOr(created.ID, created.Task.ID)
+		if err := json.Unmarshal(res.Result, &created); err != nil {
+			t.Fatalf("%s: result %s: %v", d.name, res.Result, err)
+		}
+		id := cmp.Or(created.ID, created.Task.ID)
+		if id == "" {
+			t.Fatalf("%s: no task id in %s", d.name, res.Result)
+		}
 		for i := 1; i < max; i++ {
 			waitInterrupted(t, r, id)
 			if res := r.callRaw(d.method, d.params(i, id, nil, waiting)); res.Error != nil {

@@ -36,13 +36,16 @@ func TestArtifactsKeptPerTaskAreBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before, _ := store.Load(ctx, "arts")
+	before, err := store.Load(ctx, "arts")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var fe *a2a.FieldError
 	if _, err := c.Append(ctx, "arts", artifact("a2", false)); !errors.As(err, &fe) || fe.Field != "artifact.artifactId" {
 		t.Fatalf("a third artifact: %v, want a FieldError on artifact.artifactId", err)
 	}
-	if after, _ := store.Load(ctx, "arts"); after.Version != before.Version {
-		t.Fatalf("the refused artifact committed version %d", after.Version)
+	if after, err := store.Load(ctx, "arts"); err != nil || after.Version != before.Version {
+		t.Fatalf("the refused artifact committed version %d (%v)", after.Version, err)
 	}
 	if _, err := c.Append(ctx, "arts", artifact("a1", true), artifact("a0", false)); err != nil {
 		t.Fatalf("a chunk and a replacement of artifacts the task has: %v", err)

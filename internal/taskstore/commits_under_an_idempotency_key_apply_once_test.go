@@ -122,10 +122,17 @@ func TestIdempotencyRecordIsBounded(t *testing.T) {
 	if ttl, _ := rdb.PTTL(ctx, key).Result(); ttl <= 0 || ttl > time.Minute {
 		t.Errorf("record TTL %v once the task expires in 1m, want at most 1m", ttl)
 	}
-	// What the store refuses to record.
+	// What the store refuses to record: a commit that would apply (at the
+	// task's version now) is refused before it is sent.
+	c.Version = 7
+	before, _ := rdb.XLen(ctx, s.k.Task("b").Events).Result()
 	for _, once := range []Once{{Hash: hashOf("h")}, {Key: "k", Hash: "short"}, {Key: "k", Hash: hashOf("h"), Answer: make([]byte, OnceAnswerMax+1)}} {
-		if _, _, err := s.CommitOnce(ctx, c, once); err == nil {
-			t.Errorf("CommitOnce(%q, %d-char hash, %d-byte answer) accepted", once.Key, len(once.Hash), len(once.Answer))
+		_, _, err := s.CommitOnce(ctx, c, once)
+		if err == nil || errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "commit once:") {
+			t.Errorf("CommitOnce(%q, %d-char hash, %d-byte answer) = %v, want its refusal", once.Key, len(once.Hash), len(once.Answer), err)
 		}
+	}
+	if n, _ := rdb.XLen(ctx, s.k.Task("b").Events).Result(); n != before {
+		t.Errorf("the task's stream has %d events after the refusals, want %d", n, before)
 	}
 }

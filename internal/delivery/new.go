@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -56,6 +57,10 @@ func New(d Deps, cfg Config) (*Workers, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if attempt := d.Queue.Timing().Attempt; cfg.Timeout > attempt {
+		return nil, fmt.Errorf("delivery: Config.Timeout (%s) is longer than the attempt the outbox consumer's leases are sized for (%s)", cfg.Timeout, attempt)
+	}
+	cfg.Timeout = cmp.Or(cfg.Timeout, d.Queue.Timing().Attempt)
 	cfg = cfg.withDefaults()
 	log := d.Log
 	if log == nil {

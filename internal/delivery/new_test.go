@@ -35,6 +35,7 @@ func TestNewNamesWhatIsWrong(t *testing.T) {
 		{Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Dial: fx.guard.DialContext}, Config{}, "Deps.Signer"},
 		{Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys}, Config{}, "Deps.Dial"},
 		{ok, Config{Timeout: -time.Second}, "Config.Timeout"},
+		{ok, Config{Timeout: 11 * time.Second}, "Config.Timeout"}, // longer than the consumer's 10s attempt
 		{ok, Config{Workers: -1}, "Config.Workers"},
 		{ok, Config{Policy: Policy{Jitter: 2}}, "Config.Policy.Jitter"},
 	} {
@@ -42,7 +43,7 @@ func TestNewNamesWhatIsWrong(t *testing.T) {
 			t.Errorf("New(%s wrong) = %v, want an error naming it", tc.want, err)
 		}
 	}
-	if w, err := New(ok, Config{}); err != nil || w.log == nil || w.cfg.Workers != 256 {
+	if w, err := New(ok, Config{}); err != nil || w.log == nil || w.cfg.Workers != 256 || w.cfg.Timeout != 10*time.Second {
 		t.Fatalf("New with the defaults = %+v, %v", w, err)
 	}
 }

@@ -93,9 +93,8 @@ type Signer interface {
 type Config struct {
 	// Workers is the number of concurrent deliveries (default 256).
 	Workers int
-	// Timeout bounds one attempt (default 10s). The lane lease is sized for
-	// it: the Queue's outbox.ConsumerConfig.Attempt is set from the same
-	// setting.
+	// Timeout bounds one attempt (default: the Queue's Timing().Attempt,
+	// which its leases are sized for; a longer one is refused).
 	Timeout time.Duration
 	// Policy is the retry policy.
 	Policy Policy
@@ -127,7 +126,6 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	c.Workers = cmp.Or(c.Workers, 256)
-	c.Timeout = cmp.Or(c.Timeout, 10*time.Second)
 	c.TokenTTL = cmp.Or(c.TokenTTL, 5*time.Minute)
 	c.UserAgent = cmp.Or(c.UserAgent, "relay/dev")
 	c.MoveEvery = cmp.Or(c.MoveEvery, 100*time.Millisecond)

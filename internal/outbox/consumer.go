@@ -57,8 +57,9 @@ type ConsumerConfig struct {
 // Timing is a consumer's leases and the cadence of the loops that keep
 // them, as it decides them.
 type Timing struct {
-	// LaneLease and OwnLease are ConsumerConfig's.
-	LaneLease, OwnLease time.Duration
+	// Attempt, LaneLease and OwnLease are ConsumerConfig's (defaults
+	// applied): the leases are sized for an attempt of at most Attempt.
+	Attempt, LaneLease, OwnLease time.Duration
 	// Reclaim is how often tokens left pending are looked for: LaneLease/2.
 	Reclaim time.Duration
 	// Look is how often a relay looks for outboxes without an owner (and
@@ -98,7 +99,7 @@ func NewConsumer(s *Store, cfg ConsumerConfig) (*Consumer, error) {
 		now = time.Now
 	}
 	return &Consumer{s: s, name: cfg.Name, attempt: attempt, now: now,
-		t: Timing{LaneLease: lane, OwnLease: own, Reclaim: lane / 2, Look: own / 3, Renew: own / 5}}, nil
+		t: Timing{Attempt: attempt, LaneLease: lane, OwnLease: own, Reclaim: lane / 2, Look: own / 3, Renew: own / 5}}, nil
 }
 
 // Name is the consumer's name.

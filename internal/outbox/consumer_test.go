@@ -31,11 +31,11 @@ func TestConsumerTiming(t *testing.T) {
 		cfg  ConsumerConfig
 		want Timing
 	}{
-		{ConsumerConfig{}, Timing{LaneLease: 15 * time.Second, OwnLease: 10 * time.Second,
+		{ConsumerConfig{}, Timing{Attempt: 10 * time.Second, LaneLease: 15 * time.Second, OwnLease: 10 * time.Second,
 			Reclaim: 7500 * time.Millisecond, Look: 10 * time.Second / 3, Renew: 2 * time.Second}},
-		{ConsumerConfig{Attempt: 30 * time.Second}, Timing{LaneLease: 35 * time.Second, OwnLease: 10 * time.Second,
+		{ConsumerConfig{Attempt: 30 * time.Second}, Timing{Attempt: 30 * time.Second, LaneLease: 35 * time.Second, OwnLease: 10 * time.Second,
 			Reclaim: 17500 * time.Millisecond, Look: 10 * time.Second / 3, Renew: 2 * time.Second}},
-		{ConsumerConfig{LaneLease: time.Minute, OwnLease: 30 * time.Second}, Timing{LaneLease: time.Minute, OwnLease: 30 * time.Second,
+		{ConsumerConfig{LaneLease: time.Minute, OwnLease: 30 * time.Second}, Timing{Attempt: 10 * time.Second, LaneLease: time.Minute, OwnLease: 30 * time.Second,
 			Reclaim: 30 * time.Second, Look: 10 * time.Second, Renew: 6 * time.Second}},
 	} {
 		var now time.Time

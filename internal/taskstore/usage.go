@@ -2,7 +2,6 @@ package taskstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -96,34 +95,38 @@ type Usage struct {
 }
 
 // Usage reads owner's usage at now, in one round trip: the counters of
-// every partition and live bucket, and the size of every partition's index.
+// every live bucket (one MGET per partition: they share its slot), and the
+// size of every partition's index.
 func (s *Store) Usage(ctx context.Context, owner string, now time.Time) (Usage, error) {
 	pipe := s.rdb.Pipeline()
 	buckets := s.usage.live(now)
-	counters := make([]*redis.StringCmd, 0, s.k.Partitions()*len(buckets))
+	counters := make([]*redis.SliceCmd, s.k.Partitions())
 	sizes := make([]*redis.IntCmd, s.k.Partitions())
+	keys := make([]string, len(buckets))
 	for p := range s.k.Partitions() {
-		for _, b := range buckets {
-			counters = append(counters, pipe.Get(ctx, s.k.Usage(p, owner, b)))
+		for i, b := range buckets {
+			keys[i] = s.k.Usage(p, owner, b)
 		}
+		counters[p] = pipe.MGet(ctx, keys...)
 		sizes[p] = pipe.ZCard(ctx, s.k.Index(p, owner))
 	}
-	_, _ = pipe.Exec(ctx) // each command's error is read below (a missing counter is redis.Nil)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return Usage{}, fmt.Errorf("taskstore: read usage: %w", err)
+	}
 	var u Usage
 	for _, c := range counters {
-		v, err := c.Int64()
-		switch {
-		case errors.Is(err, redis.Nil):
-		case err != nil:
-			return Usage{}, fmt.Errorf("taskstore: read usage: %w", err)
-		default:
-			u.Bytes += v
+		for _, v := range c.Val() {
+			if v == nil {
+				continue // no counter in this bucket
+			}
+			n, err := strconv.ParseInt(fmt.Sprint(v), 10, 64)
+			if err != nil {
+				return Usage{}, fmt.Errorf("taskstore: read usage: counter %q: %w", v, err)
+			}
+			u.Bytes += n
 		}
 	}
 	for _, c := range sizes {
-		if err := c.Err(); err != nil {
-			return Usage{}, fmt.Errorf("taskstore: read usage: %w", err)
-		}
 		u.Tasks += c.Val()
 	}
 	return u, nil

@@ -1,7 +1,7 @@
 package workerapi
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -18,7 +18,7 @@ const (
 	MaxIdempotencyKey = 255
 )
 
-var errBadKey = errors.New(HeaderIdempotencyKey + ": 1 to 255 visible ASCII characters (0x21 to 0x7E), in one header; a UUID is a good key")
+var errBadKey = fmt.Errorf("%s: 1 to %d visible ASCII characters (0x21 to 0x7E), in one header; a UUID is a good key", HeaderIdempotencyKey, MaxIdempotencyKey)
 
 // idempotencyKey reads a request's Idempotency-Key: "" when it has none.
 // A key is 1 to MaxIdempotencyKey visible ASCII characters (no spaces, no

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,6 +91,12 @@ func TestContextsBelongToTheirOwner(t *testing.T) {
 	// bob cannot join alice's task by naming the context; his own he continues.
 	res = as(r, bobKey, "SendMessage", map[string]any{"message": v10Message("join", map[string]any{"taskId": a1.Task.ID, "contextId": shared})})
 	wantError(t, res, -32001)
+	// Naming another context gets the same answer, which does not tell him alice's.
+	res = as(r, bobKey, "SendMessage", map[string]any{"message": v10Message("guess", map[string]any{"taskId": a1.Task.ID, "contextId": "ctx-guess"})})
+	wantError(t, res, -32001)
+	if strings.Contains(res.Error.Message, shared) {
+		t.Errorf("bob's error names alice's context: %s", res.Error.Message)
+	}
 	res = as(r, bobKey, "message/send", map[string]any{"message": v03Message("bob answers", map[string]any{"taskId": b1.ID, "contextId": shared}),
 		"configuration": map[string]any{"blocking": false}})
 	if res.Error != nil {

@@ -155,6 +155,7 @@ type claimRequest struct {
 type claimResponse struct {
 	TaskID         string          `json:"taskId"`
 	ContextID      string          `json:"contextId"`
+	Owner          string          `json:"owner"`
 	LeaseID        string          `json:"leaseId"`
 	LeaseExpiresAt string          `json:"leaseExpiresAt"`
 	LeaseSeconds   float64         `json:"leaseSeconds"`
@@ -178,7 +179,7 @@ func (c *Client) Claim(ctx context.Context, wait time.Duration) (*Job, error) {
 	if r.TaskID == "" || r.LeaseID == "" {
 		return nil, fmt.Errorf("worker: claim answer without taskId or leaseId")
 	}
-	j := &Job{TaskID: r.TaskID, ContextID: r.ContextID, LeaseID: r.LeaseID, Attempt: r.Attempt,
+	j := &Job{TaskID: r.TaskID, ContextID: r.ContextID, Owner: r.Owner, LeaseID: r.LeaseID, Attempt: r.Attempt,
 		Task: r.Task, c: c, done: make(chan struct{})}
 	j.LeaseExpiresAt, _ = time.Parse(time.RFC3339Nano, r.LeaseExpiresAt)
 	switch {

@@ -185,7 +185,7 @@ func (f *fake) claim(w http.ResponseWriter, r *http.Request) {
 			msg := map[string]any{"messageId": "m-1", "role": "ROLE_USER", "parts": []any{
 				map[string]any{"text": task.text}, map[string]any{"data": map[string]any{"k": 1}},
 				map[string]any{"text": "second"}}}
-			resp := map[string]any{"taskId": task.id, "contextId": task.contextID, "leaseId": task.lease,
+			resp := map[string]any{"taskId": task.id, "contextId": task.contextID, "owner": "key:owner-of-" + task.id, "leaseId": task.lease,
 				"leaseExpiresAt": "2030-01-02T03:04:05Z", "leaseSeconds": f.leaseSeconds, "attempt": task.attempt,
 				"task": map[string]any{"id": task.id, "contextId": task.contextID,
 					"status": map[string]any{"state": "TASK_STATE_SUBMITTED"}, "history": []any{msg}},

@@ -29,8 +29,15 @@ const (
 type Job struct {
 	// TaskID is the claimed task's id.
 	TaskID string
-	// ContextID is the task's context (conversation) id.
+	// ContextID is the task's context (conversation) id. It is its
+	// owner's: two clients naming the same contextId have a context each.
 	ContextID string
+	// Owner is the client (principal) the task belongs to: "key:<name>"
+	// for an API key, "jwt:<iss>|<sub>" for a JWT, "" when relay runs
+	// without client authentication (every client is the one anonymous
+	// principal). Key anything kept per context by (Owner, ContextID), or
+	// two clients' conversations mix.
+	Owner string
 	// LeaseID identifies this worker's lease; every request about the task carries it.
 	LeaseID string
 	// LeaseExpiresAt is when the lease granted by the claim expires; posts

@@ -78,7 +78,7 @@ func TestClaim(t *testing.T) {
 	if err != nil || j == nil {
 		t.Fatalf("Claim = %v, %v", j, err)
 	}
-	if j.TaskID != "t1" || j.ContextID != "ctx-t1" || j.LeaseID != "lease-1" || j.Attempt != 1 ||
+	if j.TaskID != "t1" || j.ContextID != "ctx-t1" || j.Owner != "key:owner-of-t1" || j.LeaseID != "lease-1" || j.Attempt != 1 ||
 		j.Lease != 9*time.Second || !j.LeaseExpiresAt.Equal(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)) {
 		t.Errorf("job = %+v", j)
 	}

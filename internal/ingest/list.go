@@ -18,8 +18,10 @@ const (
 	maxPageSize     = 100
 )
 
-// ListTasks returns one page of tasks, newest update first, filtered by
-// context, state and update time. A page scans a bounded number of tasks; a
+// ListTasks returns one page of the caller's tasks, newest update first,
+// filtered by context (the caller's context of that id: another client's
+// tasks in a context of the same id are not even loaded), state and
+// update time. A page scans a bounded number of tasks; a
 // sparse filter may return a short page with a token to continue.
 func (s *Service) ListTasks(ctx context.Context, p a2a.ListParams) (a2a.ListResult, error) {
 	size := p.PageSize

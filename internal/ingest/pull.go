@@ -86,6 +86,13 @@ type Claimed struct {
 	ExpiresAt time.Time
 }
 
+// Owner is the principal the claimed task belongs to (tenant.Owner: "" is
+// the one anonymous principal of relay without client authentication).
+// Contexts are the owner's: two clients naming the same contextId have a
+// context each, so a worker that keeps memory per context keys it by
+// (Owner, contextId).
+func (c *Claimed) Owner() string { return c.View.Owner }
+
 // Claim waits up to wait for the next turn of queue for worker. It returns
 // nil when none came.
 func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Duration) (*Claimed, error) {

@@ -212,6 +212,8 @@ func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message)
 }
 
 func (s *Service) continueTask(ctx context.Context, p a2a.SendParams, bytes int64) (a2a.TaskView, error) {
+	// The owner first: the contextId check's error names the task's
+	// context, which only its owner may learn.
 	cur, err := s.GetTask(ctx, p.TaskID)
 	if err != nil {
 		return cur, err

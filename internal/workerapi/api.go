@@ -211,7 +211,7 @@ func (a *API) claim(c *fiber.Ctx) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	return c.JSON(fiber.Map{
-		"taskId": got.View.Task.ID, "contextId": got.View.Task.ContextID,
+		"taskId": got.View.Task.ID, "contextId": got.View.Task.ContextID, "owner": got.Owner(),
 		"leaseId": got.Work.LeaseID, "leaseExpiresAt": got.ExpiresAt.UTC().Format(time.RFC3339Nano),
 		"leaseSeconds": a.pull.Lease().Seconds(), "attempt": got.Work.Attempt,
 		"task": a2a.EncodeTask(d, got.View.Task), "message": a2a.EncodeMessage(d, got.Message),

@@ -37,12 +37,13 @@ func testLog() *slog.Logger {
 // stack is one relay instance: the commit path, the A2A service, and the
 // pull backend whose queue "up" the bridge works.
 type stack struct {
-	rdb   redis.UniversalClient
-	store *taskstore.Store
-	svc   *ingest.Service
-	pull  *ingest.Pull
-	links Links
-	agent *routeAgent
+	rdb    redis.UniversalClient
+	store  *taskstore.Store
+	svc    *ingest.Service
+	commit *ingest.Committer
+	pull   *ingest.Pull
+	links  Links
+	agent  *routeAgent
 }
 
 // routeAgent is the app's routing as far as the tests need it: tasks go
@@ -71,7 +72,7 @@ func newStack(rdb redis.UniversalClient, prefix string, lease time.Duration) *st
 	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
 	pull := ingest.NewPull(workqueue.New(rdb, rdb, layout.New(p, 0)), committer, svc.GetTask, lease, log)
 	ra.q = pull.Queue("up")
-	return &stack{rdb: rdb, store: store, svc: svc, pull: pull, links: NewRedisLinks(rdb, layout.New(p, 2), time.Hour), agent: ra}
+	return &stack{rdb: rdb, store: store, svc: svc, commit: committer, pull: pull, links: NewRedisLinks(rdb, layout.New(p, 2), time.Hour), agent: ra}
 }
 
 // startBridge runs a Bridge on the stack's queue with fast test timings;

@@ -117,7 +117,11 @@ func (t *turn) run() error {
 }
 
 // outgoing is the message to send upstream: ours without our ids (and our
-// task references, which mean nothing there), in the agent's task.
+// task references, which mean nothing there), in the agent's task. Our
+// contextId is the client's, one of its owner's contexts: sent upstream,
+// two clients naming the same id would share one agent context. A new
+// task starts an agent context of its own; a follow-up goes to the agent
+// context of its own task's link.
 func (t *turn) outgoing(upTaskID, upContextID string) a2a.Message {
 	m := t.msg
 	m.TaskID, m.ContextID, m.ReferenceTaskIDs = upTaskID, upContextID, nil

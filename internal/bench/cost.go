@@ -9,8 +9,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// topCommands is how many commands the report breaks Redis's calls into.
-const topCommands = 8
+// The report breaks Redis's calls into every command called at least
+// shownCalls times per notification (most called first, at most
+// topCommands of them), and the others' sum.
+const (
+	topCommands = 16
+	shownCalls  = 0.01
+)
 
 // usage is what has been used up to a moment: this process's CPU and,
 // when the run has a Redis, that Redis's INFO.
@@ -58,10 +63,17 @@ func (r Result) costs() string {
 	n := float64(r.Delivered)
 	var b strings.Builder
 	if s := r.Redis; s != nil {
-		top := s.Top(topCommands)
-		parts := make([]string, len(top))
-		for i, c := range top {
-			parts[i] = fmt.Sprintf("%s %.2f", c.Name, float64(c.Calls)/n)
+		var parts []string
+		others := s.TotalCalls()
+		for _, c := range s.Top(topCommands) {
+			if float64(c.Calls)/n < shownCalls {
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%s %.2f", c.Name, float64(c.Calls)/n))
+			others -= c.Calls
+		}
+		if others > 0 {
+			parts = append(parts, fmt.Sprintf("others %.2f", float64(others)/n))
 		}
 		fmt.Fprintf(&b, "\nredis commands per notification: %.2f (%s)", float64(s.TotalCalls())/n, strings.Join(parts, ", "))
 		fmt.Fprintf(&b, "\nredis CPU per notification: %.1fµs (used_cpu_sys+used_cpu_user)", micros(s.CPU)/n)

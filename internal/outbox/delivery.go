@@ -327,6 +327,7 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 	keys := append([]string{s.k.Deliveries(t.Partition), s.k.Lane(t.TaskID, t.ConfigID), s.k.Retries(t.Partition), s.k.Dead(t.Partition),
 		s.k.Record(t.Partition, h.NotificationID), s.k.LegacyAttempts(t.Partition, h.NotificationID), tk.Push, s.k.Lease(t.TaskID, t.ConfigID),
 		tk.Events, s.k.Parked(t.Partition)}, s.k.StatusIndexes(t.Partition)...)
+	keys = append(keys, tk.Hash)
 	run := "0"
 	if f.Run {
 		run = "1"

@@ -572,8 +572,8 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 		r := &outboxReq{js: opJSON{K: op.Kind, N: e.NotificationID, T: e.TaskID, C: e.ConfigID, E: e.EventID,
 			O: string(op.Outcome), A: string(op.Attempt), W: ms(op.Now), D: ms(op.Due), F: ms(op.First), R: op.Reason,
 			M: idMs(e.ID), X: op.Replay, I: e.Indexed},
-			keys: [5]string{s.k.Record(p, e.NotificationID), e.Lane, s.k.Task(e.TaskID).Push,
-				s.k.LegacyAttempts(p, e.NotificationID), s.k.TaskDeliveries(e.TaskID)}, done: make(chan struct{}), group: group}
+			keys: [6]string{s.k.Record(p, e.NotificationID), e.Lane, s.k.Task(e.TaskID).Push,
+				s.k.LegacyAttempts(p, e.NotificationID), s.k.TaskDeliveries(e.TaskID), s.k.Task(e.TaskID).Hash}, done: make(chan struct{}), group: group}
 		if len(ops) == 1 && op.Kind == OpDone && op.Outcome == Delivered && e.Indexed && !e.Redelivery && !op.Replay {
 			created, _ := strconv.ParseInt(r.js.M, 10, 64)
 			rec := DeliveryRecord{TaskID: e.TaskID, ConfigID: e.ConfigID, EventID: e.EventID, Status: string(Delivered),
@@ -637,7 +637,7 @@ func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []
 // outboxCall lays out the keys and arguments of a script call (see
 // lua/outbox_finish.lua) for ops.
 func (s *Store) outboxCall(p int, holder string, ops []*outboxReq) ([]string, []any) {
-	keys := make([]string, 0, 10+5*len(ops))
+	keys := make([]string, 0, 10+6*len(ops))
 	keys = append(keys, s.k.OutboxOwner(p), s.k.Retries(p), s.k.Dead(p), s.k.Parked(p))
 	keys = append(keys, s.k.StatusIndexes(p)...)
 	keys = append(keys, s.k.Deliveries(p))
@@ -647,7 +647,7 @@ func (s *Store) outboxCall(p int, holder string, ops []*outboxReq) ([]string, []
 		s.attemptsKept,        // kept
 		s.keep.Milliseconds(), // keep
 	)
-	for _, r := range ops { // the ops, one JSON object each, with five keys each
+	for _, r := range ops { // the ops, one JSON object each, with six keys each
 		keys = append(keys, r.keys[:]...)
 		j, _ := json.Marshal(r.js) // (strings and bools only: cannot fail)
 		args = append(args, string(j))
@@ -699,7 +699,7 @@ type outboxReq struct {
 	// record is the stored form of the op's new record when it needs no
 	// script (FinishOutboxOps).
 	record string
-	keys   [5]string
+	keys   [6]string
 	res    int
 	err    error
 	done   chan struct{}

@@ -169,6 +169,7 @@ func recordOf(m map[string]string) (Record, error) {
 	delete(m, "dx")
 	delete(m, "ub")
 	delete(m, "us")
+	delete(m, "pc")
 	return Record{Snapshot: []byte(snap), Version: ver, Fields: m}, nil
 }
 
@@ -435,9 +436,17 @@ func (s *Store) PushConfigs(ctx context.Context, taskID string) (map[string]stri
 	return m, nil
 }
 
-// DeletePushConfig removes one push config; deleting a missing one is not an error.
+// DeletePushConfig removes one push config; deleting a missing one is not
+// an error. The task's list of config ids (commit.lua's pc) is dropped in
+// the same transaction: the next commit reads the configs again.
 func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string) error {
-	if err := s.rdb.HDel(ctx, s.k.Task(taskID).Push, id).Err(); err != nil {
+	tk := s.k.Task(taskID)
+	_, err := s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.HDel(ctx, tk.Push, id)
+		pipe.HDel(ctx, tk.Hash, "pc")
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("taskstore: delete push config: %w", err)
 	}
 	return nil

@@ -10,6 +10,7 @@
 -- KEYS[9] the task's event stream            KEYS[10] the partition's parked-lane set (outbox.go)
 -- KEYS[11..15] the partition's status indexes: pending, failed, dead, disabled, dropped
 --   (layout.Keys.StatusIndexes; a record leaves the one of the status it had)
+-- KEYS[16] the task hash: a 410 drops its pc (the config ids commit.lua keeps)
 -- ARGV, each named (FinishToken, in delivery.go, lays them out in this order):
 --   ARGV[1]  tokenID      the token's stream id
 --   ARGV[2]  attempted    the head this attempt delivered ("eventId notificationId";
@@ -185,6 +186,7 @@ else -- gone or drop: nothing more goes to this config
   setStatus(outcome == 'gone' and 'disabled' or 'dropped')
   if outcome == 'gone' then
     redis.call('HDEL', KEYS[7], config)
+    redis.call('HDEL', KEYS[16], 'pc')
   end
   for _, h in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
     local sp = string.find(h, ' ', 1, true)

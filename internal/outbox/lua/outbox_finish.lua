@@ -1,22 +1,23 @@
 -- outbox_finish.lua: what became of notifications the partition's outbox
 -- owner worked on, several at once (outbox.go). Each op is one JSON object
--- in ARGV (named fields, below) with five keys of its own in KEYS.
+-- in ARGV (named fields, below) with six keys of its own in KEYS.
 --
 -- KEYS[1] the partition's outbox owner lease   KEYS[2] the partition's retry zset
 -- KEYS[3] the partition's dead-letter stream   KEYS[4] the partition's parked-lane set
 -- KEYS[5..9] the partition's status zsets: pending, failed, dead, disabled, dropped
 --   (layout.Keys.StatusIndexes)
 -- KEYS[10] the partition's delivery stream (lane tokens)
--- then per op i (from 0): KEYS[11+5i] the delivery record, KEYS[12+5i] the lane,
---   KEYS[13+5i] the task's push-config hash, KEYS[14+5i] a previous relay's attempt
---   list of the record, KEYS[15+5i] the task's delivery index
+-- then per op i (from 0): KEYS[11+6i] the delivery record, KEYS[12+6i] the lane,
+--   KEYS[13+6i] the task's push-config hash, KEYS[14+6i] a previous relay's attempt
+--   list of the record, KEYS[15+6i] the task's delivery index, KEYS[16+6i] the
+--   task hash (a 410 drops its pc, the config ids commit.lua keeps)
 -- ARGV, a fixed header, each named (outboxCall, in outbox.go, lays it out
 -- in this order), then a variable list of ops:
 --   ARGV[1] holder  the owner's lease value
 --   ARGV[2] kept    attempts kept per delivery
 --   ARGV[3] keep    delivery record retention in ms
 --   ARGV[4 ..]      the ops, one JSON object each, op i (from 0) at ARGV[4+i]
---                   with its keys at KEYS[11+5i ..]: {k = kind, n = notification id, t = task, c = config,
+--                   with its keys at KEYS[11+6i ..]: {k = kind, n = notification id, t = task, c = config,
 --   e = event id, o = outcome, a = attempt record (JSON) or "", w = now ms,
 --   m = the notification's commit ms, d = due ms (park), f = first attempt
 --   ms (park), r = reason (dead),
@@ -107,7 +108,7 @@ end
 local out = {}
 for i = firstOp, #ARGV do
   local op = cjson.decode(ARGV[i])
-  local b = 11 + 5 * (i - firstOp)
+  local b = 11 + 6 * (i - firstOp)
   local lane = KEYS[b + 1]
   local res = 1
   if not owner then
@@ -161,6 +162,7 @@ for i = firstOp, #ARGV do
         redis.call('XADD', KEYS[3], '*', 'n', op.n, 't', op.t, 'c', op.c, 'r', op.r)
       elseif op.o == 'gone' then
         redis.call('HDEL', KEYS[b + 2], op.c)
+        redis.call('HDEL', KEYS[b + 5], 'pc')
       end
     end
   end

@@ -2,7 +2,12 @@
 -- The caller computed the new snapshot from version expected; if another commit
 -- got in first, nothing is written and the caller retries from the new version.
 --
--- KEYS[1] task hash (fields: snap, ver, ck when the task has a checkpoint, and caller fields)
+-- KEYS[1] task hash (fields: snap, ver, ck when the task has a checkpoint, and caller fields;
+--   pc: the ids of KEYS[4]'s configs, a JSON array, kept by this script
+--   so that it need not read them (HKEYS). Every other writer of KEYS[4]
+--   (pushset.lua, DeletePushConfig, the 410 paths of finish.lua and
+--   outbox_finish.lua) drops pc with its change; a commit that finds no pc
+--   reads KEYS[4] and stores pc again)
 -- KEYS[2] task event stream
 -- KEYS[3] partition task index (zset: score = update time ms, member = task id)
 -- KEYS[4] task push-config hash (config id -> config)
@@ -90,7 +95,7 @@
 -- Delivery keys (all in the task's partition, so in its hash slot; named
 -- in layout/keys.go). A notification's lane and record are named from
 -- lanes and records here: which there are depends on the push configs
--- the script reads (HKEYS) and on the notification ids it computes, so the
+-- the script reads (pc, or HKEYS) and on the notification ids it computes, so the
 -- caller cannot list them in KEYS; they carry the partition's hash tag, as
 -- KEYS do, so they live in the same slot.
 --   <p>lane:<len(task)>:<task>:<config>  list of "eventId notificationId", oldest first (a
@@ -125,7 +130,7 @@ if once ~= '' then
   end
   onceN = tonumber(got[2] or '0') + 1
 end
-local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx', 'ub', 'us')
+local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx', 'ub', 'us', 'pc')
 local cur = tonumber(stored[1] or '0')
 if cur ~= tonumber(expected) then
   if redis.call('HGET', KEYS[1], 'cid') == commitID then
@@ -143,16 +148,41 @@ if extra ~= '' then
     fields[#fields + 1] = v
   end
 end
-if setConfigs ~= '' then
-  for id, c in pairs(cjson.decode(setConfigs)) do
-    redis.call('HSET', KEYS[4], id, c)
-  end
+-- The config ids: pc, or none for a new task (its configs all come with
+-- setConfigs); else KEYS[4]'s fields, read once and stored in pc.
+local configs
+if stored[6] then
+  configs = cjson.decode(stored[6])
+elseif cur == 0 then
+  configs = {}
 end
-local i = firstEvent
-local configs = {}
-if string.find(flags, '1', 1, true) then
+local listed = configs ~= nil
+if setConfigs ~= '' then
+  local set = {}
+  for id, c in pairs(cjson.decode(setConfigs)) do
+    set[#set + 1] = id
+    set[#set + 1] = c
+    if listed then
+      local seen = false
+      for _, have in ipairs(configs) do
+        seen = seen or have == id
+      end
+      if not seen then
+        configs[#configs + 1] = id
+      end
+    end
+  end
+  redis.call('HSET', KEYS[4], unpack(set))
+end
+if not listed and (setConfigs ~= '' or string.find(flags, '1', 1, true)) then
   configs = redis.call('HKEYS', KEYS[4])
 end
+if configs and (setConfigs ~= '' or not stored[6]) then
+  fields[#fields + 1] = 'pc'
+  fields[#fields + 1] = #configs > 0 and cjson.encode(configs) or '[]'
+end
+configs = configs or {}
+local i = firstEvent
 -- (The index's renewal, below, first cuts its members older than 1.5
 -- retentions: their records have expired, with half a retention to spare
 -- for clocks that differ, as this relay's and Redis's may: a record

@@ -1,7 +1,8 @@
 -- pushset.lua: stores one push config of an existing task, atomically with
 -- the checks that the task exists and has room for another config.
 --
--- KEYS[1] task hash
+-- KEYS[1] task hash (a new config id drops its pc, the config ids commit.lua
+--   keeps: the next commit reads them again)
 -- KEYS[2] task push-config hash
 -- KEYS[3] the usage counter of the task's owner in this partition and usage
 --   bucket (layout.Keys.Usage): a stored config's bytes are added to it, as
@@ -26,10 +27,14 @@ end
 if onlyReplace == '1' and redis.call('HEXISTS', KEYS[2], id) == 0 then
   return 0
 end
-if redis.call('HEXISTS', KEYS[2], id) == 0 and redis.call('HLEN', KEYS[2]) >= max then
+local new = redis.call('HEXISTS', KEYS[2], id) == 0
+if new and redis.call('HLEN', KEYS[2]) >= max then
   return redis.error_reply('FULL push config limit reached')
 end
 redis.call('HSET', KEYS[2], id, config)
+if new then
+  redis.call('HDEL', KEYS[1], 'pc')
+end
 if usage > 0 then
   local stored = redis.call('HMGET', KEYS[1], 'ub', 'us')
   local counted = tonumber(stored[2] or '0') + usage

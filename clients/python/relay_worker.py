@@ -377,23 +377,23 @@ class Client:
 
     # -- operations
 
-    def claim(self, wait: float = 30.0, *, _into: list[Job] | None = None) -> Job | None:
+    def claim(self, wait: float = 30.0) -> Job | None:
         """Claims the next task of the queue, waiting up to ``wait`` seconds
         (0 to 60) for one. Returns None when no task came: claim again. The
         returned job holds the lease; start its heartbeats with
         :meth:`Job.keep_alive` (``run`` does)."""
+        answer = self._claim_answer(wait)
+        return None if answer is None else Job(self, answer)
+
+    def _claim_answer(self, wait: float) -> dict[str, Any] | None:
+        """The claim request: its answer, None for no task."""
         wait = min(max(wait, 0.0), _MAX_WAIT_SECONDS)
         path = f"/v1/queues/{urllib.parse.quote(self.queue, safe='')}/claim"
         _, answer, _ = self._request(path, {"workerId": self.worker_id, "waitSeconds": wait},
                                      timeout=wait + _CLAIM_SLACK)
-        if answer is None:
-            return None
-        if not answer.get("taskId") or not answer.get("leaseId"):
+        if answer is not None and (not answer.get("taskId") or not answer.get("leaseId")):
             raise TransportError("relay_worker: claim answer without taskId or leaseId")
-        job = Job(self, answer)
-        if _into is not None:
-            _into.append(job)
-        return job
+        return answer
 
     def shutdown(self) -> None:
         """Asks :meth:`run` to stop: the jobs in hand are stopped with
@@ -433,21 +433,12 @@ class Client:
         try:
             failures = 0
             while not self.shutting_down:
-                claimed: list[Job] = []
                 try:
+                    # The signal handler raises _ClaimInterrupted only while
+                    # _claiming is set: in the request, before a lease is known.
                     self._claiming = True
-                    if self.shutting_down:
-                        break
-                    job = self.claim(self.claim_wait, _into=claimed)
+                    answer = None if self.shutting_down else self._claim_answer(self.claim_wait)
                     self._claiming = False
-                except _ClaimInterrupted:
-                    # A signal as the answer came in: hand the task back.
-                    for j in claimed:
-                        try:
-                            j.release()
-                        except RelayError as e:
-                            log.warning("task %s: release failed: %s", j.task_id, e)
-                    break
                 except (APIError, TransportError) as e:
                     self._claiming = False
                     if isinstance(e, APIError) and 400 <= e.status < 500 and e.status not in (408, 429):
@@ -460,8 +451,12 @@ class Client:
                 finally:
                     self._claiming = False
                 failures = 0
-                if job is not None:
-                    self._work(job, handler)
+                if answer is not None:
+                    self._work(Job(self, answer), handler)
+        except _ClaimInterrupted:
+            # A signal while the claim waited: relay takes back a task it was
+            # handing out as the connection closed.
+            pass
         finally:
             if restore is not None:
                 restore()

@@ -32,7 +32,7 @@ func TestPythonWorkerClient(t *testing.T) {
 	cmd.Env = append(envWithout("RELAY_URL", "RELAY_WORKER_TOKEN", "RELAY_QUEUE", "http_proxy", "HTTP_PROXY",
 		"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"),
 		"RELAY_URL="+r.url, "RELAY_WORKER_TOKEN="+testWorkerToken, "RELAY_QUEUE=jobs",
-		"PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1")
+		"PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "PYTHONDEVMODE=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("python3 -m unittest: %v\n%s", err, out)

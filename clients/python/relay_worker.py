@@ -546,8 +546,9 @@ class Job:
         self.task_id: str = str(claim["taskId"])
         #: The task's context (conversation) id.
         self.context_id: str = str(claim.get("contextId") or "")
-        #: The task's owner (the client that sent it) when relay reports it,
-        #: else None. Key per-context memory by (owner, context_id).
+        #: The task's owner (the client it belongs to; "" when relay runs
+        #: without client authentication), None from a relay too old to
+        #: report it. Key per-context memory by (owner, context_id).
         self.owner: str | None = claim.get("owner") if isinstance(claim.get("owner"), str) else None
         #: This worker's lease; every request about the task carries it.
         self.lease_id: str = str(claim["leaseId"])

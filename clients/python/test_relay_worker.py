@@ -124,6 +124,7 @@ class WorkerAgainstRelay(unittest.TestCase):
 
         def handle(job: relay_worker.Job) -> None:
             seen["job"] = job
+            self.assertEqual(job.owner, "")  # no client authentication: the anonymous principal
             job.status("working", "reading the input")
             seen["working"] = status_text(get_task(job.task_id))
             out = job.text.upper()

@@ -181,7 +181,9 @@ func (c *Committer) AppendOffered(ctx context.Context, taskID string, offer task
 }
 
 // DropOffer removes the record of an offer that is in its work queue now.
-func (c *Committer) DropOffer(ctx context.Context, o taskstore.Offer) error { return c.store.DropOffer(ctx, o) }
+func (c *Committer) DropOffer(ctx context.Context, o taskstore.Offer) error {
+	return c.store.DropOffer(ctx, o)
+}
 
 // Appended is what an append under an idempotency key did (AppendOnce).
 type Appended struct {

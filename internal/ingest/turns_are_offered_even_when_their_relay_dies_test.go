@@ -62,11 +62,15 @@ func newOfferStack(t *testing.T, broken bool) *offerStack {
 // its Redis node is unreachable right after the commit.
 type unreachableQueue struct{ PullQueue }
 
-func (unreachableQueue) Start(a2a.Task, a2a.Message) error { return errors.New("work queue unreachable") }
+func (unreachableQueue) Start(a2a.Task, a2a.Message) error {
+	return errors.New("work queue unreachable")
+}
 
 type soleLeader struct{}
 
-func (soleLeader) Lead(context.Context, string, string, time.Duration) (bool, error) { return true, nil }
+func (soleLeader) Lead(context.Context, string, string, time.Duration) (bool, error) {
+	return true, nil
+}
 
 func (s *offerStack) send(t *testing.T, taskID, messageID string) a2a.TaskView {
 	t.Helper()

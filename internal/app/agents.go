@@ -20,6 +20,7 @@ const maxClaims = 128
 // Router in front of them.
 func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 	claims := workqueue.New(a.rdb, a.streamRDB, a.layout)
+	a.claims = claims
 	a.pull = ingest.NewPull(claims, commit, commit.Load, a.cfg.WorkerLease, a.log)
 	a.demo = ingest.NewDemo(commit, a.cfg.DemoStepDelay, a.log)
 	a.demo.Limit(ingest.DemoLimits{MaxSteps: a.cfg.DemoMaxSteps, MaxEventsPerSecond: a.cfg.DemoMaxEventsPerSecond})
@@ -76,7 +77,7 @@ func (a *App) bridgeTo(url string) (ingest.Agent, error) {
 	links := upstream.NewRedisLinks(a.rdb, a.layout, a.cfg.TaskRetention+24*time.Hour)
 	br := upstream.New(cfg, a.pull, links, a.log.With("upstream", url))
 	a.bridges = append(a.bridges, br)
-	ag := bridgedAgent{Agent: a.pull.Queue(q), bridge: br}
+	ag := bridgedAgent{PullQueue: a.pull.Queue(q), bridge: br}
 	if a.upstream == nil {
 		a.upstream = map[string]ingest.Agent{}
 	}
@@ -85,9 +86,11 @@ func (a *App) bridgeTo(url string) (ingest.Agent, error) {
 }
 
 // bridgedAgent queues tasks for a bridge and forwards cancels to it at once
-// (the bridge running the task cancels it upstream).
+// (the bridge running the task cancels it upstream). It embeds the
+// PullQueue, so that it is ingest.Queued: the commits of its tasks record
+// their offers.
 type bridgedAgent struct {
-	ingest.Agent
+	ingest.PullQueue
 	bridge *upstream.Bridge
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/ratelimit"
 	"github.com/a2arelay/relay/internal/taskstore"
+	"github.com/a2arelay/relay/internal/workqueue"
 
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/ssrf"
@@ -57,6 +58,7 @@ type App struct {
 	leases    *leader.Leases
 	demo      *ingest.Demo
 	pull      *ingest.Pull
+	claims    *workqueue.Claims
 	// bridges work on the tasks of upstream agents; upstream maps their
 	// queues to the backends routed to.
 	bridges   []*upstream.Bridge
@@ -180,7 +182,12 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.startBackground(workers, ingest.NewCompactor(a.store, a.leases, "relay-"+uuid.NewString(), a.log))
+	reoffer, err := ingest.NewReofferer(ingest.ReoffererDeps{Store: a.store, Queue: a.claims, Leader: a.leases,
+		Holder: "relay-" + uuid.NewString(), Log: a.log}, ingest.ReoffererConfig{After: a.cfg.WorkerReofferAfter})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	a.startBackground(workers, ingest.NewCompactor(a.store, a.leases, "relay-"+uuid.NewString(), a.log), reoffer)
 	a.handler = a2a.NewHandler(svc, card, a.log)
 	a.handler.Observe(func(method string, d a2a.Dialect, code int) { a.metrics.Request(method, string(d), code) })
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)
@@ -317,7 +324,7 @@ func (a *App) poolSize() int { return 2*a.cfg.Partitions + a.cfg.DeliveryWorkers
 
 // startBackground runs the delivery workers, the stream compactor and the
 // signing-key refresher until Shutdown stops them.
-func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor) {
+func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor, reoffer *ingest.Reofferer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopBackground, a.background = cancel, make(chan struct{})
 	go func() {
@@ -326,6 +333,7 @@ func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor) 
 		go a.clients.Run(ctx)              // refreshes the client JWT issuer's keys
 		var compacting sync.WaitGroup
 		compacting.Go(func() { compactor.Run(ctx) })
+		compacting.Go(func() { reoffer.Run(ctx) })
 		defer compacting.Wait()
 		var bridges sync.WaitGroup
 		for _, b := range a.bridges {

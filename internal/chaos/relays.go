@@ -21,6 +21,12 @@ import (
 // Build compiles the relay command into dir and returns the binary's path.
 // With race the binary is built with the race detector.
 func Build(ctx context.Context, dir string, race bool) (string, error) {
+	return BuildTags(ctx, dir, race)
+}
+
+// BuildTags is Build with build tags (failpoint: a relay that a test can
+// kill at a named point, internal/failpoint).
+func BuildTags(ctx context.Context, dir string, race bool, tags ...string) (string, error) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		return "", fmt.Errorf("chaos: no go command on PATH to build relay with: %w", err)
@@ -29,6 +35,9 @@ func Build(ctx context.Context, dir string, race bool) (string, error) {
 	args := []string{"build", "-o", bin}
 	if race {
 		args = append(args, "-race")
+	}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
 	}
 	cmd := exec.CommandContext(ctx, gobin, append(args, "github.com/a2arelay/relay/cmd/relay")...)
 	out, err := cmd.CombinedOutput()
@@ -150,6 +159,13 @@ func (r *Relay) waitHealthy(ctx context.Context, done <-chan struct{}) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("%s did not answer /healthz within 20s:\n%s", r.Name, r.Tail(30))
+}
+
+// Exited is closed when the process that runs now (or ran last) has exited.
+func (r *Relay) Exited() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done
 }
 
 // Kill kills the process with SIGKILL, as a crash would, and waits for it.

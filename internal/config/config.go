@@ -110,6 +110,9 @@ type Config struct {
 	WorkerTokens []string `yaml:"worker_tokens"`
 	// WorkerLease is how long a worker's claim lasts without a heartbeat.
 	WorkerLease time.Duration `yaml:"worker_lease"`
+	// WorkerReofferAfter is how old a recorded offer that no relay made
+	// must be for the leader to make it (ingest.Reofferer).
+	WorkerReofferAfter time.Duration `yaml:"worker_reoffer_after"`
 
 	// DemoStepDelay is the demo agent's default pause between events.
 	DemoStepDelay time.Duration `yaml:"demo_step_delay"`

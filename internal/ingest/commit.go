@@ -25,6 +25,7 @@ type Store interface {
 	Commit(ctx context.Context, c taskstore.Commit) ([]string, error)
 	CommitOnce(ctx context.Context, c taskstore.Commit, once taskstore.Once) ([]string, *taskstore.Applied, error)
 	Applied(ctx context.Context, taskID, key string) (taskstore.Applied, error)
+	DropOffer(ctx context.Context, o taskstore.Offer) error
 }
 
 // maxConflictRetries bounds how often a commit is recomputed when another
@@ -115,6 +116,18 @@ const (
 // the push configs registered inline. It returns taskstore.ErrConflict when a
 // task with that id exists already.
 func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig) (a2a.TaskView, error) {
+	return c.create(ctx, t, d, push, nil)
+}
+
+// CreateOffered is Create for a task whose first turn is offered to a work
+// queue: the commit records offer (its TaskID is t's) in the same atomic
+// step, and the caller drops the record (DropOffer) once the offer is in the
+// queue. Should relay die in between, the Reofferer makes the offer.
+func (c *Committer) CreateOffered(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer taskstore.Offer) (a2a.TaskView, error) {
+	return c.create(ctx, t, d, push, &offer)
+}
+
+func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer *taskstore.Offer) (a2a.TaskView, error) {
 	now := c.now().UTC()
 	if t.Status.Timestamp == "" {
 		t.Status.Timestamp = timestamp(now)
@@ -137,7 +150,7 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	}
 	ids, err := c.store.Commit(ctx, taskstore.Commit{
 		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
-		Fields: fields, Owner: owner,
+		Fields: fields, Owner: owner, Offer: offer,
 	})
 	if err != nil {
 		return a2a.TaskView{}, err
@@ -154,8 +167,22 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 // and their final flag set from the state. A forbidden change returns an
 // *a2a.TransitionError and commits nothing.
 func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Event) (a2a.TaskView, error) {
-	a, err := c.append(ctx, taskID, events, nil)
+	a, err := c.append(ctx, taskID, events, nil, nil)
 	return a.View, err
+}
+
+// AppendOffered is Append for events that make a new turn of the task
+// claimable in a work queue (a client's answer to an interrupted task):
+// the commit records offer (its TaskID is taskID's) in the same atomic
+// step, as CreateOffered does.
+func (c *Committer) AppendOffered(ctx context.Context, taskID string, offer taskstore.Offer, events ...a2a.Event) (a2a.TaskView, error) {
+	a, err := c.append(ctx, taskID, events, nil, &offer)
+	return a.View, err
+}
+
+// DropOffer removes the record of an offer that is in its work queue now.
+func (c *Committer) DropOffer(ctx context.Context, o taskstore.Offer) error {
+	return c.store.DropOffer(ctx, o)
 }
 
 // Appended is what an append under an idempotency key did (AppendOnce).
@@ -169,9 +196,9 @@ type Appended struct {
 	Replayed bool
 }
 
-func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once) (Appended, error) {
+func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer) (Appended, error) {
 	for range maxConflictRetries {
-		a, err := c.tryAppend(ctx, taskID, events, once)
+		a, err := c.tryAppend(ctx, taskID, events, once, offer)
 		if !errors.Is(err, taskstore.ErrConflict) {
 			return a, err
 		}
@@ -180,7 +207,7 @@ func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Even
 	return Appended{}, fmt.Errorf("ingest: task %s: %w after %d tries", taskID, taskstore.ErrConflict, maxConflictRetries)
 }
 
-func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event, once *Once) (Appended, error) {
+func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer) (Appended, error) {
 	cached, err := c.current(ctx, taskID)
 	if err != nil {
 		return Appended{}, err
@@ -216,7 +243,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	}
 	commit := taskstore.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs),
-		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner,
+		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Offer: offer,
 	}
 	var ids []string
 	var answer []byte

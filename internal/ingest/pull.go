@@ -57,17 +57,25 @@ func NewPull(q WorkQueue, commit *Committer, load func(context.Context, string) 
 // Lease is how long a claim lasts without a heartbeat.
 func (p *Pull) Lease() time.Duration { return p.lease }
 
-// Queue returns the Agent that sends tasks to the named queue.
-func (p *Pull) Queue(name string) Agent { return pullQueue{p: p, name: name} }
+// Queue returns the Agent that sends tasks to the named queue. It is
+// Queued: a backend that wraps it (to override Cancel, say) embeds
+// PullQueue, not Agent, so that the Service still records its offers.
+func (p *Pull) Queue(name string) PullQueue { return PullQueue{p: p, name: name} }
 
-type pullQueue struct {
+// PullQueue is the Agent of one work queue (Pull.Queue).
+type PullQueue struct {
 	p    *Pull
 	name string
 }
 
-func (q pullQueue) Validate(a2a.Message) error { return nil }
+// Validate accepts every message: the worker is the judge.
+func (q PullQueue) Validate(a2a.Message) error { return nil }
 
-func (q pullQueue) Start(task a2a.Task, msg a2a.Message) error {
+// QueueOf names the queue: every turn of every task goes there.
+func (q PullQueue) QueueOf(a2a.Task, a2a.Message) string { return q.name }
+
+// Start offers the task's turn to the queue.
+func (q PullQueue) Start(task a2a.Task, msg a2a.Message) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return q.p.q.Offer(ctx, q.name, task.ID, msg.MessageID)
@@ -76,7 +84,7 @@ func (q pullQueue) Start(task a2a.Task, msg a2a.Message) error {
 // Cancel does nothing: the worker learns of the cancel on its next
 // heartbeat or post, and a task canceled before anyone claimed it is
 // skipped by the claim.
-func (q pullQueue) Cancel(string) {}
+func (q PullQueue) Cancel(string) {}
 
 // Claimed is a task turn handed to a worker.
 type Claimed struct {
@@ -108,10 +116,11 @@ func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Du
 		case err != nil:
 			_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, workqueue.LeaseRelease, p.lease)
 			return nil, err
-		case !view.Task.Status.State.Terminal():
+		case !stale(view.Task, w.MessageID):
 			return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease)}, nil
 		}
-		// Gone or finished (canceled before anyone claimed it): drop the turn.
+		// Gone, finished (canceled before anyone claimed it), or past this
+		// turn (a duplicate offer): drop the turn.
 		if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, workqueue.LeaseDone, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
 			return nil, err
 		}
@@ -119,6 +128,28 @@ func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Du
 			return nil, nil
 		}
 	}
+}
+
+// stale reports whether a turn offered for message messageID is over
+// already, so that a claim drops it rather than run it again: the task is
+// final, or waits for its client (interrupted: the turn ended there), or a
+// later user message started another turn (which has an offer of its own).
+// A turn is offered more than once when relay re-offers a turn whose
+// offer it cannot tell was made (Reofferer), and the offers that come
+// after the turn ran are dropped here.
+func stale(t a2a.Task, messageID string) bool {
+	if st := t.Status.State; st.Terminal() || st.Interrupted() {
+		return true
+	}
+	if messageID == "" { // (an offer that names no message: any turn is its)
+		return false
+	}
+	for i := len(t.History) - 1; i >= 0; i-- {
+		if m := t.History[i]; m.Role == a2a.RoleUser {
+			return m.MessageID != messageID
+		}
+	}
+	return false
 }
 
 // prompt finds the message a turn was offered for; failing that, the

@@ -66,6 +66,15 @@ func (r *Router) Validate(msg a2a.Message) error {
 	return r.def.Validate(msg)
 }
 
+// QueueOf names the work queue of the backend the task goes to, when that
+// backend is Queued, or "".
+func (r *Router) QueueOf(t a2a.Task, msg a2a.Message) string {
+	if q, ok := r.route(t, msg).(Queued); ok {
+		return q.QueueOf(t, msg)
+	}
+	return ""
+}
+
 // Start hands the task to its backend.
 func (r *Router) Start(t a2a.Task, msg a2a.Message) error { return r.route(t, msg).Start(t, msg) }
 

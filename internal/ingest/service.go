@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/failpoint"
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/taskstore"
 	"github.com/a2arelay/relay/internal/tenant"
@@ -27,6 +28,20 @@ type Agent interface {
 	Start(task a2a.Task, msg a2a.Message) error
 	// Cancel stops work on a task that was canceled.
 	Cancel(taskID string)
+}
+
+// Queued is an Agent whose turns wait in a work queue until a worker claims
+// them (Pull.Queue, and the Router in front of such backends). The Service
+// records the offer of each turn with the commit that makes the turn
+// claimable, in the same atomic step, and drops the record once Start
+// (which offers the turn to the queue) is done: a relay that dies in
+// between leaves the record, and the Reofferer makes the offer. An agent
+// that is not Queued (in-process, not queue-based) has no such record.
+type Queued interface {
+	// QueueOf names the work queue of task's turn prompted by msg, or ""
+	// when that turn is not queued. It is asked before the commit (task
+	// may not be stored yet; its history starts with its first message).
+	QueueOf(task a2a.Task, msg a2a.Message) string
 }
 
 // TaskStore is what the Service reads of Redis beyond the commit path
@@ -185,17 +200,52 @@ func (s *Service) create(ctx context.Context, p a2a.SendParams, bytes int64) (a2
 		}
 		push = append(push, sealed)
 	}
-	view, err := s.commit.Create(ctx, task, p.Dialect, push)
+	var view a2a.TaskView
+	var err error
+	offer := s.offerOf(task, msg)
+	if offer != nil {
+		view, err = s.commit.CreateOffered(ctx, task, p.Dialect, push, *offer)
+	} else {
+		view, err = s.commit.Create(ctx, task, p.Dialect, push)
+	}
 	if err != nil {
 		return a2a.TaskView{}, err
 	}
-	return s.start(ctx, view, msg), nil
+	return s.start(ctx, view, msg, offer), nil
+}
+
+// offerOf is the offer of task's turn prompted by msg when the agent
+// queues it (Queued), or nil.
+func (s *Service) offerOf(task a2a.Task, msg a2a.Message) *taskstore.Offer {
+	q, ok := s.agent.(Queued)
+	if !ok {
+		return nil
+	}
+	if name := q.QueueOf(task, msg); name != "" {
+		return &taskstore.Offer{Queue: name, TaskID: task.ID, MessageID: msg.MessageID}
+	}
+	return nil
 }
 
 // start hands a task turn to the agent; a task the agent cannot take fails
-// at once rather than waiting forever.
-func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message) a2a.TaskView {
+// at once rather than waiting forever. A turn whose offer the commit
+// recorded is the exception: its record stays when Start fails, and the
+// Reofferer offers it later; once Start succeeded the record goes.
+func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message, offer *taskstore.Offer) a2a.TaskView {
+	failpoint.Hit(failpoint.AfterCommit)
 	err := s.agent.Start(view.Task, msg)
+	if offer != nil {
+		if err != nil {
+			s.log.WarnContext(ctx, "offering a task's turn to its work queue; it is offered again later", "task_id", view.Task.ID,
+				"queue", offer.Queue, "err", err)
+			return view
+		}
+		if err := s.commit.DropOffer(context.WithoutCancel(ctx), *offer); err != nil {
+			s.log.WarnContext(ctx, "dropping the record of an offer made; it is offered again later", "task_id", view.Task.ID,
+				"queue", offer.Queue, "err", err)
+		}
+		return view
+	}
 	if err == nil {
 		return view
 	}
@@ -239,7 +289,13 @@ func (s *Service) continueTask(ctx context.Context, p a2a.SendParams, bytes int6
 			return cur, err
 		}
 	}
-	view, err := s.commit.Append(ctx, p.TaskID, events...)
+	offer := s.offerOf(cur.Task, msg)
+	var view a2a.TaskView
+	if offer != nil {
+		view, err = s.commit.AppendOffered(ctx, p.TaskID, *offer, events...)
+	} else {
+		view, err = s.commit.Append(ctx, p.TaskID, events...)
+	}
 	var te *a2a.TransitionError
 	if errors.As(err, &te) {
 		return cur, a2a.Errorf(a2a.CodeUnsupportedOperation, "task %s is %s, a terminal state: it accepts no more messages", p.TaskID, te.From)
@@ -247,7 +303,7 @@ func (s *Service) continueTask(ctx context.Context, p a2a.SendParams, bytes int6
 	if err != nil {
 		return cur, err
 	}
-	return s.start(ctx, view, msg), nil
+	return s.start(ctx, view, msg, offer), nil
 }
 
 // waitSettled waits until the task is terminal or interrupted, or the

@@ -116,6 +116,14 @@ func (k Keys) Lease(taskID, configID string) string {
 	return k.Tag(k.Partition(taskID)) + "lease:" + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
 }
 
+// Offers is partition p's zset of the offers to work queues that commits
+// recorded (taskstore's Offer: member the offer, score its commit's ms):
+// the commit that makes a task's turn claimable writes it in the task's
+// own slot, atomically, and the offer is removed once it is in the work
+// queue's stream (whose keys carry another hash tag, {wq:<queue>}, so one
+// script cannot write both).
+func (k Keys) Offers(p int) string { return k.Tag(p) + "offers" }
+
 // Compact is partition p's zset of tasks whose event streams are due for
 // compaction.
 func (k Keys) Compact(p int) string { return k.Tag(p) + "compact" }

@@ -198,6 +198,10 @@ type Commit struct {
 	Owner string
 	// ExpireAfter, when positive, expires all of the task's keys (a finished task).
 	ExpireAfter time.Duration
+	// Offer, when not nil, is the turn of the task this commit makes
+	// claimable in a work queue: it is recorded with the commit, in the
+	// same atomic step (offers.go). Its TaskID is c's.
+	Offer *Offer
 }
 
 // Commit applies c atomically and returns the stream ids of its events. It
@@ -295,7 +299,7 @@ func (s *Store) commitKeys(c Commit) []string {
 	p := s.k.Partition(c.TaskID)
 	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
 		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending"),
-		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), s.k.Idempotency(c.TaskID)}
+		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), s.k.Idempotency(c.TaskID), s.k.Offers(p)}
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
@@ -322,7 +326,13 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 	if once == nil {
 		once = &Once{}
 	}
-	args := append(make([]any, 0, 24+len(c.Events)),
+	offer := ""
+	if c.Offer != nil {
+		o := *c.Offer
+		o.TaskID = c.TaskID
+		offer = o.member()
+	}
+	args := append(make([]any, 0, 25+len(c.Events)),
 		c.Version,                    // expected
 		c.Snapshot,                   // snapshot
 		c.UpdatedAt.UnixMilli(),      // now
@@ -347,6 +357,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 		once.Answer,                  // onceAnswer
 		s.onceMax,                    // onceMax
 		s.onceTTL.Milliseconds(),     // onceTTL
+		offer,                        // offer
 	)
 	for _, e := range c.Events { // the events, one per flag
 		args = append(args, e)

@@ -126,7 +126,10 @@ func (c *Claims) ensureGroup(ctx context.Context, queue string) error {
 }
 
 // Offer queues a turn of a task: its creation, or a client's answer to an
-// interrupted task.
+// interrupted task. The same turn offered twice (a re-offer of a turn whose
+// first offer was made after all) is granted once at a time: while its
+// lease is held, the other offer is dropped at its claim (grant.lua); once
+// the turn is over, the claimer (ingest.Pull) drops it as stale.
 func (c *Claims) Offer(ctx context.Context, queue, taskID, messageID string) error {
 	if err := c.ensureGroup(ctx, queue); err != nil {
 		return err
@@ -215,6 +218,7 @@ func (c *Claims) grantEntry(ctx context.Context, queue, consumer string, ttl tim
 		w.LeaseID,          // leaseID
 		ttl.Milliseconds(), // leaseMs
 		consumer,           // consumer
+		w.MessageID,        // messageID
 	).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("workqueue: grant work: %w", err)

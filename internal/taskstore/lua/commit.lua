@@ -26,7 +26,9 @@
 --   a hash of 'k' .. key -> request hash .. answer, and a ring of the keys
 --   it holds ('n': keys recorded so far, 's' .. (n % onceMax) -> key), so
 --   that the key recorded onceMax keys ago is forgotten when a new one comes
--- KEYS[12] the partition's outbox stream, given only when notifications go
+-- KEYS[12] the partition's offers zset (layout.Keys.Offers), always given,
+--   touched only by a commit that records an offer (ARGV offer, below)
+-- KEYS[13] the partition's outbox stream, given only when notifications go
 --   through the outbox (RELAY_DELIVERY_PATH=outbox, internal/outbox) instead of
 --   lanes: each gets an outbox entry, and its record is made when the
 --   outbox's owner reports it; the commit lists it in KEYS[7] under its
@@ -78,7 +80,13 @@
 --   ARGV[23] onceMax    how many keys the task's record holds at most
 --   ARGV[24] onceTTL    ms the record lives after its latest key (a finished
 --                       task's record expires with the task if sooner)
---   ARGV[25 ..]         the events, one per argument, appended in order (as
+--   ARGV[25] offer      the task's turn this commit makes claimable in a work
+--                       queue, recorded in KEYS[12] (member offer, score now)
+--                       in this same step ("": none; taskstore's Offer, its
+--                       format), so that a relay dying before it offers the
+--                       turn to the queue leaves it to be offered by another
+--                       (ingest.Reofferer)
+--   ARGV[26 ..]         the events, one per argument, appended in order (as
 --                       many as flags has flags)
 -- Usage (usage.go): the task hash keeps 'us', the bytes counted for the task
 -- so far, and 'ub', the bucket they were last counted in. A commit adds
@@ -120,8 +128,9 @@ local part, keep, commitID, inline = ARGV[12], tonumber(ARGV[13]), ARGV[14], ton
 local usage, bucket, usageTTL, noteBytes = tonumber(ARGV[16]), ARGV[17], tonumber(ARGV[18]), tonumber(ARGV[19])
 local once, onceHash, onceAnswer = ARGV[20], ARGV[21], ARGV[22]
 local onceMax, onceTTL = tonumber(ARGV[23]), tonumber(ARGV[24])
-local firstEvent = 25
-local outbox = KEYS[12]
+local offer = ARGV[25]
+local firstEvent = 26
+local outbox = KEYS[13]
 local onceN
 if once ~= '' then
   local got = redis.call('HMGET', KEYS[11], 'k' .. once, 'n')
@@ -243,6 +252,9 @@ if made and renew then
   fields[#fields + 1] = string.format('%d', tonumber(now) + math.floor(keep * 1.5))
 end
 redis.call('ZADD', KEYS[3], now, task)
+if offer ~= '' then
+  redis.call('ZADD', KEYS[12], now, offer)
+end
 local counted = tonumber(stored[5] or '0') + usage + notes * noteBytes
 local add = usage + notes * noteBytes
 if stored[4] ~= bucket then

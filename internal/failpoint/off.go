@@ -1,0 +1,6 @@
+//go:build !failpoint
+
+package failpoint
+
+// Hit does nothing: this build has no failpoints.
+func Hit(string) {}

@@ -1,0 +1,98 @@
+package taskstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Offer is a task's turn offered to a work queue, recorded by the commit
+// that made the turn claimable (Commit.Offer), in the same atomic step: the
+// offer itself goes to the work queue's stream, whose keys carry another
+// hash tag than the task's, so no script can write both. The record lives
+// in the task's partition (layout.Keys.Offers) until the offer is made
+// (DropOffers); a relay that dies between the commit and the offer leaves
+// it there, and the re-offer sweeper (ingest.Reofferer) makes it from
+// DueOffers.
+type Offer struct {
+	Queue, TaskID, MessageID string
+	// At is when the commit recorded it (set by DueOffers).
+	At time.Time
+}
+
+// offerRecord is an Offer's stored form, the member of the partition's
+// offers zset (format version 1; its score is the commit's ms). One
+// (queue, task, message) is one member: a commit recording the same turn
+// again only moves its time.
+type offerRecord struct {
+	V         int    `json:"v"`
+	Queue     string `json:"q"`
+	TaskID    string `json:"t"`
+	MessageID string `json:"m"`
+}
+
+// member is o's member of the offers zset.
+func (o Offer) member() string {
+	b, _ := json.Marshal(offerRecord{V: 1, Queue: o.Queue, TaskID: o.TaskID, MessageID: o.MessageID}) // (strings only: cannot fail)
+	return string(b)
+}
+
+// errBadOffer: a member of an offers zset that is not a version 1 record.
+var errBadOffer = errors.New("taskstore: malformed offer record")
+
+func offerOf(member string, score float64) (Offer, error) {
+	var r offerRecord
+	if err := json.Unmarshal([]byte(member), &r); err != nil || r.V != 1 || r.Queue == "" || r.TaskID == "" {
+		return Offer{}, fmt.Errorf("%w: %q", errBadOffer, member)
+	}
+	return Offer{Queue: r.Queue, TaskID: r.TaskID, MessageID: r.MessageID, At: time.UnixMilli(int64(score))}, nil
+}
+
+// DueOffers returns the recorded offers of every partition made at or
+// before before, the oldest first, at most perPartition of each: one
+// ZRANGE per partition, in one pipeline. A record that is not an offer
+// (never written by relay) is removed.
+func (s *Store) DueOffers(ctx context.Context, before time.Time, perPartition int) ([]Offer, error) {
+	cmds := make([]*redis.ZSliceCmd, s.k.Partitions())
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range cmds {
+			cmds[i] = p.ZRangeByScoreWithScores(ctx, s.k.Offers(i), &redis.ZRangeBy{Min: "-inf",
+				Max: strconv.FormatInt(before.UnixMilli(), 10), Count: int64(perPartition)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: read offers: %w", err)
+	}
+	var out []Offer
+	for i, cmd := range cmds {
+		for _, z := range cmd.Val() {
+			member, _ := z.Member.(string)
+			o, err := offerOf(member, z.Score)
+			if err != nil {
+				_ = s.rdb.ZRem(ctx, s.k.Offers(i), member).Err()
+				continue
+			}
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// DropOffer removes o's record once the offer is in its work queue. A
+// commit that recorded the same turn again after o was read moved its
+// time, not its member: the record goes all the same, which is right, as
+// the offer just made is that turn's.
+func (s *Store) DropOffer(ctx context.Context, o Offer) error {
+	var cmd *redis.IntCmd
+	s.batch.Do(func(p redis.Pipeliner) { cmd = p.ZRem(ctx, s.k.Offers(s.k.Partition(o.TaskID)), o.member()) }) // (shares a round trip with other callers' commands)
+	if err := cmd.Err(); err != nil {
+		return fmt.Errorf("taskstore: drop offer: %w", err)
+	}
+	return nil
+}

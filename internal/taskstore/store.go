@@ -215,7 +215,7 @@ func (s *Store) Commit(ctx context.Context, c Commit) ([]string, error) {
 // again (its answer was lost) is not applied again, and gets back what the
 // first one recorded. The record is written with the commit, atomically;
 // the task keeps its last Config.OnceKeys keys for Config.OnceWindow after
-// the latest (lua/commit.lua, KEYS[10]).
+// the latest (lua/commit.lua, KEYS[11]).
 type Once struct {
 	// Key is the caller's idempotency key (not empty).
 	Key string

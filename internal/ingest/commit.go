@@ -25,6 +25,9 @@ type Store interface {
 	Commit(ctx context.Context, c taskstore.Commit) ([]string, error)
 	CommitOnce(ctx context.Context, c taskstore.Commit, once taskstore.Once) ([]string, *taskstore.Applied, error)
 	Applied(ctx context.Context, taskID, key string) (taskstore.Applied, error)
+	// Turn deadlines (deadline.go).
+	ClaimTurn(ctx context.Context, taskID string, now time.Time) (expired string, err error)
+	DropDeadline(ctx context.Context, taskID string) error
 }
 
 // maxConflictRetries bounds how often a commit is recomputed when another
@@ -40,6 +43,8 @@ type Committer struct {
 	views     *viewCache
 	observe   func(events int)
 	limits    TaskLimits
+	// turns: some turn limit is set (TaskLimits.Turn, SkillTurn).
+	turns bool
 }
 
 // TaskLimits bound what one task keeps. Zero values take the documented
@@ -53,6 +58,12 @@ type TaskLimits struct {
 	// MaxArtifacts is the most artifacts a task keeps (default 100): an
 	// agent's event that would add another is refused.
 	MaxArtifacts int
+	// Turn limits every task turn (deadline.go): how long it may wait
+	// unclaimed, and run once claimed (zero: no limit, the default).
+	Turn taskstore.TurnLimits
+	// SkillTurn overrides Turn for the tasks whose first message names
+	// the skill (metadata "skill"); a zero field takes Turn's.
+	SkillTurn map[string]taskstore.TurnLimits
 }
 
 // withDefaults fills the zero limits.
@@ -63,7 +74,13 @@ func (l TaskLimits) withDefaults() TaskLimits {
 }
 
 // Limit sets the bounds of every task the Committer commits.
-func (c *Committer) Limit(l TaskLimits) { c.limits = l.withDefaults() }
+func (c *Committer) Limit(l TaskLimits) {
+	c.limits = l.withDefaults()
+	c.turns = l.Turn.Any()
+	for _, t := range l.SkillTurn {
+		c.turns = c.turns || t.Any()
+	}
+}
 
 // checkLimits refuses a task that grew past the limits with an event: a
 // *a2a.FieldError naming what was refused.
@@ -130,6 +147,10 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 			return a2a.TaskView{}, fmt.Errorf("ingest: encode push config: %w", err)
 		}
 	}
+	var dl taskstore.Deadline
+	if st := t.Status.State; !st.Terminal() && !st.Interrupted() {
+		dl.Start = c.turnLimits(t)
+	}
 	owner := tenant.Owner(ctx)
 	fields := map[string]string{fieldDialect: string(d), fieldCreated: strconv.FormatInt(now.UnixMilli(), 10)}
 	if owner != "" {
@@ -137,7 +158,7 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	}
 	ids, err := c.store.Commit(ctx, taskstore.Commit{
 		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
-		Fields: fields, Owner: owner,
+		Fields: fields, Owner: owner, Deadline: dl,
 	})
 	if err != nil {
 		return a2a.TaskView{}, err
@@ -154,7 +175,7 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 // and their final flag set from the state. A forbidden change returns an
 // *a2a.TransitionError and commits nothing.
 func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Event) (a2a.TaskView, error) {
-	a, err := c.append(ctx, taskID, events, nil)
+	a, err := c.append(ctx, taskID, events, nil, "")
 	return a.View, err
 }
 
@@ -169,9 +190,12 @@ type Appended struct {
 	Replayed bool
 }
 
-func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once) (Appended, error) {
+// append commits events, under once when not nil, and, when expect is not
+// empty, only while the task's turn record is expect (a deadline's
+// failure of the turn: taskstore.ErrTurnMoved).
+func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once, expect string) (Appended, error) {
 	for range maxConflictRetries {
-		a, err := c.tryAppend(ctx, taskID, events, once)
+		a, err := c.tryAppend(ctx, taskID, events, once, expect)
 		if !errors.Is(err, taskstore.ErrConflict) {
 			return a, err
 		}
@@ -180,7 +204,7 @@ func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Even
 	return Appended{}, fmt.Errorf("ingest: task %s: %w after %d tries", taskID, taskstore.ErrConflict, maxConflictRetries)
 }
 
-func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event, once *Once) (Appended, error) {
+func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event, once *Once, expect string) (Appended, error) {
 	cached, err := c.current(ctx, taskID)
 	if err != nil {
 		return Appended{}, err
@@ -216,7 +240,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	}
 	commit := taskstore.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs),
-		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner,
+		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Deadline: c.turnChange(before, view.Task, expect),
 	}
 	var ids []string
 	var answer []byte

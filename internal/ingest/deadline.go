@@ -210,8 +210,13 @@ func NewDeadlineSweeper(store DeadlineStore, commit *Committer, leader Leader, h
 	return &DeadlineSweeper{store: store, commit: commit, leader: leader, holder: holder, every: cmp.Or(every, time.Second), log: log}
 }
 
-// Run sweeps every s.every while this instance leads, until ctx ends.
+// Run sweeps every s.every while this instance leads, until ctx ends. An
+// instance without any turn limit configured does not sweep (nor compete
+// for the lead), and costs nothing.
 func (s *DeadlineSweeper) Run(ctx context.Context) {
+	if !s.commit.turns {
+		return
+	}
 	t := time.NewTicker(s.every)
 	defer t.Stop()
 	for {

@@ -80,7 +80,9 @@ var (
 	// another worker, or the task ended) or the lease id is wrong. Stop
 	// working on the task.
 	ErrLeaseLost = errors.New("worker: lease lost")
-	// ErrCanceled: the client canceled the task. Stop working on it.
+	// ErrCanceled: the client canceled the task, or relay failed it at a
+	// deadline (its max wait or max run: docs/worker-api.md). Stop
+	// working on it.
 	ErrCanceled = errors.New("worker: task canceled by the client")
 	// ErrFinished: the task had already reached a final state.
 	ErrFinished = errors.New("worker: task already finished")

@@ -1,11 +1,14 @@
 package app
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/ingest/upstream"
@@ -35,7 +38,7 @@ func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 		case config.BackendUpstream:
 			return a.bridgeTo(b.URL)
 		}
-		return a.demo, nil
+		return claimedAtStart{Agent: a.demo, commit: commit}, nil
 	}
 	def, err := backend(a.cfg.Agent.Backend)
 	if err != nil {
@@ -95,3 +98,23 @@ type bridgedAgent struct {
 }
 
 func (b bridgedAgent) Cancel(taskID string) { b.bridge.Cancel(taskID) }
+
+// claimedAtStart is an in-process agent that takes each task turn as it
+// is handed over (the demo, which does not claim from a work queue): the
+// turn's run limit starts then (ingest.Committer.ClaimTurn).
+type claimedAtStart struct {
+	ingest.Agent
+	commit *ingest.Committer
+}
+
+func (c claimedAtStart) Start(task a2a.Task, msg a2a.Message) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var derr *ingest.DeadlineError
+	if err := c.commit.ClaimTurn(ctx, task.ID); errors.As(err, &derr) {
+		return nil // it waited past its limit: failed already
+	} else if err != nil {
+		return err
+	}
+	return c.Agent.Start(task, msg)
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -150,7 +151,8 @@ func (a *App) Start(ctx context.Context) (err error) {
 	hub := ingest.NewHub()
 	commit := ingest.NewCommitter(a.store, nil, a.cfg.TaskRetention, hub)
 	commit.Observe(a.metrics.Committed)
-	commit.Limit(ingest.TaskLimits{MaxHistory: a.cfg.TaskMaxHistory, MaxArtifacts: a.cfg.TaskMaxArtifacts})
+	commit.Limit(ingest.TaskLimits{MaxHistory: a.cfg.TaskMaxHistory, MaxArtifacts: a.cfg.TaskMaxArtifacts,
+		Turn: taskstore.TurnLimits{Wait: a.cfg.TaskMaxWait, Run: a.cfg.TaskMaxRun}, SkillTurn: a.skillTurns()})
 	router, err := a.agents(commit)
 	if err != nil {
 		return err
@@ -182,12 +184,14 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
+	holder := "relay-" + uuid.NewString()
 	reoffer, err := ingest.NewReofferer(ingest.ReoffererDeps{Store: a.store, Queue: a.claims, Leader: a.leases,
-		Holder: "relay-" + uuid.NewString(), Log: a.log}, ingest.ReoffererConfig{After: a.cfg.WorkerReofferAfter})
+		Holder: holder, Log: a.log}, ingest.ReoffererConfig{After: a.cfg.WorkerReofferAfter})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.startBackground(workers, ingest.NewCompactor(a.store, a.leases, "relay-"+uuid.NewString(), a.log), reoffer)
+	a.startBackground(workers, ingest.NewCompactor(a.store, a.leases, holder, a.log), reoffer,
+		ingest.NewDeadlineSweeper(a.store, commit, a.leases, holder, time.Second, a.log))
 	a.handler = a2a.NewHandler(svc, card, a.log)
 	a.handler.Observe(func(method string, d a2a.Dialect, code int) { a.metrics.Request(method, string(d), code) })
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)
@@ -322,9 +326,10 @@ func (a *App) connect() error {
 // delivery worker, and the HTTP handlers.
 func (a *App) poolSize() int { return 2*a.cfg.Partitions + a.cfg.DeliveryWorkers + 64 }
 
-// startBackground runs the delivery workers, the stream compactor and the
-// signing-key refresher until Shutdown stops them.
-func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor, reoffer *ingest.Reofferer) {
+// startBackground runs the delivery workers, the stream compactor, the
+// re-offerer, the deadline sweeper and the signing-key refresher until
+// Shutdown stops them.
+func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor, reoffer *ingest.Reofferer, sweeper *ingest.DeadlineSweeper) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopBackground, a.background = cancel, make(chan struct{})
 	go func() {
@@ -334,6 +339,7 @@ func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor, 
 		var compacting sync.WaitGroup
 		compacting.Go(func() { compactor.Run(ctx) })
 		compacting.Go(func() { reoffer.Run(ctx) })
+		compacting.Go(func() { sweeper.Run(ctx) })
 		defer compacting.Wait()
 		var bridges sync.WaitGroup
 		for _, b := range a.bridges {
@@ -394,6 +400,21 @@ func (a *App) cardConfig() a2a.CardConfig {
 		cc.HasExtended, cc.ExtendedDescription, cc.ExtendedSkills = true, ext.Description, skills(ext.Skills)
 	}
 	return cc
+}
+
+// skillTurns are the skills' own turn limits (max_wait, max_run).
+func (a *App) skillTurns() map[string]taskstore.TurnLimits {
+	out := map[string]taskstore.TurnLimits{}
+	all := a.cfg.Agent.Skills
+	if ext := a.cfg.Agent.ExtendedCard; ext != nil {
+		all = append(slices.Clip(all), ext.Skills...)
+	}
+	for _, s := range all {
+		if l := (taskstore.TurnLimits{Wait: s.MaxWait, Run: s.MaxRun}); l.Any() {
+			out[s.ID] = l
+		}
+	}
+	return out
 }
 
 func skills(in []config.SkillConfig) []a2a.Skill {

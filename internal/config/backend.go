@@ -96,6 +96,9 @@ func (c *Config) skillBackends() []string {
 func (l *loader) checkBackends() error {
 	c := &l.cfg
 	for i, s := range c.Agent.Skills {
+		if s.MaxWait < 0 || s.MaxRun < 0 {
+			return &SettingError{Key: "agent.skills", Source: l.source("agent.skills"), Err: fmt.Errorf("skill %q: max_wait and max_run must not be negative", s.ID)}
+		}
 		if s.Backend == "" {
 			continue
 		}

@@ -113,6 +113,11 @@ type Config struct {
 	// WorkerReofferAfter is how old a recorded offer that no relay made
 	// must be for the leader to make it (ingest.Reofferer).
 	WorkerReofferAfter time.Duration `yaml:"worker_reoffer_after"`
+	// TaskMaxWait and TaskMaxRun limit each task turn: the time it waits
+	// unclaimed, and runs once claimed (0: no limit); a skill's MaxWait and
+	// MaxRun override them.
+	TaskMaxWait time.Duration `yaml:"task_max_wait"`
+	TaskMaxRun  time.Duration `yaml:"task_max_run"`
 
 	// DemoStepDelay is the demo agent's default pause between events.
 	DemoStepDelay time.Duration `yaml:"demo_step_delay"`
@@ -152,6 +157,10 @@ type SkillConfig struct {
 	// Backend, when set, takes the tasks whose first message names this
 	// skill (metadata "skill"); see AgentConfig.Backend.
 	Backend string `yaml:"backend,omitempty"`
+	// MaxWait and MaxRun, when set, replace task_max_wait and task_max_run
+	// for this skill's tasks (YAML durations such as 10m).
+	MaxWait time.Duration `yaml:"max_wait,omitempty"`
+	MaxRun  time.Duration `yaml:"max_run,omitempty"`
 }
 
 // ExtendedCardConfig adds to the public card for authenticated clients.

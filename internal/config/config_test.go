@@ -148,6 +148,12 @@ func TestPrecedence(t *testing.T) {
 				e := c.Agent.ExtendedCard
 				return e != nil && e.Description == "more" && e.Skills[0].ID == "s"
 			}},
+		{"task deadlines, global and per skill", "task_max_wait: 10m\nagent:\n  skills:\n    - {id: a, name: A, max_wait: 1m, max_run: 2h}\n",
+			map[string]string{"RELAY_TASK_MAX_RUN": "1h"}, nil,
+			func(c Config) bool {
+				s := c.Agent.Skills[0]
+				return c.TaskMaxWait == 10*time.Minute && c.TaskMaxRun == time.Hour && s.MaxWait == time.Minute && s.MaxRun == 2*time.Hour
+			}},
 		{"comments only", "# nothing\n", nil, nil,
 			func(c Config) bool { return c.Addr == "127.0.0.1:8080" }},
 	}
@@ -298,6 +304,9 @@ func TestBadValues(t *testing.T) {
 			"agent.skills", "relay.yaml:2: agent.skills: line 2: cannot unmarshal"},
 		{"skill without id", "agent:\n  skills: [{name: A}]\n", nil, nil,
 			"agent.skills", "relay.yaml:2: agent.skills: skill 0: id must not be empty"},
+		{"negative skill deadline", "agent:\n  skills: [{id: a, name: A, max_run: -1s}]\n", nil, nil,
+			"agent.skills", `relay.yaml:2: agent.skills: skill "a": max_wait and max_run must not be negative`},
+		{"negative deadline", "task_max_wait: -1s\n", nil, nil, "task_max_wait", "relay.yaml:1: task_max_wait: must not be negative, not -1s"},
 		{"duplicate skill", "agent:\n  skills: [{id: a, name: A}, {id: a, name: B}]\n", nil, nil,
 			"agent.skills", `relay.yaml:2: agent.skills: skill id "a" appears twice`},
 		{"key set twice", "addr: :1\naddr: :2\n", nil, nil, "addr", "relay.yaml:2: addr: set twice"},

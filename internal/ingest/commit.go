@@ -26,6 +26,9 @@ type Store interface {
 	CommitOnce(ctx context.Context, c taskstore.Commit, once taskstore.Once) ([]string, *taskstore.Applied, error)
 	Applied(ctx context.Context, taskID, key string) (taskstore.Applied, error)
 	DropOffer(ctx context.Context, o taskstore.Offer) error
+	// Turn deadlines (deadline.go).
+	ClaimTurn(ctx context.Context, taskID string, now time.Time) (expired string, err error)
+	DropDeadline(ctx context.Context, taskID string) error
 }
 
 // maxConflictRetries bounds how often a commit is recomputed when another
@@ -41,6 +44,8 @@ type Committer struct {
 	views     *viewCache
 	observe   func(events int)
 	limits    TaskLimits
+	// turns: some turn limit is set (TaskLimits.Turn, SkillTurn).
+	turns bool
 }
 
 // TaskLimits bound what one task keeps. Zero values take the documented
@@ -54,6 +59,12 @@ type TaskLimits struct {
 	// MaxArtifacts is the most artifacts a task keeps (default 100): an
 	// agent's event that would add another is refused.
 	MaxArtifacts int
+	// Turn limits every task turn (deadline.go): how long it may wait
+	// unclaimed, and run once claimed (zero: no limit, the default).
+	Turn taskstore.TurnLimits
+	// SkillTurn overrides Turn for the tasks whose first message names
+	// the skill (metadata "skill"); a zero field takes Turn's.
+	SkillTurn map[string]taskstore.TurnLimits
 }
 
 // withDefaults fills the zero limits.
@@ -64,7 +75,13 @@ func (l TaskLimits) withDefaults() TaskLimits {
 }
 
 // Limit sets the bounds of every task the Committer commits.
-func (c *Committer) Limit(l TaskLimits) { c.limits = l.withDefaults() }
+func (c *Committer) Limit(l TaskLimits) {
+	c.limits = l.withDefaults()
+	c.turns = l.Turn.Any()
+	for _, t := range l.SkillTurn {
+		c.turns = c.turns || t.Any()
+	}
+}
 
 // checkLimits refuses a task that grew past the limits with an event: a
 // *a2a.FieldError naming what was refused.
@@ -143,6 +160,10 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 			return a2a.TaskView{}, fmt.Errorf("ingest: encode push config: %w", err)
 		}
 	}
+	var dl taskstore.Deadline
+	if st := t.Status.State; !st.Terminal() && !st.Interrupted() {
+		dl.Start = c.turnLimits(t)
+	}
 	owner := tenant.Owner(ctx)
 	fields := map[string]string{fieldDialect: string(d), fieldCreated: strconv.FormatInt(now.UnixMilli(), 10)}
 	if owner != "" {
@@ -150,7 +171,7 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	}
 	ids, err := c.store.Commit(ctx, taskstore.Commit{
 		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
-		Fields: fields, Owner: owner, Offer: offer,
+		Fields: fields, Owner: owner, Offer: offer, Deadline: dl,
 	})
 	if err != nil {
 		return a2a.TaskView{}, err
@@ -167,7 +188,7 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 // and their final flag set from the state. A forbidden change returns an
 // *a2a.TransitionError and commits nothing.
 func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Event) (a2a.TaskView, error) {
-	a, err := c.append(ctx, taskID, events, nil, nil)
+	a, err := c.append(ctx, taskID, events, nil, nil, "")
 	return a.View, err
 }
 
@@ -176,7 +197,7 @@ func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Eve
 // the commit records offer (its TaskID is taskID's) in the same atomic
 // step, as CreateOffered does.
 func (c *Committer) AppendOffered(ctx context.Context, taskID string, offer taskstore.Offer, events ...a2a.Event) (a2a.TaskView, error) {
-	a, err := c.append(ctx, taskID, events, nil, &offer)
+	a, err := c.append(ctx, taskID, events, nil, &offer, "")
 	return a.View, err
 }
 
@@ -196,9 +217,13 @@ type Appended struct {
 	Replayed bool
 }
 
-func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer) (Appended, error) {
+// append commits events, under once when not nil, recording offer when
+// not nil, and, when expect is not empty, only while the task's turn
+// record is expect (a deadline's failure of the turn:
+// taskstore.ErrTurnMoved).
+func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer, expect string) (Appended, error) {
 	for range maxConflictRetries {
-		a, err := c.tryAppend(ctx, taskID, events, once, offer)
+		a, err := c.tryAppend(ctx, taskID, events, once, offer, expect)
 		if !errors.Is(err, taskstore.ErrConflict) {
 			return a, err
 		}
@@ -207,7 +232,7 @@ func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Even
 	return Appended{}, fmt.Errorf("ingest: task %s: %w after %d tries", taskID, taskstore.ErrConflict, maxConflictRetries)
 }
 
-func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer) (Appended, error) {
+func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer, expect string) (Appended, error) {
 	cached, err := c.current(ctx, taskID)
 	if err != nil {
 		return Appended{}, err
@@ -243,7 +268,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	}
 	commit := taskstore.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs),
-		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Offer: offer,
+		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, expect),
 	}
 	var ids []string
 	var answer []byte

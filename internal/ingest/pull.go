@@ -25,7 +25,8 @@ var (
 	// ErrLeaseLost: the worker's lease is over (expired and taken by another
 	// worker, or finished); it must stop working on the task.
 	ErrLeaseLost = workqueue.ErrLeaseLost
-	// ErrTaskCanceled: the client canceled the task.
+	// ErrTaskCanceled: the client canceled the task (or relay failed it at
+	// a deadline: a *DeadlineError, which wraps it).
 	ErrTaskCanceled = errors.New("task canceled by the client")
 	// ErrTaskFinished: the task reached a final state already.
 	ErrTaskFinished = errors.New("task already finished")
@@ -117,10 +118,19 @@ func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Du
 			_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, workqueue.LeaseRelease, p.lease)
 			return nil, err
 		case !stale(view.Task, w.MessageID):
-			return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease)}, nil
+			var derr *DeadlineError
+			err := p.commit.ClaimTurn(ctx, w.TaskID)
+			if err == nil {
+				return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease)}, nil
+			}
+			if !errors.As(err, &derr) {
+				_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, workqueue.LeaseRelease, p.lease)
+				return nil, err
+			}
+			// It waited past its limit, and failed: drop the turn.
 		}
-		// Gone, finished (canceled before anyone claimed it), or past this
-		// turn (a duplicate offer): drop the turn.
+		// Gone, finished (canceled before anyone claimed it), past this turn
+		// (a duplicate offer), or past its wait limit: drop the turn.
 		if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, workqueue.LeaseDone, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
 			return nil, err
 		}
@@ -169,13 +179,18 @@ func prompt(t a2a.Task, messageID string) a2a.Message {
 
 // Beat is what a heartbeat tells a worker.
 type Beat struct {
-	State     a2a.TaskState
+	State a2a.TaskState
+	// Canceled: stop working on the task, and the lease is over; the
+	// client canceled it, or relay failed it at a deadline (Reason).
 	Canceled  bool
 	ExpiresAt time.Time
+	// Reason, when relay failed the task at a deadline, says which.
+	Reason string
 }
 
 // Heartbeat renews a worker's lease on taskID, or tells it the client
-// canceled the task (and ends the lease).
+// canceled the task, or relay failed it at a deadline (and ends the
+// lease).
 func (p *Pull) Heartbeat(ctx context.Context, taskID, leaseID string) (Beat, error) {
 	view, err := p.load(ctx, taskID)
 	if err != nil {
@@ -188,6 +203,9 @@ func (p *Pull) Heartbeat(ctx context.Context, taskID, leaseID string) (Beat, err
 		}
 		if st == a2a.StateCanceled {
 			return Beat{State: st, Canceled: true}, nil
+		}
+		if derr := failedAtDeadline(view.Task); derr != nil {
+			return Beat{State: st, Canceled: true, Reason: derr.Reason}, nil
 		}
 		return Beat{State: st}, ErrTaskFinished
 	}
@@ -276,6 +294,11 @@ func (p *Pull) post(ctx context.Context, taskID, leaseID string, events []a2a.Ev
 		_ = p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0)
 		if te.From == a2a.StateCanceled {
 			return Posted{State: te.From}, ErrTaskCanceled
+		}
+		if view, lerr := p.load(ctx, taskID); lerr == nil {
+			if derr := failedAtDeadline(view.Task); derr != nil {
+				return Posted{State: te.From}, derr
+			}
 		}
 		return Posted{State: te.From}, ErrTaskFinished
 	}

@@ -171,6 +171,13 @@ func (k Keys) StatusIndexes(p int) []string {
 	return out
 }
 
+// Deadlines is partition p's zset of the task turns that run under a
+// deadline (RELAY_TASK_MAX_WAIT, RELAY_TASK_MAX_RUN): member the task id,
+// score the ms the turn's current limit is reached. The commit that starts
+// a turn adds it, the claim moves it, the commit that ends the turn
+// removes it (taskstore, deadline.go).
+func (k Keys) Deadlines(p int) string { return k.Tag(p) + "deadlines" }
+
 // Retries is partition p's zset of tokens waiting for their next attempt.
 func (k Keys) Retries(p int) string { return k.Tag(p) + "retries" }
 

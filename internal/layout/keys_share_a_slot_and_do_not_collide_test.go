@@ -16,7 +16,7 @@ func TestTaskKeysShareTheirPartitionsTagAndLanesDoNotCollide(t *testing.T) {
 		tk := k.Task(id)
 		for _, key := range []string{tk.Hash, tk.Events, tk.Push, tk.Base, tk.Index, k.Lane(id, "c"), k.Lease(id, "c"),
 			k.TaskDeliveries(id), k.Outbox(k.Partition(id)), k.Record(k.Partition(id), "n"),
-			k.Usage(k.Partition(id), "client:a", 7), k.Idempotency(id), k.Offers(k.Partition(id))} {
+			k.Usage(k.Partition(id), "client:a", 7), k.Idempotency(id), k.Offers(k.Partition(id)), k.Deadlines(k.Partition(id))} {
 			if !strings.HasPrefix(key, tag) {
 				t.Errorf("key %q of task %q lacks its partition's tag %q", key, id, tag)
 			}

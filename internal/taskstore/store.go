@@ -141,6 +141,9 @@ type Record struct {
 	Snapshot []byte
 	Version  int64
 	Fields   map[string]string
+	// Deadline is the task's turn deadline record ("" for none): see
+	// ParseTurn.
+	Deadline string
 }
 
 // Load returns the stored task, or ErrNotFound.
@@ -170,7 +173,9 @@ func recordOf(m map[string]string) (Record, error) {
 	delete(m, "ub")
 	delete(m, "us")
 	delete(m, "pc")
-	return Record{Snapshot: []byte(snap), Version: ver, Fields: m}, nil
+	dl := m["dl"]
+	delete(m, "dl")
+	return Record{Snapshot: []byte(snap), Version: ver, Fields: m, Deadline: dl}, nil
 }
 
 // Commit is one atomic change of a task.
@@ -202,6 +207,9 @@ type Commit struct {
 	// claimable in a work queue: it is recorded with the commit, in the
 	// same atomic step (offers.go). Its TaskID is c's.
 	Offer *Offer
+	// Deadline is what the commit does to the task's turn deadline
+	// (deadline.go): nothing, by default.
+	Deadline Deadline
 }
 
 // Commit applies c atomically and returns the stream ids of its events. It
@@ -262,6 +270,9 @@ func (s *Store) commit1(ctx context.Context, c Commit, once *Once) ([]string, *A
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, nil, ErrConflict
 		}
+		if strings.HasPrefix(err.Error(), "DEADLINE") {
+			return nil, nil, ErrTurnMoved
+		}
 		return nil, nil, fmt.Errorf("taskstore: commit: %w", err)
 	}
 	if len(res) == 2 && res[0] == "once" { // (a stream id is never "once")
@@ -299,7 +310,7 @@ func (s *Store) commitKeys(c Commit) []string {
 	p := s.k.Partition(c.TaskID)
 	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
 		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending"),
-		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), s.k.Idempotency(c.TaskID), s.k.Offers(p)}
+		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), s.k.Idempotency(c.TaskID), s.k.Offers(p), s.k.Deadlines(p)}
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
@@ -332,7 +343,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 		o.TaskID = c.TaskID
 		offer = o.member()
 	}
-	args := append(make([]any, 0, 25+len(c.Events)),
+	args := append(make([]any, 0, 26+len(c.Events)),
 		c.Version,                    // expected
 		c.Snapshot,                   // snapshot
 		c.UpdatedAt.UnixMilli(),      // now
@@ -358,6 +369,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 		s.onceMax,                    // onceMax
 		s.onceTTL.Milliseconds(),     // onceTTL
 		offer,                        // offer
+		c.Deadline.arg(),             // deadline
 	)
 	for _, e := range c.Events { // the events, one per flag
 		args = append(args, e)

@@ -322,6 +322,9 @@ func (a *API) heartbeat(c *fiber.Ctx) error {
 		return a.taskError(c, taskID, err)
 	}
 	out := fiber.Map{"state": stateName(d, beat.State), "canceled": beat.Canceled}
+	if beat.Reason != "" {
+		out["reason"] = beat.Reason
+	}
 	if !beat.Canceled {
 		out["leaseExpiresAt"] = beat.ExpiresAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -346,7 +349,10 @@ func (a *API) taskError(c *fiber.Ctx, taskID string, err error) error {
 	var bad *ingest.BadEventError
 	var ae *a2a.Error
 	var fe *a2a.FieldError
+	var de *ingest.DeadlineError
 	switch {
+	case errors.As(err, &de):
+		return fail(c, fiber.StatusConflict, "task_canceled", "task "+taskID+" failed at its deadline ("+de.Reason+"): stop working on it")
 	case errors.Is(err, ingest.ErrLeaseLost):
 		return fail(c, fiber.StatusConflict, "lease_lost", "the lease on task "+taskID+" is over (expired and taken by another worker, or finished): stop working on it")
 	case errors.Is(err, ingest.ErrTaskCanceled):

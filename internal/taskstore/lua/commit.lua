@@ -28,7 +28,10 @@
 --   that the key recorded onceMax keys ago is forgotten when a new one comes
 -- KEYS[12] the partition's offers zset (layout.Keys.Offers), always given,
 --   touched only by a commit that records an offer (ARGV offer, below)
--- KEYS[13] the partition's outbox stream, given only when notifications go
+-- KEYS[13] the partition's deadline zset (layout.Keys.Deadlines), always
+--   given, touched only when the commit starts a turn under a deadline or
+--   ends a turn that has one (deadline, below)
+-- KEYS[14] the partition's outbox stream, given only when notifications go
 --   through the outbox (RELAY_DELIVERY_PATH=outbox, internal/outbox) instead of
 --   lanes: each gets an outbox entry, and its record is made when the
 --   outbox's owner reports it; the commit lists it in KEYS[7] under its
@@ -86,7 +89,20 @@
 --                       format), so that a relay dying before it offers the
 --                       turn to the queue leaves it to be offered by another
 --                       (ingest.Reofferer)
---   ARGV[26 ..]         the events, one per argument, appended in order (as
+--   ARGV[26] deadline   what the commit does to the task's turn deadline
+--                       (taskstore/deadline.go; the task hash's 'dl' is the
+--                       turn's record, "<phase> <waitMs> <runMs> <sinceMs>",
+--                       phase w (waiting) or r (claimed), "" for none):
+--                       "" nothing; "turn <waitMs> <runMs>" the commit
+--                       starts a turn under these limits (phase w since now,
+--                       listed in KEYS[13] at now + waitMs when waitMs > 0);
+--                       "end" the commit ends the turn (a final or
+--                       interrupted state): a record it has goes;
+--                       "end <record>" the same, applied only while the
+--                       task's record is <record> (the deadline sweeper's
+--                       failure of the turn it saw expire), else the error
+--                       "DEADLINE"
+--   ARGV[27 ..]         the events, one per argument, appended in order (as
 --                       many as flags has flags)
 -- Usage (usage.go): the task hash keeps 'us', the bytes counted for the task
 -- so far, and 'ub', the bucket they were last counted in. A commit adds
@@ -129,8 +145,9 @@ local usage, bucket, usageTTL, noteBytes = tonumber(ARGV[16]), ARGV[17], tonumbe
 local once, onceHash, onceAnswer = ARGV[20], ARGV[21], ARGV[22]
 local onceMax, onceTTL = tonumber(ARGV[23]), tonumber(ARGV[24])
 local offer = ARGV[25]
-local firstEvent = 26
-local outbox = KEYS[13]
+local deadline = ARGV[26]
+local firstEvent = 27
+local outbox = KEYS[14]
 local onceN
 if once ~= '' then
   local got = redis.call('HMGET', KEYS[11], 'k' .. once, 'n')
@@ -139,13 +156,16 @@ if once ~= '' then
   end
   onceN = tonumber(got[2] or '0') + 1
 end
-local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx', 'ub', 'us', 'pc')
+local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx', 'ub', 'us', 'pc', 'dl')
 local cur = tonumber(stored[1] or '0')
 if cur ~= tonumber(expected) then
   if redis.call('HGET', KEYS[1], 'cid') == commitID then
     return cjson.decode(redis.call('HGET', KEYS[1], 'cids')) -- this very commit, applied already
   end
   return redis.error_reply('CONFLICT ' .. cur)
+end
+if string.sub(deadline, 1, 4) == 'end ' and (stored[7] or '') ~= string.sub(deadline, 5) then
+  return redis.error_reply('DEADLINE the turn moved on')
 end
 local ver = cur + 1
 -- The task hash is written once, at the end: snapshot, version, the
@@ -280,6 +300,20 @@ if once ~= '' then
   end
   redis.call('HSET', KEYS[11], 'n', onceN, slot, once, 'k' .. once, onceHash .. onceAnswer)
   redis.call('PEXPIRE', KEYS[11], (ttl > 0 and math.min(ttl, onceTTL)) or onceTTL)
+end
+if string.sub(deadline, 1, 3) == 'end' then
+  if (stored[7] or '') ~= '' then
+    redis.call('ZREM', KEYS[13], task)
+    fields[#fields + 1] = 'dl'
+    fields[#fields + 1] = ''
+  end
+elseif deadline ~= '' then
+  local waitMs, runMs = string.match(deadline, '^turn (%d+) (%d+)$')
+  fields[#fields + 1] = 'dl'
+  fields[#fields + 1] = 'w ' .. waitMs .. ' ' .. runMs .. ' ' .. now
+  if tonumber(waitMs) > 0 then
+    redis.call('ZADD', KEYS[13], string.format('%d', tonumber(now) + tonumber(waitMs)), task)
+  end
 end
 fields[#fields + 1] = 'cid'
 fields[#fields + 1] = commitID

@@ -1,0 +1,258 @@
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/taskstore"
+)
+
+// Task deadlines (README "Task deadlines"). A turn of a task (its creation,
+// or a client's answer to an interrupted task, until the task is final or
+// interrupted again) may wait unclaimed at most TaskLimits.Turn.Wait and
+// run, from its first claim, at most Turn.Run, or its skill's limits. Time
+// in input-required or auth-required does not count: the next turn has
+// limits of its own. Whatever the backend (a worker queue, the upstream
+// bridge, the demo), the commit that starts the turn records its deadline
+// atomically (taskstore.Deadline), the claim moves it (ClaimTurn), and
+// the commit that ends the turn removes it; past a limit the
+// DeadlineSweeper, or the claim that finds it passed, fails the task
+// through the commit path, conditioned on the turn record it read, so that
+// a race with the agent's final post ends in whichever committed first.
+
+// DeadlineMetadata is the key of a status message's metadata that says the
+// task failed at a deadline: "wait" or "run".
+const DeadlineMetadata = "relayDeadline"
+
+// DeadlineError is the refusal of an agent's work on a task that relay
+// failed at a deadline: the worker must stop, as for a cancel
+// (errors.Is(err, ErrTaskCanceled)).
+type DeadlineError struct {
+	// Limit is "wait" or "run".
+	Limit string
+	// Reason is the task's status message.
+	Reason string
+}
+
+func (e *DeadlineError) Error() string { return e.Reason }
+
+// Unwrap makes a deadline a cancel to agents that know only those.
+func (e *DeadlineError) Unwrap() error { return ErrTaskCanceled }
+
+// turnLimits are the limits of t's turns: its skill's, over the global ones.
+func (c *Committer) turnLimits(t a2a.Task) taskstore.TurnLimits {
+	l := c.limits.Turn
+	if len(t.History) > 0 {
+		if s, ok := c.limits.SkillTurn[skillOf(t.History[0])]; ok {
+			l.Wait, l.Run = cmp.Or(s.Wait, l.Wait), cmp.Or(s.Run, l.Run)
+		}
+	}
+	return l
+}
+
+// turnChange is what a commit from before to after does to the task's
+// turn record: a final or interrupted state ends the turn; leaving an
+// interrupted state starts one.
+func (c *Committer) turnChange(before, after a2a.Task, expect string) taskstore.Deadline {
+	switch st := after.Status.State; {
+	case st.Terminal() || st.Interrupted():
+		return taskstore.Deadline{End: true, Expect: expect}
+	case before.Status.State.Interrupted():
+		return taskstore.Deadline{Start: c.turnLimits(after)}
+	}
+	return taskstore.Deadline{}
+}
+
+// ClaimTurn records that an agent took taskID's turn: its run limit starts
+// (once per turn: a turn taken over keeps it). It costs a command only
+// when some limit is configured. A turn whose wait limit had passed is
+// failed here, and the claim gets a *DeadlineError: it must not be handed
+// out.
+func (c *Committer) ClaimTurn(ctx context.Context, taskID string) error {
+	if !c.turns {
+		return nil
+	}
+	now := c.now()
+	rec, err := c.store.ClaimTurn(ctx, taskID, now)
+	if err != nil || rec == "" {
+		return err
+	}
+	turn, _ := taskstore.ParseTurn(rec)
+	derr := deadlineOf(turn, now)
+	if _, err := c.failTurn(ctx, taskID, rec, derr); err != nil {
+		return err
+	}
+	return derr
+}
+
+// ExpireTurn fails taskID if its turn is past its limit at now, through
+// the commit path, conditioned on the turn record it reads: a turn that
+// ended or moved meanwhile is left alone. A listing without a record (the
+// task expired) is dropped.
+func (c *Committer) ExpireTurn(ctx context.Context, taskID string) (failed bool, err error) {
+	rec, err := c.store.Load(ctx, taskID)
+	if errors.Is(err, taskstore.ErrNotFound) {
+		return false, c.store.DropDeadline(ctx, taskID)
+	}
+	if err != nil {
+		return false, err
+	}
+	turn, ok := taskstore.ParseTurn(rec.Deadline)
+	if !ok {
+		return false, c.store.DropDeadline(ctx, taskID)
+	}
+	now := c.now()
+	if due, ok := turn.Due(); !ok || now.Before(due) {
+		return false, nil
+	}
+	return c.failTurn(ctx, taskID, rec.Deadline, deadlineOf(turn, now))
+}
+
+// failTurn commits the failure of the turn whose record is rec.
+func (c *Committer) failTurn(ctx context.Context, taskID, rec string, derr *DeadlineError) (bool, error) {
+	md, _ := json.Marshal(map[string]string{DeadlineMetadata: derr.Limit})
+	ev := a2a.Event{Kind: a2a.EventStatus, TaskID: taskID, Status: &a2a.TaskStatus{State: a2a.StateFailed,
+		Message: &a2a.Message{MessageID: uuid.NewString(), Role: a2a.RoleAgent, Metadata: md,
+			Parts: []a2a.Part{{Kind: a2a.PartText, Text: derr.Reason}}}}}
+	_, err := c.append(ctx, taskID, []a2a.Event{ev}, nil, nil, rec)
+	var te *a2a.TransitionError
+	switch {
+	case errors.Is(err, taskstore.ErrTurnMoved), errors.As(err, &te), isCode(err, a2a.CodeTaskNotFound):
+		return false, nil // the turn ended, or moved on, first
+	case err != nil:
+		return false, fmt.Errorf("ingest: fail task %s at its deadline: %w", taskID, err)
+	}
+	return true, nil
+}
+
+// deadlineOf is the failure of turn at now.
+func deadlineOf(turn taskstore.Turn, now time.Time) *DeadlineError {
+	spent := shortDuration(now.Sub(turn.Since))
+	if turn.Claimed {
+		return &DeadlineError{Limit: "run", Reason: fmt.Sprintf("relay: the task ran %s; the limit is %s (max run)",
+			spent, shortDuration(turn.Limits.Run))}
+	}
+	return &DeadlineError{Limit: "wait", Reason: fmt.Sprintf("relay: the task waited %s unclaimed; the limit is %s (max wait)",
+		spent, shortDuration(turn.Limits.Wait))}
+}
+
+// shortDuration writes d to the second (to the millisecond under one),
+// without zero units: "10m", "1h30m", "250ms".
+func shortDuration(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// failedAtDeadline returns the refusal for work on t when relay failed it
+// at a deadline, or nil.
+func failedAtDeadline(t a2a.Task) *DeadlineError {
+	st := t.Status
+	if st.State != a2a.StateFailed || st.Message == nil || len(st.Message.Metadata) == 0 {
+		return nil
+	}
+	var md map[string]json.RawMessage
+	var limit string
+	if json.Unmarshal(st.Message.Metadata, &md) != nil || json.Unmarshal(md[DeadlineMetadata], &limit) != nil || limit == "" {
+		return nil
+	}
+	var text []string
+	for _, p := range st.Message.Parts {
+		if p.Kind == a2a.PartText {
+			text = append(text, p.Text)
+		}
+	}
+	return &DeadlineError{Limit: limit, Reason: strings.Join(text, " ")}
+}
+
+// DeadlineStore is what the DeadlineSweeper reads of Redis (taskstore.Store).
+type DeadlineStore interface {
+	Partitions() int
+	DueTurns(ctx context.Context, p, n int, now time.Time) ([]string, error)
+}
+
+// DeadlineSweeper fails the tasks whose turn passed its limit. One
+// instance at a time sweeps (a Redis lease); each pass reads each
+// partition's due turns (one command per partition) and fails at most
+// sweepBatch of each.
+type DeadlineSweeper struct {
+	store  DeadlineStore
+	commit *Committer
+	leader Leader
+	holder string
+	every  time.Duration
+	log    *slog.Logger
+}
+
+// sweepBatch bounds the turns failed per partition and pass.
+const sweepBatch = 64
+
+// NewDeadlineSweeper returns the sweeper; holder names this instance in
+// the leader's lease; every is the time between passes (default 1s).
+func NewDeadlineSweeper(store DeadlineStore, commit *Committer, leader Leader, holder string, every time.Duration, log *slog.Logger) *DeadlineSweeper {
+	return &DeadlineSweeper{store: store, commit: commit, leader: leader, holder: holder, every: cmp.Or(every, time.Second), log: log}
+}
+
+// Run sweeps every s.every while this instance leads, until ctx ends. An
+// instance without any turn limit configured does not sweep (nor compete
+// for the lead), and costs nothing.
+func (s *DeadlineSweeper) Run(ctx context.Context) {
+	if !s.commit.turns {
+		return
+	}
+	t := time.NewTicker(s.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if lead, err := s.leader.Lead(ctx, "deadlines", s.holder, 5*s.every); err != nil || !lead {
+				continue
+			}
+			s.RunOnce(ctx)
+		}
+	}
+}
+
+// RunOnce fails the due turns of every partition (up to sweepBatch each)
+// and returns how many it failed.
+func (s *DeadlineSweeper) RunOnce(ctx context.Context) int {
+	failed := 0
+	for p := range s.store.Partitions() {
+		ids, err := s.store.DueTurns(ctx, p, sweepBatch, s.commit.now())
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.WarnContext(ctx, "listing due task deadlines", "partition", p, "err", err)
+			}
+			continue
+		}
+		for _, id := range ids {
+			ok, err := s.commit.ExpireTurn(ctx, id)
+			if err != nil && ctx.Err() == nil {
+				s.log.WarnContext(ctx, "failing a task at its deadline", "task_id", id, "err", err)
+			}
+			if ok {
+				failed++
+			}
+		}
+	}
+	return failed
+}

@@ -190,8 +190,12 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.startBackground(workers, ingest.NewCompactor(a.store, a.leases, holder, a.log), reoffer,
-		ingest.NewDeadlineSweeper(a.store, commit, a.leases, holder, time.Second, a.log))
+	sweeper, err := ingest.NewDeadlineSweeper(ingest.DeadlineSweeperDeps{Store: a.store, Commit: commit, Leader: a.leases,
+		Holder: holder, Log: a.log}, ingest.DeadlineSweeperConfig{})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	a.startBackground(workers, ingest.NewCompactor(a.store, a.leases, holder, a.log), reoffer, sweeper)
 	a.handler = a2a.NewHandler(svc, card, a.log)
 	a.handler.Observe(func(method string, d a2a.Dialect, code int) { a.metrics.Request(method, string(d), code) })
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)

@@ -188,66 +188,95 @@ type DeadlineStore interface {
 	DueTurns(ctx context.Context, p, n int, now time.Time) ([]string, error)
 }
 
+// DeadlineSweeperDeps are what a DeadlineSweeper works with.
+type DeadlineSweeperDeps struct {
+	Store  DeadlineStore
+	Commit *Committer
+	// Leader elects the one sweeping instance; nil sweeps on every call
+	// of Run (tests drive RunOnce).
+	Leader Leader
+	// Holder names this instance in the leader's lease.
+	Holder string
+	Log    *slog.Logger
+}
+
+// DeadlineSweeperConfig configures a DeadlineSweeper. Zero values take the
+// documented defaults.
+type DeadlineSweeperConfig struct {
+	// Every is the time between passes (default 1s).
+	Every time.Duration
+	// Batch bounds the turns failed per partition and pass (default 64).
+	Batch int
+}
+
 // DeadlineSweeper fails the tasks whose turn passed its limit. One
 // instance at a time sweeps (a Redis lease); each pass reads each
 // partition's due turns (one command per partition) and fails at most
-// sweepBatch of each.
+// Batch of each.
 type DeadlineSweeper struct {
-	store  DeadlineStore
-	commit *Committer
-	leader Leader
-	holder string
-	every  time.Duration
-	log    *slog.Logger
+	d   DeadlineSweeperDeps
+	cfg DeadlineSweeperConfig
 }
 
-// sweepBatch bounds the turns failed per partition and pass.
-const sweepBatch = 64
-
-// NewDeadlineSweeper returns the sweeper; holder names this instance in
-// the leader's lease; every is the time between passes (default 1s).
-func NewDeadlineSweeper(store DeadlineStore, commit *Committer, leader Leader, holder string, every time.Duration, log *slog.Logger) *DeadlineSweeper {
-	return &DeadlineSweeper{store: store, commit: commit, leader: leader, holder: holder, every: cmp.Or(every, time.Second), log: log}
+// NewDeadlineSweeper returns the sweeper, or an error naming what is
+// missing or out of range.
+func NewDeadlineSweeper(d DeadlineSweeperDeps, cfg DeadlineSweeperConfig) (*DeadlineSweeper, error) {
+	switch {
+	case d.Store == nil || d.Commit == nil:
+		return nil, errors.New("ingest: deadline sweeper: Store and Commit are required")
+	case d.Leader != nil && d.Holder == "":
+		return nil, errors.New("ingest: deadline sweeper: Holder is required with a Leader")
+	case cfg.Every < 0 || cfg.Batch < 0:
+		return nil, fmt.Errorf("ingest: deadline sweeper: Every (%s) and Batch (%d) must not be negative", cfg.Every, cfg.Batch)
+	}
+	cfg.Every = cmp.Or(cfg.Every, time.Second)
+	cfg.Batch = cmp.Or(cfg.Batch, 64)
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	return &DeadlineSweeper{d: d, cfg: cfg}, nil
 }
 
-// Run sweeps every s.every while this instance leads, until ctx ends. An
+// Run sweeps every Every while this instance leads, until ctx ends. An
 // instance without any turn limit configured does not sweep (nor compete
 // for the lead), and costs nothing.
 func (s *DeadlineSweeper) Run(ctx context.Context) {
-	if !s.commit.turns {
+	if !s.d.Commit.turns {
 		return
 	}
-	t := time.NewTicker(s.every)
+	t := time.NewTicker(s.cfg.Every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if lead, err := s.leader.Lead(ctx, "deadlines", s.holder, 5*s.every); err != nil || !lead {
-				continue
+			if s.d.Leader != nil {
+				if lead, err := s.d.Leader.Lead(ctx, "deadlines", s.d.Holder, 5*s.cfg.Every); err != nil || !lead {
+					continue
+				}
 			}
 			s.RunOnce(ctx)
 		}
 	}
 }
 
-// RunOnce fails the due turns of every partition (up to sweepBatch each)
+// RunOnce fails the due turns of every partition (up to Batch each)
 // and returns how many it failed.
 func (s *DeadlineSweeper) RunOnce(ctx context.Context) int {
 	failed := 0
-	for p := range s.store.Partitions() {
-		ids, err := s.store.DueTurns(ctx, p, sweepBatch, s.commit.now())
+	for p := range s.d.Store.Partitions() {
+		ids, err := s.d.Store.DueTurns(ctx, p, s.cfg.Batch, s.d.Commit.now())
 		if err != nil {
 			if ctx.Err() == nil {
-				s.log.WarnContext(ctx, "listing due task deadlines", "partition", p, "err", err)
+				s.d.Log.WarnContext(ctx, "listing due task deadlines", "partition", p, "err", err)
 			}
 			continue
 		}
 		for _, id := range ids {
-			ok, err := s.commit.ExpireTurn(ctx, id)
+			ok, err := s.d.Commit.ExpireTurn(ctx, id)
 			if err != nil && ctx.Err() == nil {
-				s.log.WarnContext(ctx, "failing a task at its deadline", "task_id", id, "err", err)
+				s.d.Log.WarnContext(ctx, "failing a task at its deadline", "task_id", id, "err", err)
 			}
 			if ok {
 				failed++

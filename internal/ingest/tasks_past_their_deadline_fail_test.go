@@ -40,8 +40,11 @@ func newDeadlineStack(rdb redis.UniversalClient, k layout.Keys, clock *fakeClock
 	commit.Limit(limits)
 	pull := NewPull(workqueue.New(rdb, rdb, k), commit, commit.Load, time.Hour, log)
 	pull.now = clock.now
-	return &deadlineStack{rdb: rdb, k: k, store: store, commit: commit, pull: pull, clock: clock,
-		sweeper: NewDeadlineSweeper(store, commit, nil, "test", 0, log)}
+	sweeper, err := NewDeadlineSweeper(DeadlineSweeperDeps{Store: store, Commit: commit, Log: log}, DeadlineSweeperConfig{})
+	if err != nil {
+		panic(err)
+	}
+	return &deadlineStack{rdb: rdb, k: k, store: store, commit: commit, pull: pull, clock: clock, sweeper: sweeper}
 }
 
 func newDeadlineTest(t *testing.T, limits TaskLimits) *deadlineStack {

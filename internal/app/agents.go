@@ -16,13 +16,21 @@ import (
 // (each holds a connection of the blocking pool).
 const maxClaims = 128
 
+// agentClaims is room in the blocking pool for the claims of the
+// in-process agents (the demo runner's, the upstream bridges').
+const agentClaims = 8
+
 // agents builds the agent backends the configuration routes to and the
 // Router in front of them.
 func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 	claims := workqueue.New(a.rdb, a.streamRDB, a.layout)
 	a.pull = ingest.NewPull(claims, commit, commit.Load, a.cfg.WorkerLease, a.log)
-	a.demo = ingest.NewDemo(commit, a.cfg.DemoStepDelay, a.log)
-	a.demo.Limit(ingest.DemoLimits{MaxSteps: a.cfg.DemoMaxSteps, MaxEventsPerSecond: a.cfg.DemoMaxEventsPerSecond})
+	var err error
+	a.demo, err = ingest.NewDemo(a.pull, ingest.DemoConfig{StepDelay: a.cfg.DemoStepDelay, Outage: a.outage(),
+		Limits: ingest.DemoLimits{MaxSteps: a.cfg.DemoMaxSteps, MaxEventsPerSecond: a.cfg.DemoMaxEventsPerSecond}}, a.log)
+	if err != nil {
+		return nil, fmt.Errorf("app: %w", err)
+	}
 	backend := func(v string) (ingest.Agent, error) {
 		b, err := config.ParseBackend(v)
 		if err != nil {
@@ -34,6 +42,7 @@ func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 		case config.BackendUpstream:
 			return a.bridgeTo(b.URL)
 		}
+		a.demoRouted = true
 		return a.demo, nil
 	}
 	def, err := backend(a.cfg.Agent.Backend)
@@ -58,6 +67,9 @@ func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 	}
 	return ingest.NewRouter(def, skills, bySkill), nil
 }
+
+// outage is how the in-process agents ride out Redis outages.
+func (a *App) outage() ingest.Outage { return ingest.Outage{For: a.cfg.AgentOutageLimit} }
 
 // bridgeTo returns the backend of the upstream agent at url: a work queue
 // of its own, named after the URL so that every instance serves the same

@@ -110,6 +110,9 @@ type Config struct {
 	WorkerTokens []string `yaml:"worker_tokens"`
 	// WorkerLease is how long a worker's claim lasts without a heartbeat.
 	WorkerLease time.Duration `yaml:"worker_lease"`
+	// AgentOutageLimit is how long an in-process agent retries its writes
+	// while Redis is unavailable before the task fails.
+	AgentOutageLimit time.Duration `yaml:"agent_outage_limit"`
 
 	// DemoStepDelay is the demo agent's default pause between events.
 	DemoStepDelay time.Duration `yaml:"demo_step_delay"`

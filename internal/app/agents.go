@@ -81,7 +81,7 @@ func (a *App) bridgeTo(url string) (ingest.Agent, error) {
 	if ag, ok := a.upstream[q]; ok {
 		return ag, nil
 	}
-	cfg := upstream.Config{URL: url, Queue: q, Worker: "relay-" + q}
+	cfg := upstream.Config{URL: url, Queue: q, Worker: "relay-" + q, Outage: a.outage()}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ type DemoConfig struct {
 	// Concurrency is how many task turns one instance runs at once
 	// (default 1024); more wait in the queue.
 	Concurrency int
-	// Claimers is how many claims wait for a turn at once (default 2).
+	// Claimers is how many claims wait for a turn at once (default 4).
 	Claimers int
 	// ClaimWait is how long one claim waits for a turn (default 1s).
 	ClaimWait time.Duration
@@ -96,7 +96,7 @@ func (c DemoConfig) Validate() error {
 func (c DemoConfig) withDefaults() DemoConfig {
 	c.Limits = c.Limits.withDefaults()
 	c.Concurrency = cmp.Or(c.Concurrency, 1024)
-	c.Claimers = cmp.Or(c.Claimers, 2)
+	c.Claimers = cmp.Or(c.Claimers, 4)
 	c.ClaimWait = cmp.Or(c.ClaimWait, time.Second)
 	if c.Worker == "" {
 		host, _ := os.Hostname()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/layout"
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
@@ -51,4 +52,31 @@ func TestDemoShutdownHandsTasksToAnotherInstanceAtOnce(t *testing.T) {
 	a.wait(t)
 	waitFor(t, 10*time.Second, "the task completed by instance B", func() bool { return b.task(id).Status.State == a2a.StateCompleted })
 	checkEvents(t, b, id, 5, 1, a2a.StateCompleted)
+}
+
+// A client's cancel stops the demo's turn at once on the instance that
+// takes it, even in the middle of a long pause, and ends its lease.
+func TestDemoCancelStopsTheTurnAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	a := newDemoInstance(t, srv.Addr(), "cancel", time.Hour, DemoConfig{}, slog.New(slog.DiscardHandler))
+	a.run()
+	id := a.send(t, "cancel me", map[string]any{"steps": 3, "delayMs": 60000})
+	waitFor(t, 10*time.Second, "the turn claimed", func() bool {
+		a.demo.mu.Lock()
+		defer a.demo.mu.Unlock()
+		return a.demo.running[id] != nil
+	})
+	if _, err := a.svc.CancelTask(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the turn ended", func() bool {
+		a.demo.mu.Lock()
+		defer a.demo.mu.Unlock()
+		return a.demo.running[id] == nil
+	})
+	n, err := a.rdb.XLen(t.Context(), layout.New("cancel", 2).WorkQueue(DemoQueue).Stream).Result()
+	if err != nil || n != 0 {
+		t.Fatalf("the demo queue holds %d entries (%v) after the cancel: the lease was not ended", n, err)
+	}
 }

@@ -21,7 +21,9 @@ import (
 // is retried with backoff, for up to For. Past it the agent fails the
 // task, and that final write (Persist) keeps trying for as long as the
 // agent runs. The policy lives here alone, so that every in-process agent
-// waits alike.
+// waits alike. An agent also checks its lease before writing after an
+// outage (Redis expires leases meanwhile): a turn whose lease ran out
+// stops without writing, and the task's next claim resumes it.
 type Outage struct {
 	// For bounds how long failing writes are retried before the task
 	// fails (default 2m).

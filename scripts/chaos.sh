@@ -7,7 +7,9 @@
 # its webhook sink fails on purpose, kills -9 and restarts a relay instance,
 # restarts Redis, kills -9 Redis and restarts it from its AOF (one such
 # cycle per ~25 s of load), then checks every committed event reached the
-# webhook in order and every SSE follower saw its task's events in order.
+# webhook in order, every SSE follower saw its task's events in order, and
+# every acknowledged task ended (its demo agent's work moves to another
+# instance after kill -9, with RELAY_WORKER_LEASE=3s, and waits out Redis).
 #
 # Usage (from anywhere in the repository):
 #   scripts/chaos.sh                          # 5000 tasks, once

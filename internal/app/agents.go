@@ -1,14 +1,11 @@
 package app
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/ingest/upstream"
@@ -19,14 +16,22 @@ import (
 // (each holds a connection of the blocking pool).
 const maxClaims = 128
 
+// agentClaims is room in the blocking pool for the claims of the
+// in-process agents (the demo runner's, the upstream bridges').
+const agentClaims = 8
+
 // agents builds the agent backends the configuration routes to and the
 // Router in front of them.
 func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 	claims := workqueue.New(a.rdb, a.streamRDB, a.layout)
 	a.claims = claims
 	a.pull = ingest.NewPull(claims, commit, commit.Load, a.cfg.WorkerLease, a.log)
-	a.demo = ingest.NewDemo(commit, a.cfg.DemoStepDelay, a.log)
-	a.demo.Limit(ingest.DemoLimits{MaxSteps: a.cfg.DemoMaxSteps, MaxEventsPerSecond: a.cfg.DemoMaxEventsPerSecond})
+	var err error
+	a.demo, err = ingest.NewDemo(a.pull, ingest.DemoConfig{StepDelay: a.cfg.DemoStepDelay, Outage: a.outage(),
+		Limits: ingest.DemoLimits{MaxSteps: a.cfg.DemoMaxSteps, MaxEventsPerSecond: a.cfg.DemoMaxEventsPerSecond}}, a.log)
+	if err != nil {
+		return nil, fmt.Errorf("app: %w", err)
+	}
 	backend := func(v string) (ingest.Agent, error) {
 		b, err := config.ParseBackend(v)
 		if err != nil {
@@ -38,7 +43,8 @@ func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 		case config.BackendUpstream:
 			return a.bridgeTo(b.URL)
 		}
-		return claimedAtStart{Agent: a.demo, commit: commit}, nil
+		a.demoRouted = true
+		return a.demo, nil
 	}
 	def, err := backend(a.cfg.Agent.Backend)
 	if err != nil {
@@ -63,6 +69,9 @@ func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 	return ingest.NewRouter(def, skills, bySkill), nil
 }
 
+// outage is how the in-process agents ride out Redis outages.
+func (a *App) outage() ingest.Outage { return ingest.Outage{For: a.cfg.AgentOutageLimit} }
+
 // bridgeTo returns the backend of the upstream agent at url: a work queue
 // of its own, named after the URL so that every instance serves the same
 // one, worked on by an in-process bridge (started with the background
@@ -73,7 +82,7 @@ func (a *App) bridgeTo(url string) (ingest.Agent, error) {
 	if ag, ok := a.upstream[q]; ok {
 		return ag, nil
 	}
-	cfg := upstream.Config{URL: url, Queue: q, Worker: "relay-" + q}
+	cfg := upstream.Config{URL: url, Queue: q, Worker: "relay-" + q, Outage: a.outage()}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -98,23 +107,3 @@ type bridgedAgent struct {
 }
 
 func (b bridgedAgent) Cancel(taskID string) { b.bridge.Cancel(taskID) }
-
-// claimedAtStart is an in-process agent that takes each task turn as it
-// is handed over (the demo, which does not claim from a work queue): the
-// turn's run limit starts then (ingest.Committer.ClaimTurn).
-type claimedAtStart struct {
-	ingest.Agent
-	commit *ingest.Committer
-}
-
-func (c claimedAtStart) Start(task a2a.Task, msg a2a.Message) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	var derr *ingest.DeadlineError
-	if err := c.commit.ClaimTurn(ctx, task.ID); errors.As(err, &derr) {
-		return nil // it waited past its limit: failed already
-	} else if err != nil {
-		return err
-	}
-	return c.Agent.Start(task, msg)
-}

@@ -58,8 +58,11 @@ type App struct {
 	outbox    *outbox.Store
 	leases    *leader.Leases
 	demo      *ingest.Demo
-	pull      *ingest.Pull
-	claims    *workqueue.Claims
+	// demoRouted: some task goes to the demo agent, so its runner works
+	// the demo's queue.
+	demoRouted bool
+	pull       *ingest.Pull
+	claims     *workqueue.Claims
 	// bridges work on the tasks of upstream agents; upstream maps their
 	// queues to the backends routed to.
 	bridges   []*upstream.Bridge
@@ -161,7 +164,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	svc := ingest.NewService(a.store, commit, hub, router, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
 		CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics}, Secrets: a.ring,
 		Message: a2a.MessageLimits{MaxParts: a.cfg.MaxMessageParts, MaxBytes: a.cfg.MaxMessageBytes},
-		Quota:   a.quota()}, a.log)
+		Quota:   a.quota(), Outage: a.outage()}, a.log)
 	card, err := a2a.NewCard(a.cardConfig())
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
@@ -272,7 +275,7 @@ func (a *App) openStore(ctx context.Context) error {
 		}
 		a.embedded = m
 		a.rdb = redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: a.poolSize()})
-		a.streamRDB = redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: a.cfg.MaxStreams + maxClaims + 4})
+		a.streamRDB = redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: a.cfg.MaxStreams + maxClaims + agentClaims})
 		a.log.WarnContext(ctx, "no RELAY_REDIS_URL set: using the embedded in-memory store; tasks, push configs and deliveries do NOT survive a restart")
 	} else if err := a.connect(); err != nil {
 		return err
@@ -302,7 +305,7 @@ func (a *App) openStore(ctx context.Context) error {
 // Redis Cluster (every script and multi-key command of relay stays in one
 // hash slot, so both work alike). The pool sizes apply per node.
 func (a *App) connect() error {
-	streamPool := a.cfg.MaxStreams + maxClaims + 4
+	streamPool := a.cfg.MaxStreams + maxClaims + agentClaims
 	if config.IsRedisClusterURL(a.cfg.RedisURL) {
 		opt, err := config.RedisClusterOptions(a.cfg.RedisURL)
 		if err != nil {
@@ -346,6 +349,9 @@ func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor, 
 		compacting.Go(func() { sweeper.Run(ctx) })
 		defer compacting.Wait()
 		var bridges sync.WaitGroup
+		if a.demoRouted {
+			bridges.Go(func() { _ = a.demo.Run(ctx) }) // it hands its turns back before Redis closes
+		}
 		for _, b := range a.bridges {
 			bridges.Go(func() {
 				if err := b.Run(ctx); err != nil {

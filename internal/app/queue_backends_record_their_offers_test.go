@@ -6,11 +6,12 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/config"
+	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/layout"
 )
 
 // Every backend that queues its tasks (a worker queue, an upstream agent's
-// bridge) names its queue to the Service through the Router, so that the
+// bridge, the demo agent) names its queue to the Service through the Router, so that the
 // commit of each turn records its offer (ingest.Queued): a wrapper that
 // hides the queue would leave that backend's tasks to be lost by a crash
 // between the commit and the offer.
@@ -18,7 +19,8 @@ func TestQueueBackendsNameTheirQueues(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Agent.Backend = "worker:jobs"
-	cfg.Agent.Skills = []config.SkillConfig{{ID: "up", Name: "Up", Backend: "http://127.0.0.1:1/"}, {ID: "plain", Name: "Plain"}}
+	cfg.Agent.Skills = []config.SkillConfig{{ID: "up", Name: "Up", Backend: "http://127.0.0.1:1/"}, {ID: "plain", Name: "Plain"},
+		{ID: "demo", Name: "Demo", Backend: "demo"}}
 	a := &App{cfg: cfg, log: testLogger(), layout: layout.New("offers", 1)}
 	router, err := a.agents(nil)
 	if err != nil {
@@ -36,6 +38,9 @@ func TestQueueBackendsNameTheirQueues(t *testing.T) {
 	}
 	if q := router.QueueOf(turn("plain")); q != "jobs" {
 		t.Errorf("a skill without a backend of its own goes to %q, want jobs", q)
+	}
+	if q := router.QueueOf(turn("demo")); q != ingest.DemoQueue {
+		t.Errorf("the demo backend's queue = %q, want %q", q, ingest.DemoQueue)
 	}
 	if _, ok := a.upstream[router.QueueOf(turn("up"))]; !ok {
 		t.Errorf("the upstream backend's queue = %q, want its bridge's (%v)", router.QueueOf(turn("up")), a.upstream)

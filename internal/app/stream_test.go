@@ -248,6 +248,9 @@ func TestStreamResourcesAndLimits(t *testing.T) {
 		t.Fatalf("second stream, answered as JSON: HTTP %d, %+v; want 503, code %d", res.Status, res.Error, a2a.CodeLimited)
 	}
 	cancel()
+	// The demo runner's claims block on the same pool: stop them, so that
+	// only the stream's connection can be busy.
+	r.app.demo.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for r.app.streams.Open() != 0 || r.app.streamRDB.PoolStats().TotalConns-r.app.streamRDB.PoolStats().IdleConns != 0 {
 		if time.Now().After(deadline) {

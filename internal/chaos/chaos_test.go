@@ -168,7 +168,8 @@ func TestChaos(t *testing.T) {
 				"RELAY_CLIENT_MAX_STORAGE_BYTES=0", "RELAY_CLIENT_MAX_TASKS=0", // the load is one client's
 				"RELAY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8", "RELAY_RETRY_INITIAL=100ms", "RELAY_RETRY_MAX_INTERVAL=1s",
 				"RELAY_RETRY_MAX_ATTEMPTS=1000", "RELAY_RETRY_MAX_ELAPSED=10m", "RELAY_DELIVERY_TIMEOUT=2s",
-				"RELAY_DEMO_STEP_DELAY=20ms", "RELAY_SHUTDOWN_TIMEOUT=5s", "RELAY_STREAM_KEEPALIVE=2s", "RELAY_LOG_LEVEL=info"}}
+				"RELAY_DEMO_STEP_DELAY=20ms", "RELAY_SHUTDOWN_TIMEOUT=5s", "RELAY_STREAM_KEEPALIVE=2s", "RELAY_LOG_LEVEL=info",
+				"RELAY_WORKER_LEASE=3s"}} // a killed instance's demo tasks move within seconds
 	}
 	t.Cleanup(func() {
 		for _, r := range relays {
@@ -263,7 +264,7 @@ func TestChaos(t *testing.T) {
 	}
 	t.Logf("chaos: load sent %d tasks in %s (%d failed sends retried)", len(load.Sent), load.Elapsed.Round(time.Millisecond), load.FailedSends)
 
-	drain(t, ctx, rdb, sink, followers, st.drain)
+	drain(t, ctx, rdb, sink, followers, load.Sent, st.drain)
 	stopFollowing()
 	following.Wait()
 	var followed []Followed
@@ -358,9 +359,10 @@ func schedule(loadSeconds float64, freeze time.Duration) []plannedFault {
 
 // drain waits until every notification owed for what Redis holds was
 // accepted by the sink, none is pending or awaiting a retry, every SSE
-// follower has caught up with its task, and no task has changed for 1.5 s;
+// follower has caught up with its task, every acknowledged task has ended
+// (or waits for input), and no task has changed for 1.5 s;
 // or until timeout (the checks then say what is missing).
-func drain(t *testing.T, ctx context.Context, rdb redis.UniversalClient, sink *Sink, followers []*Follower, timeout time.Duration) {
+func drain(t *testing.T, ctx context.Context, rdb redis.UniversalClient, sink *Sink, followers []*Follower, sent []Sent, timeout time.Duration) {
 	t0 := time.Now()
 	deadline := t0.Add(timeout)
 	lastEvents, quietSince := -1, time.Now()
@@ -387,17 +389,23 @@ func drain(t *testing.T, ctx context.Context, rdb redis.UniversalClient, sink *S
 				}
 			}
 		}
+		unfinished := 0 // acknowledged tasks still under way (e.g. waiting for a takeover)
+		for _, s := range sent {
+			if task := tr.Tasks[s.TaskID]; task != nil && !task.State.Terminal() && !task.State.Interrupted() {
+				unfinished++
+			}
+		}
 		if n := tr.Events(); n != lastEvents {
 			lastEvents, quietSince = n, time.Now()
 		}
 		quiet := time.Since(quietSince)
-		if len(missing) == 0 && open == 0 && lagging == 0 && quiet >= 1500*time.Millisecond {
+		if len(missing) == 0 && open == 0 && lagging == 0 && unfinished == 0 && quiet >= 1500*time.Millisecond {
 			t.Logf("chaos: drained in %s", time.Since(t0).Round(time.Millisecond))
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Logf("chaos: not drained after %s: %d notifications not delivered, %d pending or retrying, %d SSE followers behind, quiet for %s",
-				timeout, len(missing), open, lagging, quiet.Round(time.Millisecond))
+			t.Logf("chaos: not drained after %s: %d notifications not delivered, %d pending or retrying, %d SSE followers behind, %d tasks under way, quiet for %s",
+				timeout, len(missing), open, lagging, unfinished, quiet.Round(time.Millisecond))
 			return
 		}
 		time.Sleep(500 * time.Millisecond)

@@ -19,9 +19,10 @@ import (
 type Report struct {
 	// Tasks a client got an id for; Committed the tasks Redis holds;
 	// Orphans those no client got an id for (a send that failed after its
-	// commit, then tried again); Completed and Stuck by final state (a task
-	// stays stuck when its demo agent died with its instance, or gave up
-	// during a Redis outage).
+	// commit, then tried again); Completed and Stuck by final state. An
+	// acknowledged task left stuck is a violation: its demo agent runs
+	// under a lease and rides out Redis outages, so it always ends (an
+	// orphan may stay stuck: its send failed before the task was offered).
 	Tasks, Committed, Orphans, Completed, Stuck int
 	FailedSends                                 int64
 	// Expected notifications (committed events x push configs); Delivered
@@ -74,15 +75,18 @@ func (r *Report) String() string {
 	return b.String()
 }
 
-// CheckTasks checks that every task a client got an id for is committed,
-// and counts tasks by outcome.
+// CheckTasks checks that every task a client got an id for is committed
+// and ended (final or interrupted), and counts tasks by outcome.
 func CheckTasks(r *Report, tr *Truth, sent []Sent) {
 	r.Tasks, r.Committed = len(sent), len(tr.Tasks)
 	acked := make(map[string]bool, len(sent))
 	for _, s := range sent {
 		acked[s.TaskID] = true
-		if tr.Tasks[s.TaskID] == nil {
+		switch t := tr.Tasks[s.TaskID]; {
+		case t == nil:
 			r.violate("task %s (client request %d, created by %s) was acknowledged but Redis does not hold it", s.TaskID, s.I, s.Target)
+		case !t.State.Terminal() && !t.State.Interrupted():
+			r.violate("task %s (client request %d, created by %s) was acknowledged but is still %s: its agent never finished it", s.TaskID, s.I, s.Target, t.State)
 		}
 	}
 	for id, t := range tr.Tasks {

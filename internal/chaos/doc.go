@@ -12,7 +12,10 @@
 //     of its task exactly once, in order;
 //   - the delivery log lists every notification as delivered, with its
 //     attempts;
-//   - a task whose id a client received survives every restart.
+//   - a task whose id a client received survives every restart, and ends
+//     (completed, failed, or waiting for input): the demo agent's work moves
+//     to another instance when its instance is killed, and waits for Redis
+//     through an outage.
 //
 // The test is TestChaos (chaos_test.go); the helpers here start the relay
 // processes (Relay), receive the notifications (Sink), drive the load

@@ -118,6 +118,9 @@ type Config struct {
 	// MaxRun override them.
 	TaskMaxWait time.Duration `yaml:"task_max_wait"`
 	TaskMaxRun  time.Duration `yaml:"task_max_run"`
+	// AgentOutageLimit is how long an in-process agent retries its writes
+	// while Redis is unavailable before the task fails.
+	AgentOutageLimit time.Duration `yaml:"agent_outage_limit"`
 
 	// DemoStepDelay is the demo agent's default pause between events.
 	DemoStepDelay time.Duration `yaml:"demo_step_delay"`

@@ -1,7 +1,10 @@
 // Package ingest is the one commit path of relay: every change to a task is
 // validated against the state machine and committed here, atomically with
 // its event-stream entry. It also holds the agent side: the Service that
-// turns A2A requests into commits, and the built-in demo agent.
+// turns A2A requests into commits, the pull backend (work queues under
+// leases), the built-in demo agent (an in-process worker of its own queue),
+// and Outage, the one policy by which in-process agents ride out Redis
+// outages.
 package ingest
 
 import (

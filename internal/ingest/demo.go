@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -45,49 +45,118 @@ func (l DemoLimits) withDefaults() DemoLimits {
 	return l
 }
 
-// Limit sets the bounds of the demo's tasks.
-func (d *Demo) Limit(l DemoLimits) { d.limits = l.withDefaults() }
-
 // outOfRange is the refusal of a demo option outside [lo, hi].
 func outOfRange(option string, lo, hi int, what string) error {
 	return &a2a.FieldError{Field: "message.metadata.demo." + option, Problem: fmt.Sprintf("must be between %d%s and %d", lo, what, hi)}
 }
 
-// Appender commits agent events (the Committer implements it).
-type Appender interface {
-	Append(ctx context.Context, taskID string, events ...a2a.Event) (a2a.TaskView, error)
+// DemoQueue is the work queue of the demo agent's task turns. A ':' can
+// occur in no worker queue name (config.ParseBackend and the worker API
+// refuse it), so it never meets a configured queue, and no external worker
+// can claim from it.
+const DemoQueue = "relay:demo"
+
+// DemoConfig configures a Demo. Zero values take the documented defaults.
+type DemoConfig struct {
+	// StepDelay is the default pause before each working step (0: none).
+	StepDelay time.Duration
+	// Limits bound what one task may ask.
+	Limits DemoLimits
+	// Concurrency is how many task turns one instance runs at once
+	// (default 1024); more wait in the queue.
+	Concurrency int
+	// Claimers is how many claims wait for a turn at once (default 4).
+	Claimers int
+	// ClaimWait is how long one claim waits for a turn (default 1s).
+	ClaimWait time.Duration
+	// Worker names this instance in the queue (default
+	// "demo-<hostname>-<random>").
+	Worker string
+	// Outage is how writes ride out Redis outages.
+	Outage Outage
+	// Now is the clock of pacing and lease ages (default time.Now).
+	Now func() time.Time
+}
+
+// Validate checks the fields.
+func (c DemoConfig) Validate() error {
+	switch {
+	case c.StepDelay < 0:
+		return fmt.Errorf("ingest: demo: step delay: %s is negative", c.StepDelay)
+	case c.Concurrency < 0:
+		return fmt.Errorf("ingest: demo: concurrency: %d is negative", c.Concurrency)
+	case c.Claimers < 0:
+		return fmt.Errorf("ingest: demo: claimers: %d is negative", c.Claimers)
+	case c.Limits.MaxSteps < 0 || c.Limits.MaxEventsPerSecond < 0:
+		return fmt.Errorf("ingest: demo: limits: %+v has a negative bound", c.Limits)
+	}
+	return nil
+}
+
+func (c DemoConfig) withDefaults() DemoConfig {
+	c.Limits = c.Limits.withDefaults()
+	c.Concurrency = cmp.Or(c.Concurrency, 1024)
+	c.Claimers = cmp.Or(c.Claimers, 4)
+	c.ClaimWait = cmp.Or(c.ClaimWait, time.Second)
+	if c.Worker == "" {
+		host, _ := os.Hostname()
+		c.Worker = "demo-" + cmp.Or(host, "relay") + "-" + uuid.NewString()[:8]
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Outage.Now == nil {
+		c.Outage.Now = c.Now
+	}
+	return c
 }
 
 // Demo is the built-in agent: it reports a few working updates, then ends the
 // task as the message's metadata asks (completed with an artifact echoing the
 // input text, by default).
+//
+// It works like any backend, under a lease: Start offers the task turn to
+// DemoQueue, and Run, on every instance, claims turns, keeps their leases
+// alive and carries each to its end. A turn whose instance died is claimed
+// again once its lease runs out, and resumes where the task stands (the
+// step its last status names, the artifact chunks it holds): no step and
+// no chunk is emitted twice. Writes ride out Redis outages (Outage); past
+// its bound the task fails, saying why.
 type Demo struct {
-	commit    Appender
-	stepDelay time.Duration
-	log       *slog.Logger
-	now       func() time.Time
-	limits    DemoLimits
+	pull  *Pull
+	queue PullQueue
+	cfg   DemoConfig
+	log   *slog.Logger
 
 	mu      sync.Mutex
-	running map[string]context.CancelFunc
-	wg      sync.WaitGroup
-	ctx     context.Context
-	stop    context.CancelFunc
+	running map[string]*demoTurn // by task id: the turns this instance runs
+	closed  bool
+	closing chan struct{}
+	runs    sync.WaitGroup
 }
 
-// NewDemo returns a demo agent whose default pause between events is stepDelay.
-func NewDemo(commit Appender, stepDelay time.Duration, log *slog.Logger) *Demo {
-	ctx, stop := context.WithCancel(context.Background())
-	return &Demo{commit: commit, stepDelay: stepDelay, log: log, now: time.Now, limits: DemoLimits{}.withDefaults(),
-		running: map[string]context.CancelFunc{}, ctx: ctx, stop: stop}
+// NewDemo returns the demo agent, whose turns go through pull's queue
+// DemoQueue; Run works them.
+func NewDemo(pull *Pull, cfg DemoConfig, log *slog.Logger) (*Demo, error) {
+	if pull == nil {
+		return nil, errors.New("ingest: demo: nil pull backend")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	log = log.With("agent", "demo")
+	cfg.Outage.Log = cmp.Or(cfg.Outage.Log, log)
+	return &Demo{pull: pull, queue: pull.Queue(DemoQueue), cfg: cfg, log: log,
+		running: map[string]*demoTurn{}, closing: make(chan struct{})}, nil
 }
 
-// demoOptions reads and bounds the demo options of a message.
+// options reads and bounds the demo options of a message.
 func (d *Demo) options(msg a2a.Message) (steps int, delay time.Duration, outcome a2a.TaskState, chunks int, err error) {
 	var meta struct {
 		Demo *DemoOptions `json:"demo"`
 	}
-	steps, delay, outcome, chunks = 2, d.stepDelay, a2a.StateCompleted, 1
+	steps, delay, outcome, chunks = 2, d.cfg.StepDelay, a2a.StateCompleted, 1
 	if len(msg.Metadata) == 0 {
 		return
 	}
@@ -96,8 +165,8 @@ func (d *Demo) options(msg a2a.Message) (steps int, delay time.Duration, outcome
 	}
 	o := meta.Demo
 	if o.Steps != nil {
-		if steps = *o.Steps; steps < 0 || steps > d.limits.MaxSteps {
-			return 0, 0, "", 0, outOfRange("steps", 0, d.limits.MaxSteps, "")
+		if steps = *o.Steps; steps < 0 || steps > d.cfg.Limits.MaxSteps {
+			return 0, 0, "", 0, outOfRange("steps", 0, d.cfg.Limits.MaxSteps, "")
 		}
 	}
 	if o.DelayMs != nil {
@@ -107,8 +176,8 @@ func (d *Demo) options(msg a2a.Message) (steps int, delay time.Duration, outcome
 		delay = time.Duration(*o.DelayMs) * time.Millisecond
 	}
 	if o.ArtifactChunks != nil {
-		if chunks = *o.ArtifactChunks; chunks < 0 || chunks > d.limits.MaxSteps {
-			return 0, 0, "", 0, outOfRange("artifactChunks", 0, d.limits.MaxSteps, " (no artifact)")
+		if chunks = *o.ArtifactChunks; chunks < 0 || chunks > d.cfg.Limits.MaxSteps {
+			return 0, 0, "", 0, outOfRange("artifactChunks", 0, d.cfg.Limits.MaxSteps, " (no artifact)")
 		}
 	}
 	switch s := a2a.TaskState(o.Outcome); s {
@@ -127,106 +196,101 @@ func (d *Demo) Validate(msg a2a.Message) error {
 	return err
 }
 
-// Start runs the demo on task unless it is already running.
-func (d *Demo) Start(task a2a.Task, msg a2a.Message) error {
+// Start offers the task turn to the demo's queue; an instance's Run takes it.
+func (d *Demo) Start(task a2a.Task, msg a2a.Message) error { return d.queue.Start(task, msg) }
+
+// QueueOf names the demo's work queue, so that the commit that makes a
+// task's turn claimable records its offer in the same step (Queued).
+func (d *Demo) QueueOf(task a2a.Task, msg a2a.Message) string { return d.queue.QueueOf(task, msg) }
+
+// Cancel stops the turn of taskID at once when this instance runs it
+// (another instance's turn sees the cancel at its next heartbeat or write).
+func (d *Demo) Cancel(taskID string) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, busy := d.running[task.ID]; busy {
+	t := d.running[taskID]
+	d.mu.Unlock()
+	if t != nil {
+		t.stop(errDemoCanceled)
+	}
+}
+
+// Close stops Run: no more claims, and the turns under way are handed back
+// to the queue (released), so that another instance takes them at once. It
+// returns when Run has.
+func (d *Demo) Close() {
+	d.mu.Lock()
+	if !d.closed {
+		d.closed = true
+		close(d.closing)
+	}
+	d.mu.Unlock()
+	d.runs.Wait()
+}
+
+// Run claims the demo's task turns and works them, up to Concurrency at
+// once, until ctx ends or Close. The turns still running then are
+// released; Run returns when all have ended.
+func (d *Demo) Run(ctx context.Context) error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
 		return nil
 	}
-	if d.ctx.Err() != nil {
-		return errors.New("the demo agent is shutting down")
-	}
-	ctx, cancel := context.WithCancel(d.ctx)
-	d.running[task.ID] = cancel
-	d.wg.Add(1)
+	d.runs.Add(1)
+	d.mu.Unlock()
+	defer d.runs.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	go func() {
-		defer d.wg.Done()
-		defer d.finish(task.ID)
-		if err := d.run(ctx, task, msg); err != nil && ctx.Err() == nil {
-			d.log.WarnContext(ctx, "demo agent stopped", "task_id", task.ID, "err", err)
+		select {
+		case <-d.closing:
+			cancel()
+		case <-ctx.Done():
 		}
 	}()
+	slots := make(chan struct{}, d.cfg.Concurrency)
+	var turns, claimers sync.WaitGroup
+	defer turns.Wait()
+	for range d.cfg.Claimers {
+		claimers.Go(func() { d.claim(ctx, slots, &turns) })
+	}
+	claimers.Wait()
 	return nil
 }
 
-func (d *Demo) finish(id string) {
-	d.mu.Lock()
-	if cancel, ok := d.running[id]; ok {
-		cancel()
-		delete(d.running, id)
-	}
-	d.mu.Unlock()
-}
-
-// Cancel stops the demo's work on a task.
-func (d *Demo) Cancel(taskID string) { d.finish(taskID) }
-
-// Close stops every running demo task and waits for them.
-func (d *Demo) Close() {
-	d.stop()
-	d.wg.Wait()
-}
-
-func (d *Demo) run(ctx context.Context, task a2a.Task, msg a2a.Message) error {
-	steps, delay, outcome, chunks, _ := d.options(msg)
-	seq := 0
-	gap := time.Second / time.Duration(d.limits.MaxEventsPerSecond)
-	var last time.Time
-	emit := func(ev a2a.Event) error {
-		if err := sleep(ctx, last.Add(gap).Sub(d.now())); err != nil { // paced: MaxEventsPerSecond
-			return err
+// claim takes turns while a slot is free, until ctx ends.
+func (d *Demo) claim(ctx context.Context, slots chan struct{}, turns *sync.WaitGroup) {
+	bo := d.cfg.Outage.Backoff()
+	var lastLog time.Time
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
 		}
-		last = d.now()
-		seq++
-		ev.TaskID, ev.ContextID = task.ID, task.ContextID
-		ev.Metadata = json.RawMessage(`{"emitNs":"` + strconv.FormatInt(d.now().UnixNano(), 10) + `","seq":` + strconv.Itoa(seq) + `}`)
-		_, err := d.commit.Append(ctx, task.ID, ev)
-		var te *a2a.TransitionError
-		if errors.As(err, &te) && te.From.Terminal() {
-			return context.Canceled // canceled from elsewhere: stop quietly
+		c, err := d.pull.Claim(ctx, DemoQueue, d.cfg.Worker, d.cfg.ClaimWait)
+		if c == nil {
+			<-slots
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				if now := d.cfg.Now(); now.Sub(lastLog) >= 10*time.Second {
+					lastLog = now
+					d.log.WarnContext(ctx, "claiming demo work failed; retrying", "err", err)
+				}
+				if !pause(ctx, bo.NextBackOff()) {
+					return
+				}
+			}
+			continue
 		}
-		return err
+		bo.Reset()
+		turns.Go(func() {
+			defer func() { <-slots }()
+			d.handle(ctx, c)
+		})
 	}
-	status := func(s a2a.TaskState, text string) error {
-		st := &a2a.TaskStatus{State: s}
-		if text != "" {
-			st.Message = agentMessage(task, text)
-		}
-		return emit(a2a.Event{Kind: a2a.EventStatus, Status: st})
-	}
-	if outcome == a2a.StateRejected {
-		return status(a2a.StateRejected, "The demo agent rejected this task, as asked.")
-	}
-	if steps == 0 && task.Status.State == a2a.StateSubmitted && outcome != a2a.StateFailed {
-		// The state machine goes through working on the way to any other end.
-		if err := status(a2a.StateWorking, ""); err != nil {
-			return err
-		}
-	}
-	for i := 1; i <= steps; i++ {
-		if err := sleep(ctx, delay); err != nil {
-			return err
-		}
-		if err := status(a2a.StateWorking, "working: step "+strconv.Itoa(i)+" of "+strconv.Itoa(steps)); err != nil {
-			return err
-		}
-	}
-	switch outcome {
-	case a2a.StateFailed:
-		return status(a2a.StateFailed, "The demo agent failed this task, as asked.")
-	case a2a.StateInputRequired:
-		return status(a2a.StateInputRequired, "The demo agent needs more input: send another message to this task.")
-	}
-	artifactID := uuid.NewString()
-	for i, chunk := range splitChunks(textOf(msg), chunks) { // no artifact when chunks is 0
-		err := emit(a2a.Event{Kind: a2a.EventArtifact, Append: i > 0, LastChunk: i == chunks-1,
-			Artifact: &a2a.Artifact{ArtifactID: artifactID, Name: "echo", Parts: []a2a.Part{{Kind: a2a.PartText, Text: chunk}}}})
-		if err != nil {
-			return err
-		}
-	}
-	return status(a2a.StateCompleted, "")
 }
 
 func agentMessage(task a2a.Task, text string) *a2a.Message {

@@ -83,6 +83,9 @@ type Config struct {
 	// Quota, when set, holds clients to their storage budgets: a send or a
 	// push config past one is refused before anything is stored.
 	Quota Quota
+	// Outage is how handing a task to its agent rides out Redis outages
+	// (the offer, and failing the task when the offer cannot be made).
+	Outage Outage
 }
 
 // Quota is a client's storage budgets (quota.Quota implements it).
@@ -133,6 +136,9 @@ func NewService(store TaskStore, commit *Committer, hub *Hub, agent Agent, cfg C
 	cfg.BlockingTimeout = cmp.Or(cfg.BlockingTimeout, 30*time.Second)
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, 250*time.Millisecond)
 	cfg.MaxPushConfigs = cmp.Or(cfg.MaxPushConfigs, 16)
+	if cfg.Outage.Log == nil {
+		cfg.Outage.Log = log
+	}
 	return &Service{store: store, commit: commit, hub: hub, agent: agent, cfg: cfg, log: log}
 }
 
@@ -228,19 +234,26 @@ func (s *Service) offerOf(task a2a.Task, msg a2a.Message) *taskstore.Offer {
 }
 
 // start hands a task turn to the agent; a task the agent cannot take fails
-// at once rather than waiting forever. A turn whose offer the commit
-// recorded is the exception: its record stays when Start fails, and the
-// Reofferer offers it later; once Start succeeded the record goes.
+// rather than waiting forever. Both writes ride out a Redis outage
+// (Config.Outage): the hand-over is retried up to the bound, and failing
+// the task keeps trying while relay runs. The client's going away does
+// not stop them: the task was acknowledged when it was committed. A turn
+// whose offer the commit recorded is the exception: its record stays when
+// Start fails, and the Reofferer offers it later; once Start succeeded
+// the record goes.
 func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message, offer *taskstore.Offer) a2a.TaskView {
 	failpoint.Hit(failpoint.AfterCommit)
-	err := s.agent.Start(view.Task, msg)
+	bg := context.WithoutCancel(ctx)
+	err := s.cfg.Outage.Retry(bg, "handing a task to its agent", func(context.Context) error {
+		return s.agent.Start(view.Task, msg)
+	})
 	if offer != nil {
 		if err != nil {
 			s.log.WarnContext(ctx, "offering a task's turn to its work queue; it is offered again later", "task_id", view.Task.ID,
 				"queue", offer.Queue, "err", err)
 			return view
 		}
-		if err := s.commit.DropOffer(context.WithoutCancel(ctx), *offer); err != nil {
+		if err := s.commit.DropOffer(bg, *offer); err != nil {
 			s.log.WarnContext(ctx, "dropping the record of an offer made; it is offered again later", "task_id", view.Task.ID,
 				"queue", offer.Queue, "err", err)
 		}
@@ -251,9 +264,13 @@ func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message,
 	}
 	s.log.ErrorContext(ctx, "agent backend refused a task", "task_id", view.Task.ID, "err", err)
 	text := "relay could not hand the task to its agent: " + err.Error()
-	failed, cerr := s.commit.Append(context.WithoutCancel(ctx), view.Task.ID, a2a.Event{Kind: a2a.EventStatus, TaskID: view.Task.ID,
-		Status: &a2a.TaskStatus{State: a2a.StateFailed, Message: &a2a.Message{MessageID: uuid.NewString(), Role: a2a.RoleAgent,
-			Parts: []a2a.Part{{Kind: a2a.PartText, Text: text}}}}})
+	var failed a2a.TaskView
+	cerr := s.cfg.Outage.Persist(bg, "failing a task its agent refused", func(ctx context.Context) (err error) {
+		failed, err = s.commit.Append(ctx, view.Task.ID, a2a.Event{Kind: a2a.EventStatus, TaskID: view.Task.ID,
+			Status: &a2a.TaskStatus{State: a2a.StateFailed, Message: &a2a.Message{MessageID: uuid.NewString(), Role: a2a.RoleAgent,
+				Parts: []a2a.Part{{Kind: a2a.PartText, Text: text}}}}})
+		return err
+	})
 	if cerr != nil {
 		s.log.ErrorContext(ctx, "failing a task its agent refused", "task_id", view.Task.ID, "err", cerr)
 		return view

@@ -48,7 +48,19 @@ type Claims struct {
 	// scan is where the next search for expired leases resumes, per queue:
 	// XAUTOCLAIM looks at a bounded stretch of the pending list per call.
 	scan sync.Map // queue -> string
+	// quiet is when a search went through a queue's whole pending list
+	// and found no expired lease, per queue: searches are skipped for
+	// reclaimPause after it, so that claims coming fast (one per task turn)
+	// do not each walk a pending list of live leases.
+	quiet sync.Map // queue -> time.Time
 }
+
+// reclaimPause is how long after a search that found no expired lease the
+// next one waits: a tenth of the lease, up to a second. An abandoned turn
+// is thus taken over at most that much after its lease ran out, and a
+// released one at most that much after its release (at once by the
+// instance that released it).
+func reclaimPause(ttl time.Duration) time.Duration { return min(ttl/10, time.Second) }
 
 // reclaimScan bounds the XAUTOCLAIM calls of one search for an expired
 // lease (each looks at up to 10 pending entries); the search resumes where
@@ -58,6 +70,9 @@ const reclaimScan = 20
 // expired looks for an entry whose lease expired (idle past ttl), walking
 // the pending list from where the last search stopped.
 func (c *Claims) expired(ctx context.Context, queue, consumer string, ttl time.Duration) ([]redis.XMessage, error) {
+	if v, ok := c.quiet.Load(queue); ok && time.Since(v.(time.Time)) < reclaimPause(ttl) {
+		return nil, nil
+	}
 	start := "0-0"
 	if v, ok := c.scan.Load(queue); ok {
 		start = v.(string)
@@ -73,6 +88,7 @@ func (c *Claims) expired(ctx context.Context, queue, consumer string, ttl time.D
 			return msgs, nil
 		}
 		if next == "0-0" || next == "" {
+			c.quiet.Store(queue, time.Now())
 			return nil, nil // the whole pending list was searched
 		}
 		start = next
@@ -157,7 +173,7 @@ func (c *Claims) Claim(ctx context.Context, queue, consumer string, ttl, wait ti
 		if len(msgs) == 0 {
 			// Block in slices of a second at most, so that a lease expiring
 			// meanwhile is noticed by a waiting claim.
-			block := min(time.Until(deadline), time.Second).Truncate(time.Millisecond)
+			block := min(time.Until(deadline), time.Second, max(reclaimPause(ttl), time.Millisecond)).Truncate(time.Millisecond)
 			if block < time.Millisecond { // BLOCK 0 would wait forever
 				return nil, nil
 			}
@@ -261,6 +277,9 @@ func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl 
 	}
 	if n != 1 {
 		return ErrLeaseLost
+	}
+	if action == LeaseRelease {
+		c.quiet.Delete(queue) // this instance's next claim takes it at once; others' within reclaimPause
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ type Pull interface {
 	Lease() time.Duration
 	Claim(ctx context.Context, queue, worker string, wait time.Duration) (*ingest.Claimed, error)
 	Heartbeat(ctx context.Context, taskID, leaseID string) (ingest.Beat, error)
-	Post(ctx context.Context, taskID, leaseID string, events []a2a.Event) (ingest.Posted, error)
+	PostOnce(ctx context.Context, taskID, leaseID, key string, events []a2a.Event) (ingest.Posted, error)
 	Release(ctx context.Context, taskID, leaseID string) error
 }
 
@@ -87,6 +87,10 @@ type Config struct {
 	// Now is the clock of retry deadlines, backoff and the card cache
 	// (default time.Now).
 	Now func() time.Time
+	// Outage is how posts on our tasks ride out Redis outages: retried
+	// (under one idempotency key each, so a post whose answer was lost
+	// lands once) up to its bound, past which the task fails.
+	Outage ingest.Outage
 }
 
 // Validate checks the fields that have no default.
@@ -125,6 +129,9 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Outage.Now == nil {
+		c.Outage.Now = c.Now
+	}
 	return c
 }
 
@@ -144,6 +151,9 @@ type Bridge struct {
 func New(cfg Config, pull Pull, links Links, log *slog.Logger) *Bridge {
 	cfg = cfg.withDefaults()
 	log = log.With("upstream", cfg.URL, "queue", cfg.Queue)
+	if cfg.Outage.Log == nil {
+		cfg.Outage.Log = log
+	}
 	return &Bridge{cfg: cfg, pull: pull, links: links, log: log, client: newClient(cfg, log),
 		turns: map[string]*turn{}}
 }
@@ -260,8 +270,14 @@ func (b *Bridge) handle(runCtx context.Context, c *ingest.Claimed) {
 	beats.Go(t.heartbeat)
 	err := t.run()
 	var ue *upstreamError
-	if errors.As(err, &ue) && ctx.Err() == nil {
-		t.fail(ue)
+	var oe *ingest.OutageError
+	switch {
+	case ctx.Err() != nil:
+	case errors.As(err, &oe):
+		t.fail("relay could not record the upstream agent's progress: "+oe.Error()+".", oe)
+		err = nil
+	case errors.As(err, &ue):
+		t.fail(fmt.Sprintf("upstream agent at %s: %s", b.cfg.URL, ue.Error()), ue)
 		err = nil
 	}
 	stop(errTurnOver)

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -205,12 +206,23 @@ func (t *turn) learn(id, contextID string) bool {
 	return true
 }
 
-// post commits events on our task under the turn's lease.
-func (t *turn) post(evs ...a2a.Event) error {
+// post commits events on our task under the turn's lease, retried through
+// a Redis outage up to the Outage's bound.
+func (t *turn) post(evs ...a2a.Event) error { return t.postWith(t.b.cfg.Outage.Retry, evs) }
+
+// postWith commits events on our task under the turn's lease, its tries
+// run by retry (Outage.Retry or Persist). Every try carries the same
+// idempotency key: a try whose answer was lost is not applied twice.
+func (t *turn) postWith(retry func(context.Context, string, func(context.Context) error) error, evs []a2a.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	p, err := t.b.pull.Post(t.ctx, t.taskID, t.leaseID, evs)
+	key := uuid.NewString()
+	var p ingest.Posted
+	err := retry(t.ctx, "posting an upstream agent's events", func(ctx context.Context) (err error) {
+		p, err = t.b.pull.PostOnce(ctx, t.taskID, t.leaseID, key, evs)
+		return err
+	})
 	switch {
 	case errors.Is(err, ingest.ErrTaskCanceled):
 		t.stop(errClientCanceled)
@@ -222,7 +234,7 @@ func (t *turn) post(evs ...a2a.Event) error {
 		if stop := t.stopped(); stop != nil {
 			return stop
 		}
-		// Not retried: a commit whose answer was lost may have landed. The
+		// Past the outage bound (the turn fails the task), or refused: the
 		// lease runs out and the next turn forwards what is missing.
 		return &postError{fmt.Errorf("upstream: posting %d events: %w", len(evs), err)}
 	}

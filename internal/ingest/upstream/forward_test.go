@@ -30,7 +30,7 @@ func (p *fakePull) Heartbeat(context.Context, string, string) (ingest.Beat, erro
 	return ingest.Beat{}, nil
 }
 func (p *fakePull) Release(context.Context, string, string) error { return nil }
-func (p *fakePull) Post(_ context.Context, _, _ string, evs []a2a.Event) (ingest.Posted, error) {
+func (p *fakePull) PostOnce(_ context.Context, _, _, _ string, evs []a2a.Event) (ingest.Posted, error) {
 	p.posted = append(p.posted, evs)
 	for _, ev := range evs {
 		if ev.Kind == a2a.EventStatus {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -342,12 +341,12 @@ func (t *turn) heartbeat() {
 	}
 }
 
-// fail ends our task as failed with a message saying what went wrong
-// upstream, and asks the agent to stop its task, if any.
-func (t *turn) fail(ue *upstreamError) {
-	text := fmt.Sprintf("upstream agent at %s: %s", t.b.cfg.URL, ue.Error())
-	t.log.ErrorContext(t.ctx, "upstream task failed", "err", ue)
-	err := t.post(t.statusEvents(a2a.TaskStatus{State: a2a.StateFailed, Message: t.agentMessage(text)}, nil)...)
+// fail ends our task as failed with text as its status message (cause
+// is what went wrong), and asks the agent to stop its task, if any. The
+// post keeps trying through a Redis outage for as long as the turn runs.
+func (t *turn) fail(text string, cause error) {
+	t.log.ErrorContext(t.ctx, "upstream task failed", "err", cause)
+	err := t.postWith(t.b.cfg.Outage.Persist, t.statusEvents(a2a.TaskStatus{State: a2a.StateFailed, Message: t.agentMessage(text)}, nil))
 	if err != nil {
 		t.log.ErrorContext(t.ctx, "failing an upstream task", "err", err)
 	}

@@ -33,15 +33,18 @@ type Agent interface {
 // Queued is an Agent whose turns wait in a work queue until a worker claims
 // them (Pull.Queue, and the Router in front of such backends). The Service
 // records the offer of each turn with the commit that makes the turn
-// claimable, in the same atomic step, and drops the record once Start
-// (which offers the turn to the queue) is done: a relay that dies in
-// between leaves the record, and the Reofferer makes the offer. An agent
-// that is not Queued (in-process, not queue-based) has no such record.
+// claimable, in the same atomic step, then makes it (Offer, in place of
+// Start) and drops the record: a relay that dies in between leaves the
+// record, and the Reofferer makes the offer. An agent that is not Queued
+// (in-process, not queue-based) has no such record.
 type Queued interface {
 	// QueueOf names the work queue of task's turn prompted by msg, or ""
 	// when that turn is not queued. It is asked before the commit (task
 	// may not be stored yet; its history starts with its first message).
 	QueueOf(task a2a.Task, msg a2a.Message) string
+	// Offer puts task's turn prompted by msg in its work queue: o, as the
+	// commit recorded it (its queue is QueueOf's; its Turn numbers it).
+	Offer(ctx context.Context, task a2a.Task, msg a2a.Message, o taskstore.Offer) error
 }
 
 // TaskStore is what the Service reads of Redis beyond the commit path
@@ -204,7 +207,7 @@ func (s *Service) create(ctx context.Context, p a2a.SendParams, bytes int64) (a2
 	var err error
 	offer := s.offerOf(task, msg)
 	if offer != nil {
-		view, err = s.commit.CreateOffered(ctx, task, p.Dialect, push, *offer)
+		view, *offer, err = s.commit.CreateOffered(ctx, task, p.Dialect, push, *offer)
 	} else {
 		view, err = s.commit.Create(ctx, task, p.Dialect, push)
 	}
@@ -229,12 +232,15 @@ func (s *Service) offerOf(task a2a.Task, msg a2a.Message) *taskstore.Offer {
 
 // start hands a task turn to the agent; a task the agent cannot take fails
 // at once rather than waiting forever. A turn whose offer the commit
-// recorded is the exception: its record stays when Start fails, and the
-// Reofferer offers it later; once Start succeeded the record goes.
+// recorded is the exception: it is offered (Queued.Offer), and its record
+// stays when the offer fails, and the Reofferer offers it later; once the
+// offer is made the record goes.
 func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message, offer *taskstore.Offer) a2a.TaskView {
 	failpoint.Hit(failpoint.AfterCommit)
-	err := s.agent.Start(view.Task, msg)
 	if offer != nil {
+		octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		err := s.agent.(Queued).Offer(octx, view.Task, msg, *offer) // (offerOf made offer: the agent is Queued)
+		cancel()
 		if err != nil {
 			s.log.WarnContext(ctx, "offering a task's turn to its work queue; it is offered again later", "task_id", view.Task.ID,
 				"queue", offer.Queue, "err", err)
@@ -246,6 +252,7 @@ func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message,
 		}
 		return view
 	}
+	err := s.agent.Start(view.Task, msg)
 	if err == nil {
 		return view
 	}
@@ -292,7 +299,7 @@ func (s *Service) continueTask(ctx context.Context, p a2a.SendParams, bytes int6
 	offer := s.offerOf(cur.Task, msg)
 	var view a2a.TaskView
 	if offer != nil {
-		view, err = s.commit.AppendOffered(ctx, p.TaskID, *offer, events...)
+		view, *offer, err = s.commit.AppendOffered(ctx, p.TaskID, *offer, events...)
 	} else {
 		view, err = s.commit.Append(ctx, p.TaskID, events...)
 	}

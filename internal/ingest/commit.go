@@ -141,10 +141,14 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 
 // CreateOffered is Create for a task whose first turn is offered to a work
 // queue: the commit records offer (its TaskID is t's) in the same atomic
-// step, and the caller drops the record (DropOffer) once the offer is in the
-// queue. Should relay die in between, the Reofferer makes the offer.
-func (c *Committer) CreateOffered(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer taskstore.Offer) (a2a.TaskView, error) {
-	return c.create(ctx, t, d, push, &offer)
+// step, and returns it as recorded, numbered (Turn) by the version the
+// commit made. The caller offers that turn and drops the record (DropOffer)
+// once the offer is in the queue. Should relay die in between, the
+// Reofferer makes the offer.
+func (c *Committer) CreateOffered(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer taskstore.Offer) (a2a.TaskView, taskstore.Offer, error) {
+	offer.TaskID, offer.Turn = t.ID, 1 // (the version a creation makes: taskstore numbers the record alike)
+	view, err := c.create(ctx, t, d, push, &offer)
+	return view, offer, err
 }
 
 func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer *taskstore.Offer) (a2a.TaskView, error) {
@@ -196,12 +200,12 @@ func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Eve
 }
 
 // AppendOffered is Append for events that make a new turn of the task
-// claimable in a work queue (a client's answer to an interrupted task):
-// the commit records offer (its TaskID is taskID's) in the same atomic
-// step, as CreateOffered does.
-func (c *Committer) AppendOffered(ctx context.Context, taskID string, offer taskstore.Offer, events ...a2a.Event) (a2a.TaskView, error) {
+// claimable in a work queue (a client's message): the commit records offer
+// (its TaskID is taskID's) in the same atomic step, and returns it as
+// recorded, numbered as CreateOffered does.
+func (c *Committer) AppendOffered(ctx context.Context, taskID string, offer taskstore.Offer, events ...a2a.Event) (a2a.TaskView, taskstore.Offer, error) {
 	a, err := c.append(ctx, taskID, events, nil, &offer, "")
-	return a.View, err
+	return a.View, a.offer, err
 }
 
 // DropOffer removes the record of an offer that is in its work queue now.
@@ -218,6 +222,8 @@ type Appended struct {
 	Answer []byte
 	// Replayed: the key was committed already; nothing was.
 	Replayed bool
+	// offer is the offer the commit recorded, numbered (AppendOffered).
+	offer taskstore.Offer
 }
 
 // append commits events, under once when not nil, recording offer when
@@ -269,6 +275,11 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	if view.Task.Status.State.Terminal() {
 		expire = c.retention
 	}
+	var recorded taskstore.Offer
+	if offer != nil { // numbered by the version this try makes, as taskstore numbers the record
+		recorded = *offer
+		recorded.TaskID, recorded.Turn = taskID, cached.version+1
+	}
 	commit := taskstore.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs),
 		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, expect),
@@ -299,7 +310,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	}
 	c.committed(len(evs))
 	c.hub.Notify(taskID)
-	return Appended{View: view, Answer: answer}, nil
+	return Appended{View: view, Answer: answer, offer: recorded}, nil
 }
 
 // current returns the task as last committed through this Committer, or

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 // DemoOptions is the optional "demo" object of a message's metadata.
@@ -200,8 +201,14 @@ func (d *Demo) Validate(msg a2a.Message) error {
 func (d *Demo) Start(task a2a.Task, msg a2a.Message) error { return d.queue.Start(task, msg) }
 
 // QueueOf names the demo's work queue, so that the commit that makes a
-// task's turn claimable records its offer in the same step (Queued).
+// task's turn claimable records its offer in the same step, and the turn
+// is offered numbered (Queued).
 func (d *Demo) QueueOf(task a2a.Task, msg a2a.Message) string { return d.queue.QueueOf(task, msg) }
+
+// Offer puts the turn, as its commit recorded it, in the demo's queue.
+func (d *Demo) Offer(ctx context.Context, task a2a.Task, msg a2a.Message, o taskstore.Offer) error {
+	return d.queue.Offer(ctx, task, msg, o)
+}
 
 // Cancel stops the turn of taskID at once when this instance runs it
 // (another instance's turn sees the cancel at its next heartbeat or write).

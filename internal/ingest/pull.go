@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/taskstore"
 	"github.com/a2arelay/relay/internal/workqueue"
 )
 
 // WorkQueue is what the pull backend needs of Redis (workqueue.Claims).
 type WorkQueue interface {
-	Offer(ctx context.Context, queue, taskID, messageID string) error
+	Offer(ctx context.Context, queue, taskID, messageID string, turn int64) error
 	Claim(ctx context.Context, queue, consumer string, ttl, wait time.Duration) (*workqueue.Work, error)
 	Renew(ctx context.Context, leaseID, taskID, action string, ttl time.Duration) error
 }
@@ -75,11 +76,19 @@ func (q PullQueue) Validate(a2a.Message) error { return nil }
 // QueueOf names the queue: every turn of every task goes there.
 func (q PullQueue) QueueOf(a2a.Task, a2a.Message) string { return q.name }
 
-// Start offers the task's turn to the queue.
+// Offer puts the turn o, as its commit recorded it, in the queue, with its
+// number: the queue then tells its duplicates from later turns.
+func (q PullQueue) Offer(ctx context.Context, _ a2a.Task, _ a2a.Message, o taskstore.Offer) error {
+	return q.p.q.Offer(ctx, cmp.Or(o.Queue, q.name), o.TaskID, o.MessageID, o.Turn)
+}
+
+// Start offers the task's turn to the queue without a number (a caller
+// that did not record the offer): such an offer is never dropped as a
+// duplicate; a claim drops it only once the task is finished.
 func (q PullQueue) Start(task a2a.Task, msg a2a.Message) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return q.p.q.Offer(ctx, q.name, task.ID, msg.MessageID)
+	return q.p.q.Offer(ctx, q.name, task.ID, msg.MessageID, 0)
 }
 
 // Cancel does nothing: the worker learns of the cancel on its next
@@ -117,7 +126,7 @@ func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Du
 		case err != nil:
 			_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, workqueue.LeaseRelease, p.lease)
 			return nil, err
-		case !stale(view.Task, w.MessageID):
+		case !stale(view.Task):
 			var derr *DeadlineError
 			err := p.commit.ClaimTurn(ctx, w.TaskID)
 			if err == nil {
@@ -129,8 +138,8 @@ func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Du
 			}
 			// It waited past its limit, and failed: drop the turn.
 		}
-		// Gone, finished (canceled before anyone claimed it), past this turn
-		// (a duplicate offer), or past its wait limit: drop the turn.
+		// Gone, finished (canceled before anyone claimed it), or past its
+		// wait limit: drop the turn.
 		if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, workqueue.LeaseDone, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
 			return nil, err
 		}
@@ -140,38 +149,28 @@ func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Du
 	}
 }
 
-// stale reports whether a turn offered for message messageID is over
-// already, so that a claim drops it rather than run it again: the task is
-// final, or waits for its client (interrupted: the turn ended there), or a
-// later user message started another turn (which has an offer of its own).
-// A turn is offered more than once when relay re-offers a turn whose
-// offer it cannot tell was made (Reofferer), and the offers that come
-// after the turn ran are dropped here.
-func stale(t a2a.Task, messageID string) bool {
-	if st := t.Status.State; st.Terminal() || st.Interrupted() {
-		return true
-	}
-	if messageID == "" { // (an offer that names no message: any turn is its)
-		return false
-	}
-	for i := len(t.History) - 1; i >= 0; i-- {
-		if m := t.History[i]; m.Role == a2a.RoleUser {
-			return m.MessageID != messageID
-		}
-	}
-	return false
-}
+// stale reports whether a turn is over already, so that a claim drops it
+// rather than run it: the task is final. Duplicate offers of a turn (a
+// re-offer, Reofferer) are the work queue's to drop, by the turn's number
+// (workqueue.Claims.Offer), not the claimer's: a turn queued while another
+// ran (a client's message to a working task) is a turn of its own, and it
+// runs after the current one, even when that one left the task waiting for
+// its client (interrupted): the client's message gets its turn.
+func stale(t a2a.Task) bool { return t.Status.State.Terminal() }
 
-// prompt finds the message a turn was offered for; failing that, the
-// latest user message of the history.
+// prompt finds the message a turn was offered for (the latest of that id:
+// a client may reuse a message id, and a later turn supersedes an earlier
+// one); failing that, the latest user message of the history.
 func prompt(t a2a.Task, messageID string) a2a.Message {
 	var latest a2a.Message
-	for _, m := range t.History {
+	found := false
+	for i := len(t.History) - 1; i >= 0; i-- {
+		m := t.History[i]
 		if m.MessageID == messageID && messageID != "" {
 			return m
 		}
-		if m.Role == a2a.RoleUser {
-			latest = m
+		if m.Role == a2a.RoleUser && !found {
+			latest, found = m, true
 		}
 	}
 	return latest

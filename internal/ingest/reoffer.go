@@ -17,9 +17,10 @@ type OfferStore interface {
 	DropOffer(ctx context.Context, o taskstore.Offer) error
 }
 
-// Offerer puts a task's turn in a work queue (workqueue.Claims).
+// Offerer puts a task's turn, numbered turn, in a work queue
+// (workqueue.Claims).
 type Offerer interface {
-	Offer(ctx context.Context, queue, taskID, messageID string) error
+	Offer(ctx context.Context, queue, taskID, messageID string, turn int64) error
 }
 
 // ReoffererDeps are what a Reofferer works with.
@@ -56,8 +57,12 @@ type ReoffererConfig struct {
 // partition (taskstore.Offer), and the Reofferer offers the turn and drops
 // the record. One instance at a time looks (a Redis lease, role
 // "reoffer"), every Every, reading at most Batch records per partition in
-// one round trip. A turn offered twice is harmless: the work queue grants
-// it once at a time, and a claim drops a turn that is over (stale).
+// one round trip. A turn offered twice is harmless: the work queue tells
+// its duplicate by the turn's number, taken from the record, and drops it.
+// An offer that fails (its queue's node is down, say) is skipped, its
+// record kept for the next look; the rest of the look goes on, and the
+// failures are logged in one line per look, at most once a minute
+// (reofferLogEvery).
 type Reofferer struct {
 	d   ReoffererDeps
 	cfg ReoffererConfig
@@ -86,11 +91,15 @@ func NewReofferer(d ReoffererDeps, cfg ReoffererConfig) (*Reofferer, error) {
 	return &Reofferer{d: d, cfg: cfg}, nil
 }
 
+// reofferLogEvery spaces the warnings of looks whose offers fail.
+const reofferLogEvery = time.Minute
+
 // Run looks for records to offer every Every while this instance leads,
 // until ctx ends.
 func (r *Reofferer) Run(ctx context.Context) {
 	t := time.NewTicker(r.cfg.Every)
 	defer t.Stop()
+	var warned time.Time // when a failing look was last logged
 	for {
 		select {
 		case <-ctx.Done():
@@ -102,8 +111,9 @@ func (r *Reofferer) Run(ctx context.Context) {
 				continue
 			}
 			n, err := r.RunOnce(ctx)
-			if err != nil && ctx.Err() == nil {
-				r.d.Log.WarnContext(ctx, "re-offering recorded offers", "err", err)
+			if now := r.d.Now(); err != nil && ctx.Err() == nil && (warned.IsZero() || now.Sub(warned) >= reofferLogEvery) {
+				r.d.Log.WarnContext(ctx, "re-offering recorded offers; the failed ones are tried again on the next look", "err", err)
+				warned = now
 			}
 			if n > 0 { // (one line per look, however many)
 				r.d.Log.InfoContext(ctx, "offered task turns that their relay had not offered", "count", n)
@@ -114,20 +124,33 @@ func (r *Reofferer) Run(ctx context.Context) {
 
 // RunOnce offers the turns of the records older than After (up to Batch
 // per partition) and drops their records; it returns how many it offered.
+// A record whose offer or drop fails is skipped (kept for the next look),
+// and the error then counts the failures and names the first.
 func (r *Reofferer) RunOnce(ctx context.Context) (int, error) {
 	due, err := r.d.Store.DueOffers(ctx, r.d.Now().Add(-r.cfg.After), r.cfg.Batch)
 	if err != nil {
 		return 0, err
 	}
-	n := 0
+	n, failed := 0, 0
+	var first error
 	for _, o := range due {
-		if err := r.d.Queue.Offer(ctx, o.Queue, o.TaskID, o.MessageID); err != nil {
-			return n, fmt.Errorf("offer task %s to queue %q: %w", o.TaskID, o.Queue, err)
-		}
-		n++
-		if err := r.d.Store.DropOffer(ctx, o); err != nil {
+		if err := ctx.Err(); err != nil {
 			return n, err
 		}
+		err := r.d.Queue.Offer(ctx, o.Queue, o.TaskID, o.MessageID, o.Turn)
+		if err == nil {
+			n++
+			err = r.d.Store.DropOffer(ctx, o)
+		}
+		if err != nil {
+			failed++
+			if first == nil {
+				first = fmt.Errorf("task %s, queue %q: %w", o.TaskID, o.Queue, err)
+			}
+		}
+	}
+	if failed > 0 {
+		return n, fmt.Errorf("ingest: %d of %d recorded offers failed; the first: %w", failed, len(due), first)
 	}
 	return n, nil
 }

@@ -1,9 +1,12 @@
 package ingest
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 // Router is the Agent that sends each task to its backend: the backend of
@@ -73,6 +76,16 @@ func (r *Router) QueueOf(t a2a.Task, msg a2a.Message) string {
 		return q.QueueOf(t, msg)
 	}
 	return ""
+}
+
+// Offer puts the turn in the work queue of the backend the task goes to
+// (Service calls it only when QueueOf named one: that backend is Queued).
+func (r *Router) Offer(ctx context.Context, t a2a.Task, msg a2a.Message, o taskstore.Offer) error {
+	q, ok := r.route(t, msg).(Queued)
+	if !ok {
+		return fmt.Errorf("ingest: the backend of task %s has no work queue", t.ID)
+	}
+	return q.Offer(ctx, t, msg, o)
 }
 
 // Start hands the task to its backend.

@@ -33,15 +33,18 @@ type Agent interface {
 // Queued is an Agent whose turns wait in a work queue until a worker claims
 // them (Pull.Queue, and the Router in front of such backends). The Service
 // records the offer of each turn with the commit that makes the turn
-// claimable, in the same atomic step, and drops the record once Start
-// (which offers the turn to the queue) is done: a relay that dies in
-// between leaves the record, and the Reofferer makes the offer. An agent
-// that is not Queued (in-process, not queue-based) has no such record.
+// claimable, in the same atomic step, then makes it (Offer, in place of
+// Start) and drops the record: a relay that dies in between leaves the
+// record, and the Reofferer makes the offer. An agent that is not Queued
+// (in-process, not queue-based) has no such record.
 type Queued interface {
 	// QueueOf names the work queue of task's turn prompted by msg, or ""
 	// when that turn is not queued. It is asked before the commit (task
 	// may not be stored yet; its history starts with its first message).
 	QueueOf(task a2a.Task, msg a2a.Message) string
+	// Offer puts task's turn prompted by msg in its work queue: o, as the
+	// commit recorded it (its queue is QueueOf's; its Turn numbers it).
+	Offer(ctx context.Context, task a2a.Task, msg a2a.Message, o taskstore.Offer) error
 }
 
 // TaskStore is what the Service reads of Redis beyond the commit path
@@ -210,7 +213,7 @@ func (s *Service) create(ctx context.Context, p a2a.SendParams, bytes int64) (a2
 	var err error
 	offer := s.offerOf(task, msg)
 	if offer != nil {
-		view, err = s.commit.CreateOffered(ctx, task, p.Dialect, push, *offer)
+		view, *offer, err = s.commit.CreateOffered(ctx, task, p.Dialect, push, *offer)
 	} else {
 		view, err = s.commit.Create(ctx, task, p.Dialect, push)
 	}
@@ -238,16 +241,19 @@ func (s *Service) offerOf(task a2a.Task, msg a2a.Message) *taskstore.Offer {
 // (Config.Outage): the hand-over is retried up to the bound, and failing
 // the task keeps trying while relay runs. The client's going away does
 // not stop them: the task was acknowledged when it was committed. A turn
-// whose offer the commit recorded is the exception: its record stays when
-// Start fails, and the Reofferer offers it later; once Start succeeded
-// the record goes.
+// whose offer the commit recorded is the exception: it is offered
+// (Queued.Offer, retried the same way), its record stays when the offer
+// fails, and the Reofferer offers it later; once the offer is made the
+// record goes.
 func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message, offer *taskstore.Offer) a2a.TaskView {
 	failpoint.Hit(failpoint.AfterCommit)
 	bg := context.WithoutCancel(ctx)
-	err := s.cfg.Outage.Retry(bg, "handing a task to its agent", func(context.Context) error {
-		return s.agent.Start(view.Task, msg)
-	})
 	if offer != nil {
+		err := s.cfg.Outage.Retry(bg, "offering a task's turn to its work queue", func(ctx context.Context) error {
+			octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			return s.agent.(Queued).Offer(octx, view.Task, msg, *offer) // (offerOf made offer: the agent is Queued)
+		})
 		if err != nil {
 			s.log.WarnContext(ctx, "offering a task's turn to its work queue; it is offered again later", "task_id", view.Task.ID,
 				"queue", offer.Queue, "err", err)
@@ -259,6 +265,9 @@ func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message,
 		}
 		return view
 	}
+	err := s.cfg.Outage.Retry(bg, "handing a task to its agent", func(context.Context) error {
+		return s.agent.Start(view.Task, msg)
+	})
 	if err == nil {
 		return view
 	}
@@ -309,7 +318,7 @@ func (s *Service) continueTask(ctx context.Context, p a2a.SendParams, bytes int6
 	offer := s.offerOf(cur.Task, msg)
 	var view a2a.TaskView
 	if offer != nil {
-		view, err = s.commit.AppendOffered(ctx, p.TaskID, *offer, events...)
+		view, *offer, err = s.commit.AppendOffered(ctx, p.TaskID, *offer, events...)
 	} else {
 		view, err = s.commit.Append(ctx, p.TaskID, events...)
 	}

@@ -62,7 +62,7 @@ func newOfferStack(t *testing.T, broken bool) *offerStack {
 // its Redis node is unreachable right after the commit.
 type unreachableQueue struct{ PullQueue }
 
-func (unreachableQueue) Start(a2a.Task, a2a.Message) error {
+func (unreachableQueue) Offer(context.Context, a2a.Task, a2a.Message, taskstore.Offer) error {
 	return errors.New("work queue unreachable")
 }
 
@@ -129,13 +129,13 @@ type watchedQueue struct {
 	seen *[]redis.Z
 }
 
-func (q watchedQueue) Start(task a2a.Task, msg a2a.Message) error {
-	z, err := q.s.rdb.ZRangeWithScores(context.Background(), q.s.k.Offers(q.s.k.Partition(task.ID)), 0, -1).Result()
+func (q watchedQueue) Offer(ctx context.Context, task a2a.Task, msg a2a.Message, o taskstore.Offer) error {
+	z, err := q.s.rdb.ZRangeWithScores(ctx, q.s.k.Offers(q.s.k.Partition(task.ID)), 0, -1).Result()
 	if err != nil {
 		return err
 	}
 	*q.seen = z
-	return q.PullQueue.Start(task, msg)
+	return q.PullQueue.Offer(ctx, task, msg, o)
 }
 
 // A send to a queued backend commits the task with the record of its
@@ -213,10 +213,11 @@ func TestTurnOfferedTwiceRunsOnce(t *testing.T) {
 	s := newOfferStack(t, false)
 	task := a2a.Task{ID: "twice", ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.StateSubmitted},
 		History: []a2a.Message{{MessageID: "m1", Role: a2a.RoleUser, Parts: []a2a.Part{{Kind: a2a.PartText, Text: "go"}}}}}
-	if _, err := s.commit.CreateOffered(ctx, task, a2a.V10, nil, taskstore.Offer{Queue: "q", TaskID: task.ID, MessageID: "m1"}); err != nil {
+	_, offer, err := s.commit.CreateOffered(ctx, task, a2a.V10, nil, taskstore.Offer{Queue: "q", TaskID: task.ID, MessageID: "m1"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.pull.Queue("q").Start(task, task.History[0]); err != nil { // offered; the record stays (a crash)
+	if err := s.pull.Queue("q").Offer(ctx, task, task.History[0], offer); err != nil { // offered; the record stays (a crash)
 		t.Fatal(err)
 	}
 	s.clock.add(reofferAfter)
@@ -237,36 +238,45 @@ func TestTurnOfferedTwiceRunsOnce(t *testing.T) {
 	}
 }
 
-// An offer of a turn that is over is dropped at its claim: the task waits
-// for its client (interrupted), or a later message started another turn.
-func TestStaleTurnIsDroppedAtClaim(t *testing.T) {
+// A late offer of a turn that is done (a re-offer) is dropped at its
+// claim, however long the task has waited for its client since; so is any
+// turn of a task that is finished (canceled before anyone claimed it).
+func TestOfferOfATurnThatIsOverIsDroppedAtClaim(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newOfferStack(t, false)
 	claims := workqueue.New(s.rdb, s.rdb, s.k)
 	v := s.send(t, "", "m1")
 	c := s.claim(t, "w1")
-	if c == nil {
-		t.Fatal("no claim")
+	if c == nil || c.Work.Turn != 1 {
+		t.Fatalf("claim = %+v, want turn 1", c)
 	}
 	s.post(t, c, a2a.StateInputRequired)
-	// A late offer of turn m1 while the task waits for its client.
-	if err := claims.Offer(ctx, "q", v.Task.ID, "m1"); err != nil {
+	// A late offer of turn 1 while the task waits for its client.
+	if err := claims.Offer(ctx, "q", v.Task.ID, "m1", 1); err != nil {
 		t.Fatal(err)
 	}
 	if c := s.claim(t, "w2"); c != nil || s.queued(t) != 0 {
 		t.Fatalf("claim of a turn that ended in input-required = %+v (%d queued); want it dropped", c, s.queued(t))
 	}
-	// Another late offer of m1, then the client's answer m2: m1 is past.
-	if err := claims.Offer(ctx, "q", v.Task.ID, "m1"); err != nil {
+	// Another late offer of turn 1, then the client's answer m2.
+	if err := claims.Offer(ctx, "q", v.Task.ID, "m1", 1); err != nil {
 		t.Fatal(err)
 	}
 	s.send(t, v.Task.ID, "m2")
 	c = s.claim(t, "w3")
 	if c == nil || c.Work.MessageID != "m2" || c.Message.MessageID != "m2" {
-		t.Fatalf("claim after the answer = %+v; want turn m2, turn m1 dropped", c)
+		t.Fatalf("claim after the answer = %+v; want turn m2, turn 1 dropped", c)
 	}
 	if n := s.queued(t); n != 1 {
 		t.Fatalf("%d queued, want 1 (turn m2's)", n)
+	}
+	// A task canceled before its turn is claimed: the turn is dropped.
+	v2 := s.send(t, "", "m1")
+	if _, err := s.svc.CancelTask(ctx, v2.Task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if c := s.claim(t, "w4"); c != nil {
+		t.Fatalf("a canceled task's turn was claimed: %+v", c)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The commit that makes a task's turn claimable records its offer in the
@@ -45,8 +47,8 @@ func TestOfferIsRecordedWithItsCommitAndOnlyThen(t *testing.T) {
 			t.Fatalf("outbox=%v: offers due before the commit: %v, %v; want none", outbox, due, err)
 		}
 		due, err := s.DueOffers(ctx, t0, 10)
-		if want := (Offer{Queue: "jobs", TaskID: id, MessageID: "m1", At: t0}); err != nil || len(due) != 1 || !due[0].At.Equal(want.At) ||
-			due[0].Queue != want.Queue || due[0].TaskID != want.TaskID || due[0].MessageID != want.MessageID {
+		if want := (Offer{Queue: "jobs", TaskID: id, MessageID: "m1", Turn: 1, At: t0}); err != nil || len(due) != 1 || !due[0].At.Equal(want.At) ||
+			due[0].Queue != want.Queue || due[0].TaskID != want.TaskID || due[0].MessageID != want.MessageID || due[0].Turn != want.Turn {
 			t.Fatalf("outbox=%v: offers due at the commit: %v, %v; want %v", outbox, due, err, want)
 		}
 		if err := s.DropOffer(ctx, due[0]); err != nil {
@@ -55,5 +57,50 @@ func TestOfferIsRecordedWithItsCommitAndOnlyThen(t *testing.T) {
 		if n, _ := rdb.ZCard(ctx, offers).Result(); n != 0 {
 			t.Fatalf("outbox=%v: %d offer records after the drop, want none", outbox, n)
 		}
+	}
+}
+
+// An offer's turn number is the version its commit makes, whatever the
+// caller set (a commit retried after a conflict numbers its turn anew),
+// so a later turn of a task has a higher number even when its message
+// reuses an earlier one's id. A record of an earlier build (no number)
+// reads as turn 0 and is dropped as such.
+func TestOfferIsNumberedByTheVersionItsCommitMakes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, rdb, _ := newStore(t, 4)
+	const id = "task-numbered"
+	for v := range int64(3) {
+		if _, err := s.Commit(ctx, Commit{TaskID: id, Version: v, Snapshot: []byte(`{}`), Events: [][]byte{[]byte(`{}`)},
+			UpdatedAt: t0, Offer: &Offer{Queue: "jobs", MessageID: "m1", Turn: 99}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	due, err := s.DueOffers(ctx, t0, 10)
+	if err != nil || len(due) != 3 {
+		t.Fatalf("due offers = %v, %v; want 3, one per turn", due, err)
+	}
+	for i, o := range due {
+		if o.Turn != int64(i+1) {
+			t.Errorf("offer %d: turn %d, want %d (the version its commit made)", i, o.Turn, i+1)
+		}
+		if err := s.DropOffer(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offers := s.k.Offers(s.k.Partition(id))
+	old := `{"v":1,"q":"jobs","t":"` + id + `","m":"m0"}`
+	if err := rdb.ZAdd(ctx, offers, redis.Z{Score: float64(t0.UnixMilli()), Member: old}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	due, err = s.DueOffers(ctx, t0, 10)
+	if err != nil || len(due) != 1 || due[0].Turn != 0 || due[0].MessageID != "m0" {
+		t.Fatalf("an earlier build's record reads as %v, %v; want turn 0 of m0", due, err)
+	}
+	if err := s.DropOffer(ctx, due[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.ZCard(ctx, offers).Result(); n != 0 {
+		t.Fatalf("%d records left after the drops, want none", n)
 	}
 }

@@ -16,29 +16,38 @@ import (
 // offer itself goes to the work queue's stream, whose keys carry another
 // hash tag than the task's, so no script can write both. The record lives
 // in the task's partition (layout.Keys.Offers) until the offer is made
-// (DropOffers); a relay that dies between the commit and the offer leaves
+// (DropOffer); a relay that dies between the commit and the offer leaves
 // it there, and the re-offer sweeper (ingest.Reofferer) makes it from
 // DueOffers.
 type Offer struct {
 	Queue, TaskID, MessageID string
+	// Turn numbers the turn: the task version of the commit that opened it
+	// (set by the commit that records the offer, Commit.Version + 1), so a
+	// later turn of the task has a higher number. The work queue tells a
+	// duplicate offer from another turn by it (workqueue.Claims.Offer).
+	// 0: unknown (a record written before turns were numbered).
+	Turn int64
 	// At is when the commit recorded it (set by DueOffers).
 	At time.Time
 }
 
 // offerRecord is an Offer's stored form, the member of the partition's
-// offers zset (format version 1; its score is the commit's ms). One
-// (queue, task, message) is one member: a commit recording the same turn
-// again only moves its time.
+// offers zset (format version 1; its score is the commit's ms). "n", the
+// turn number, was added within version 1 and is absent from the records
+// of earlier builds (their turn is unknown, 0): a reader that ignores it
+// reads the record as before. One (queue, task, message, turn) is one
+// member; every turn has a number of its own.
 type offerRecord struct {
 	V         int    `json:"v"`
 	Queue     string `json:"q"`
 	TaskID    string `json:"t"`
 	MessageID string `json:"m"`
+	Turn      int64  `json:"n,omitempty"`
 }
 
 // member is o's member of the offers zset.
 func (o Offer) member() string {
-	b, _ := json.Marshal(offerRecord{V: 1, Queue: o.Queue, TaskID: o.TaskID, MessageID: o.MessageID}) // (strings only: cannot fail)
+	b, _ := json.Marshal(offerRecord{V: 1, Queue: o.Queue, TaskID: o.TaskID, MessageID: o.MessageID, Turn: o.Turn}) // (cannot fail)
 	return string(b)
 }
 
@@ -47,10 +56,10 @@ var errBadOffer = errors.New("taskstore: malformed offer record")
 
 func offerOf(member string, score float64) (Offer, error) {
 	var r offerRecord
-	if err := json.Unmarshal([]byte(member), &r); err != nil || r.V != 1 || r.Queue == "" || r.TaskID == "" {
+	if err := json.Unmarshal([]byte(member), &r); err != nil || r.V != 1 || r.Queue == "" || r.TaskID == "" || r.Turn < 0 {
 		return Offer{}, fmt.Errorf("%w: %q", errBadOffer, member)
 	}
-	return Offer{Queue: r.Queue, TaskID: r.TaskID, MessageID: r.MessageID, At: time.UnixMilli(int64(score))}, nil
+	return Offer{Queue: r.Queue, TaskID: r.TaskID, MessageID: r.MessageID, Turn: r.Turn, At: time.UnixMilli(int64(score))}, nil
 }
 
 // DueOffers returns the recorded offers of every partition made at or
@@ -84,10 +93,8 @@ func (s *Store) DueOffers(ctx context.Context, before time.Time, perPartition in
 	return out, nil
 }
 
-// DropOffer removes o's record once the offer is in its work queue. A
-// commit that recorded the same turn again after o was read moved its
-// time, not its member: the record goes all the same, which is right, as
-// the offer just made is that turn's.
+// DropOffer removes o's record once the offer is in its work queue (o as
+// the commit recorded it, with its Turn).
 func (s *Store) DropOffer(ctx context.Context, o Offer) error {
 	var cmd *redis.IntCmd
 	s.batch.Do(func(p redis.Pipeliner) { cmd = p.ZRem(ctx, s.k.Offers(s.k.Partition(o.TaskID)), o.member()) }) // (shares a round trip with other callers' commands)

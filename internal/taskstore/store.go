@@ -205,7 +205,8 @@ type Commit struct {
 	ExpireAfter time.Duration
 	// Offer, when not nil, is the turn of the task this commit makes
 	// claimable in a work queue: it is recorded with the commit, in the
-	// same atomic step (offers.go). Its TaskID is c's.
+	// same atomic step (offers.go). Its TaskID is c's, and its Turn the
+	// version the commit makes (Version + 1), whatever the caller set.
 	Offer *Offer
 	// Deadline is what the commit does to the task's turn deadline
 	// (deadline.go): nothing, by default.
@@ -340,7 +341,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 	offer := ""
 	if c.Offer != nil {
 		o := *c.Offer
-		o.TaskID = c.TaskID
+		o.TaskID, o.Turn = c.TaskID, c.Version+1
 		offer = o.member()
 	}
 	args := append(make([]any, 0, 26+len(c.Events)),

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,10 +33,19 @@ var (
 var ErrLeaseLost = errors.New("lease lost")
 
 // Claims are the work queues of the worker API: per queue, a stream of work
-// entries (one per task turn: "t" task id, "m" message id) read through the
-// consumer group "workers", and per task a lease key naming the worker that
-// holds it. An entry whose lease is not renewed is pending with a growing
-// idle time, and the next claim takes it over (XAUTOCLAIM).
+// entries (one per task turn: "t" task id, "m" message id, "v" turn number)
+// read through the consumer group "workers", and per task a lease key naming
+// the worker that holds it. An entry whose lease is not renewed is pending
+// with a growing idle time, and the next claim takes it over (XAUTOCLAIM).
+//
+// A task's turns are numbered (the task version of the commit that opened
+// the turn, so a later turn has a higher number), and the number decides
+// what a claim does with an offer while the task's lease key holds a live
+// lease or, once a turn is done, the done marker (kept DoneHorizon): an
+// offer of a turn at or below the done or held one is a duplicate (or a turn
+// superseded by a later one) and is dropped; an offer of a later turn waits
+// for the held one to end. Offers without a number (written before turns
+// were numbered) are never dropped as duplicates.
 //
 // The keys of one queue share the hash tag {wq:<queue>}.
 type Claims struct {
@@ -109,9 +119,19 @@ func (c *Claims) lease(queue, taskID string) string {
 	return c.k.WorkQueue(queue).Lease(taskID)
 }
 
+// DoneHorizon is how long a task's lease key, once its turn is done, keeps
+// the done marker by which a claim recognizes a later offer of that turn (a
+// duplicate, by a re-offer) and drops it. Re-offers come within seconds of
+// the commit (ingest.Reofferer), or once Redis answers again after an
+// outage: a day covers both. A duplicate that comes later still is granted,
+// and the claimer drops it only if the task is finished.
+const DoneHorizon = 24 * time.Hour
+
 // Work is one task turn granted to a worker.
 type Work struct {
 	Queue, TaskID, MessageID string
+	// Turn is the turn's number (0: unknown).
+	Turn int64
 	// LeaseID identifies the lease; it names the queue, so that it alone
 	// finds the lease again.
 	LeaseID string
@@ -141,16 +161,21 @@ func (c *Claims) ensureGroup(ctx context.Context, queue string) error {
 	return nil
 }
 
-// Offer queues a turn of a task: its creation, or a client's answer to an
-// interrupted task. The same turn offered twice (a re-offer of a turn whose
-// first offer was made after all) is granted once at a time: while its
-// lease is held, the other offer is dropped at its claim (grant.lua); once
-// the turn is over, the claimer (ingest.Pull) drops it as stale.
-func (c *Claims) Offer(ctx context.Context, queue, taskID, messageID string) error {
+// Offer queues a turn of a task (its creation, or a client's message),
+// numbered turn (0: unknown). The same turn offered twice (a re-offer of a
+// turn whose first offer was made after all) runs once: its other offer is
+// dropped at its claim while the turn's lease is held, or once the turn is
+// done (grant.lua), and so is an offer of a turn older than the held or
+// done one. A turn offered while an earlier one runs waits for it to end.
+func (c *Claims) Offer(ctx context.Context, queue, taskID, messageID string, turn int64) error {
 	if err := c.ensureGroup(ctx, queue); err != nil {
 		return err
 	}
-	err := c.rdb.XAdd(ctx, &redis.XAddArgs{Stream: c.stream(queue), Values: []any{"t", taskID, "m", messageID}}).Err()
+	values := []any{"t", taskID, "m", messageID}
+	if turn > 0 {
+		values = append(values, "v", turn)
+	}
+	err := c.rdb.XAdd(ctx, &redis.XAddArgs{Stream: c.stream(queue), Values: values}).Err()
 	if err != nil {
 		return fmt.Errorf("workqueue: offer work: %w", err)
 	}
@@ -225,6 +250,9 @@ func (c *Claims) grantEntry(ctx context.Context, queue, consumer string, ttl tim
 	w := &Work{Queue: queue, LeaseID: base64.RawURLEncoding.EncodeToString([]byte(queue)) + "." + strings.ReplaceAll(uuid.NewString(), "-", "")}
 	w.TaskID, _ = m.Values["t"].(string)
 	w.MessageID, _ = m.Values["m"].(string)
+	if v, ok := m.Values["v"].(string); ok {
+		w.Turn, _ = strconv.ParseInt(v, 10, 64)
+	}
 	if w.TaskID == "" { // not an entry relay wrote: drop it
 		c.rdb.XAck(ctx, c.stream(queue), layout.Group, m.ID)
 		return nil, nil
@@ -234,13 +262,13 @@ func (c *Claims) grantEntry(ctx context.Context, queue, consumer string, ttl tim
 		w.LeaseID,          // leaseID
 		ttl.Milliseconds(), // leaseMs
 		consumer,           // consumer
-		w.MessageID,        // messageID
+		w.Turn,             // turn
 	).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("workqueue: grant work: %w", err)
 	}
 	if ok, _ := res[0].(int64); ok != 1 {
-		return nil, nil // another worker holds a live lease on this task
+		return nil, nil // another worker holds a live lease on this task, or the turn is done
 	}
 	n, _ := res[1].(int64)
 	w.Attempt = max(int(n), 1)
@@ -254,10 +282,11 @@ const (
 	LeaseRelease = "release"
 )
 
-// Renew keeps (LeaseRenew, for ttl more), ends (LeaseDone: the turn is over)
-// or hands back (LeaseRelease: offered to the next claim at once, ttl being
-// the lease time claims wait for) a lease on taskID. It returns
-// ErrLeaseLost when the lease is not current.
+// Renew keeps (LeaseRenew, for ttl more), ends (LeaseDone: the turn is
+// over, and later offers of it are dropped for DoneHorizon) or hands back
+// (LeaseRelease: offered to the next claim at once, ttl being the lease time
+// claims wait for) a lease on taskID. It returns ErrLeaseLost when the lease
+// is not current.
 func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl time.Duration) error {
 	queue, err := QueueOf(leaseID)
 	if err != nil {
@@ -268,9 +297,10 @@ func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl 
 		arg = ttl.Milliseconds() + 1
 	}
 	n, err := c.renew.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)},
-		leaseID, // leaseID
-		action,  // action
-		arg,     // ms
+		leaseID,                    // leaseID
+		action,                     // action
+		arg,                        // ms
+		DoneHorizon.Milliseconds(), // doneMs
 	).Int()
 	if err != nil {
 		return fmt.Errorf("workqueue: %s lease: %w", action, err)

@@ -21,7 +21,7 @@ func TestClaimsLeaseLifecycle(t *testing.T) {
 	if w, err := c.Claim(ctx, "q", "w1", time.Second, 50*time.Millisecond); w != nil || err != nil {
 		t.Fatalf("claim of an empty queue = %v, %v", w, err)
 	}
-	if err := c.Offer(ctx, "q", "task-1", "m1"); err != nil {
+	if err := c.Offer(ctx, "q", "task-1", "m1", 1); err != nil {
 		t.Fatal(err)
 	}
 	const ttl = time.Second
@@ -66,7 +66,7 @@ func TestClaimsLeaseLifecycle(t *testing.T) {
 func TestClaimsReleaseOffersAtOnce(t *testing.T) {
 	t.Parallel()
 	c, ctx := newClaims(t)
-	if err := c.Offer(ctx, "q", "task-2", "m1"); err != nil {
+	if err := c.Offer(ctx, "q", "task-2", "m1", 1); err != nil {
 		t.Fatal(err)
 	}
 	w, err := c.Claim(ctx, "q", "w1", time.Minute, time.Second)
@@ -91,7 +91,7 @@ func TestClaimsLongPollWakesOnOffer(t *testing.T) {
 		got <- w
 	}()
 	time.Sleep(100 * time.Millisecond)
-	if err := c.Offer(ctx, "q", "task-3", "m1"); err != nil {
+	if err := c.Offer(ctx, "q", "task-3", "m1", 1); err != nil {
 		t.Fatal(err)
 	}
 	if w := <-got; w == nil || w.TaskID != "task-3" {

@@ -19,7 +19,7 @@ func TestExpiredLeaseBehindTenLiveOnesIsReclaimed(t *testing.T) {
 	var live []*Work
 	for i := range 10 {
 		id := fmt.Sprintf("long-%02d", i)
-		if err := c.Offer(ctx, "q", id, "m"); err != nil {
+		if err := c.Offer(ctx, "q", id, "m", 1); err != nil {
 			t.Fatal(err)
 		}
 		w, err := c.Claim(ctx, "q", "busy", ttl, time.Second)
@@ -28,7 +28,7 @@ func TestExpiredLeaseBehindTenLiveOnesIsReclaimed(t *testing.T) {
 		}
 		live = append(live, w)
 	}
-	if err := c.Offer(ctx, "q", "crashed", "m"); err != nil {
+	if err := c.Offer(ctx, "q", "crashed", "m", 1); err != nil {
 		t.Fatal(err)
 	}
 	w, err := c.Claim(ctx, "q", "dies", ttl, time.Second)

@@ -6,34 +6,55 @@
 --   ARGV[2] leaseID   the lease id
 --   ARGV[3] leaseMs   lease ms
 --   ARGV[4] consumer  the worker's consumer name
---   ARGV[5] messageID the message the entry offers a turn for ("": unknown)
--- The lease value is "<lease id> <entry id> <consumer>".
--- Returns {1, times delivered} when granted, {0} when another live lease holds
--- the task: the entry stays pending and is offered again later, unless it
--- offers the very turn the lease holds (the same message: an offer made
--- twice, by a re-offer), which is dropped (acknowledged and deleted), so
--- that a turn runs once at a time and its duplicate does not linger.
-local entryID, leaseID, leaseMs, consumer, messageID = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+--   ARGV[5] turn      the entry's turn number (the task version of the commit
+--                     that opened the turn; 0: unknown, an entry written
+--                     before turns were numbered)
+-- KEYS[2] holds a lease, "<lease id> <entry id>[/<turn>] <consumer>" (no
+-- "/<turn>" when the turn is unknown), or, once a turn is over (renew.lua),
+-- the done marker "done <entry id> <turn>": every turn of the task up to
+-- <turn> is over.
+-- Returns {1, times delivered} when granted, {0} when not. An entry whose
+-- turn is known is dropped (acknowledged and deleted: {0}) when its turn is
+-- at or below the done marker's, or at or below the turn of a live lease on
+-- another entry (an older turn, or a duplicate offer of the held one), so
+-- that a turn runs once and its duplicates do not linger. An entry of a
+-- later turn, or of an unknown one, while a live lease holds another entry
+-- stays pending and is offered again later: it runs after the held turn.
+local entryID, leaseID, leaseMs, consumer, turn = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]) or 0
+local function drop()
+  redis.call('XACK', KEYS[1], 'workers', entryID)
+  redis.call('XDEL', KEYS[1], entryID)
+  redis.call('HDEL', KEYS[3], entryID)
+  return {0}
+end
 local cur = redis.call('GET', KEYS[2])
 if cur then
-  local sp = string.find(cur, ' ', 1, true)
-  local entry = string.sub(cur, sp + 1, string.find(cur, ' ', sp + 1, true) - 1)
-  if entry ~= entryID then
-    if messageID ~= '' then
-      local held = redis.call('XRANGE', KEYS[1], entry, entry)
-      if held[1] then
-        local f = held[1][2]
-        for i = 1, #f, 2 do
-          if f[i] == 'm' and f[i + 1] == messageID then
-            redis.call('XACK', KEYS[1], 'workers', entryID)
-            redis.call('XDEL', KEYS[1], entryID)
-            redis.call('HDEL', KEYS[3], entryID)
-          end
-        end
-      end
+  local a = string.find(cur, ' ', 1, true)
+  local b = string.find(cur, ' ', a + 1, true)
+  local entry = string.sub(cur, a + 1, b - 1)
+  if string.sub(cur, 1, a - 1) == 'done' then
+    local over = tonumber(string.sub(cur, b + 1)) or 0
+    if turn > 0 and turn <= over then
+      return drop()
     end
-    return {0}
+  else
+    local held = 0
+    local sl = string.find(entry, '/', 1, true)
+    if sl then
+      held = tonumber(string.sub(entry, sl + 1)) or 0
+      entry = string.sub(entry, 1, sl - 1)
+    end
+    if entry ~= entryID then
+      if turn > 0 and turn <= held then
+        return drop()
+      end
+      return {0}
+    end
   end
 end
-redis.call('SET', KEYS[2], leaseID .. ' ' .. entryID .. ' ' .. consumer, 'PX', leaseMs)
+local at = entryID
+if turn > 0 then
+  at = entryID .. '/' .. turn
+end
+redis.call('SET', KEYS[2], leaseID .. ' ' .. at .. ' ' .. consumer, 'PX', leaseMs)
 return {1, redis.call('HINCRBY', KEYS[3], entryID, 1)}

@@ -6,11 +6,19 @@
 --   ARGV[2] action   what to do: renew | done | release
 --   ARGV[3] ms       renew: lease ms; release: the idle time to set, so the
 --                    entry is offered to the next claim at once
--- renew resets the entry's idle time too, so the reclaimer leaves it alone;
--- done acknowledges and deletes the entry; release drops the lease and makes
--- the entry look abandoned.
--- Returns 1, or 0 when the lease is not (or no longer) this one.
-local leaseID, action, ms = ARGV[1], ARGV[2], ARGV[3]
+--   ARGV[4] doneMs   how long the done marker is kept (DoneHorizon)
+-- The lease value is "<lease id> <entry id>[/<turn>] <consumer>" (grant.lua).
+-- renew resets the entry's idle time too, so the reclaimer leaves it alone.
+-- done acknowledges and deletes the entry, and replaces the lease with the
+-- done marker "done <entry id> <turn>" for doneMs: grant.lua drops the
+-- offers of turns up to <turn> that come later (duplicates). A lease whose
+-- turn is unknown is deleted instead.
+-- release makes the entry look abandoned, so the next claim takes it; its
+-- turn is not over, but every earlier one is: the lease is replaced by the
+-- marker "done <entry id> <turn - 1>" (deleted when the turn is unknown).
+-- Returns 1, or 0 when the lease is not (or no longer) this one (a done
+-- marker never is: lease ids are never "done").
+local leaseID, action, ms, doneMs = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local cur = redis.call('GET', KEYS[2])
 if not cur or string.sub(cur, 1, #leaseID + 1) ~= leaseID .. ' ' then
   return 0
@@ -18,16 +26,29 @@ end
 local rest = string.sub(cur, #leaseID + 2)
 local sp = string.find(rest, ' ', 1, true)
 local entry, consumer = string.sub(rest, 1, sp - 1), string.sub(rest, sp + 1)
+local turn = 0
+local sl = string.find(entry, '/', 1, true)
+if sl then
+  turn = tonumber(string.sub(entry, sl + 1)) or 0
+  entry = string.sub(entry, 1, sl - 1)
+end
+local function over(upTo)
+  if turn > 0 then
+    redis.call('SET', KEYS[2], 'done ' .. entry .. ' ' .. upTo, 'PX', doneMs)
+  else
+    redis.call('DEL', KEYS[2])
+  end
+end
 if action == 'renew' then
   redis.call('PEXPIRE', KEYS[2], ms)
   redis.call('XCLAIM', KEYS[1], 'workers', consumer, 0, entry, 'JUSTID')
 elseif action == 'done' then
-  redis.call('DEL', KEYS[2])
+  over(turn)
   redis.call('XACK', KEYS[1], 'workers', entry)
   redis.call('XDEL', KEYS[1], entry)
   redis.call('HDEL', KEYS[3], entry)
 else
-  redis.call('DEL', KEYS[2])
+  over(turn - 1)
   redis.call('XCLAIM', KEYS[1], 'workers', consumer, 0, entry, 'IDLE', ms, 'JUSTID')
 end
 return 1

@@ -43,9 +43,9 @@ type Report struct {
 	// workers began, those relay acknowledged, the replies cut on the
 	// way, the posts the workers sent again themselves (on top of the
 	// package's own retries), and the worker events Redis holds.
-	WorkerTasks, SharedTasks, Claims, Takeovers int
+	WorkerTasks, SharedTasks, Claims, Takeovers  int
 	Posts, AckedPosts, CutReplies, WorkerRetries int64
-	Marks                                      int
+	Marks                                        int
 	// WorkerNotCompleted counts worker tasks that ended otherwise than
 	// completed (their worker failed them after an error answer); Notes
 	// names some.

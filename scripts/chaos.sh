@@ -10,6 +10,10 @@
 # webhook in order, every SSE follower saw its task's events in order, and
 # every acknowledged task ended (its demo agent's work moves to another
 # instance after kill -9, with RELAY_WORKER_LEASE=3s, and waits out Redis).
+# A fifth of the tasks go to Go workers over the worker API, half of them
+# through connections that cut 20% of their post replies: no worker event
+# may be committed twice. Two clients (API keys) name the same contexts:
+# each must see only its own tasks there, and claims carry their owners.
 #
 # Usage (from anywhere in the repository):
 #   scripts/chaos.sh                          # 5000 tasks, once
@@ -21,7 +25,11 @@
 # (tasks/s, 60), RELAY_CHAOS_FOLLOWERS (SSE followers, 6), RELAY_CHAOS_DRAIN
 # (wait for the last deliveries, 60s), RELAY_CHAOS_SEED (the sink's failures),
 # RELAY_CHAOS_RACE (build relay with -race; default: as the test),
-# RELAY_CHAOS_DIR (keep the relay logs there).
+# RELAY_CHAOS_DIR (keep the relay and worker logs there), RELAY_CHAOS_REDIS_DOWN
+# (Redis down after its kill -9, 3s), RELAY_CHAOS_WORKER_EVERY (every n-th task
+# to the workers, 5), RELAY_CHAOS_WORKERS (8), RELAY_CHAOS_CUT_RATE (0.2),
+# RELAY_CHAOS_FRESH_KEYS=1 (self-test: workers retry under new keys; the run
+# must then report worker events committed twice).
 # Needs go and redis-server (Debian: apt-get install redis-server).
 set -euo pipefail
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
@@ -41,10 +44,27 @@ type settings struct {
 	// freeze (RELAY_CHAOS_FREEZE, default 0: off) adds a fault to each
 	// cycle: SIGSTOP a relay instance for this long, then SIGCONT.
 	freeze time.Duration
+	// redisDown (RELAY_CHAOS_REDIS_DOWN, default 3s) is how long Redis
+	// stays down after its kill -9.
+	redisDown time.Duration
+	// workerEvery (RELAY_CHAOS_WORKER_EVERY, default 5: a fifth; 0 none)
+	// sends every workerEvery-th load task to the worker queue.
+	workerEvery int
+	// workers (RELAY_CHAOS_WORKERS, default 8) Go workers claim them, half
+	// of them through connections that cut the reply of a share cutRate
+	// (RELAY_CHAOS_CUT_RATE, default 0.2) of their event posts.
+	workers int
+	cutRate float64
+	// freshKeys (RELAY_CHAOS_FRESH_KEYS, default false) is a self-test of
+	// the suite: the workers send each try of a post under a new
+	// Idempotency-Key, so posts replayed after a cut are applied twice and
+	// the run must report them.
+	freshKeys bool
 }
 
 func loadSettings(t *testing.T) settings {
-	s := settings{tasks: 1500, rate: 60, followers: 6, drain: 60 * time.Second, race: raceEnabled, seed: uint64(time.Now().UnixNano())}
+	s := settings{tasks: 1500, rate: 60, followers: 6, drain: 60 * time.Second, race: raceEnabled, seed: uint64(time.Now().UnixNano()),
+		redisDown: 3 * time.Second, workerEvery: 5, workers: 8, cutRate: 0.2}
 	num := func(name string, into *int) {
 		if v := os.Getenv(name); v != "" {
 			n, err := strconv.Atoi(v)
@@ -56,6 +76,8 @@ func loadSettings(t *testing.T) settings {
 	}
 	num("RELAY_CHAOS_TASKS", &s.tasks)
 	num("RELAY_CHAOS_FOLLOWERS", &s.followers)
+	num("RELAY_CHAOS_WORKER_EVERY", &s.workerEvery)
+	num("RELAY_CHAOS_WORKERS", &s.workers)
 	if v := os.Getenv("RELAY_CHAOS_RATE"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 {
@@ -63,20 +85,35 @@ func loadSettings(t *testing.T) settings {
 		}
 		s.rate = f
 	}
-	if v := os.Getenv("RELAY_CHAOS_DRAIN"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("RELAY_CHAOS_DRAIN=%q: %v", v, err)
+	if v := os.Getenv("RELAY_CHAOS_CUT_RATE"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			t.Fatalf("RELAY_CHAOS_CUT_RATE=%q: want a share from 0 to 1", v)
 		}
-		s.drain = d
+		s.cutRate = f
 	}
-	if v := os.Getenv("RELAY_CHAOS_RACE"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			t.Fatalf("RELAY_CHAOS_RACE=%q: %v", v, err)
+	dur := func(name string, into *time.Duration) {
+		if v := os.Getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Fatalf("%s=%q: %v", name, v, err)
+			}
+			*into = d
 		}
-		s.race = b
 	}
+	dur("RELAY_CHAOS_DRAIN", &s.drain)
+	dur("RELAY_CHAOS_REDIS_DOWN", &s.redisDown)
+	flag := func(name string, into *bool) {
+		if v := os.Getenv(name); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				t.Fatalf("%s=%q: %v", name, v, err)
+			}
+			*into = b
+		}
+	}
+	flag("RELAY_CHAOS_RACE", &s.race)
+	flag("RELAY_CHAOS_FRESH_KEYS", &s.freshKeys)
 	if v := os.Getenv("RELAY_CHAOS_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -84,13 +121,7 @@ func loadSettings(t *testing.T) settings {
 		}
 		s.seed = n
 	}
-	if v := os.Getenv("RELAY_CHAOS_FREEZE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("RELAY_CHAOS_FREEZE=%q: %v", v, err)
-		}
-		s.freeze = d
-	}
+	dur("RELAY_CHAOS_FREEZE", &s.freeze)
 	s.dir = os.Getenv("RELAY_CHAOS_DIR")
 	return s
 }
@@ -104,9 +135,32 @@ const (
 	instances              = 3
 	// relayDown is how long a killed relay instance stays down.
 	relayDown = 3 * time.Second
-	// redisDown is how long Redis stays down after kill -9.
-	redisDown = time.Second
+	// Each worker task is workerSteps working updates workerDelay apart,
+	// then completed, each a post of its own.
+	workerSteps, workerDelay = 3, 100 * time.Millisecond
+	// sharerGap is the pause between the rounds of the two clients that
+	// name the same contexts.
+	sharerGap = time.Second
 )
+
+// The clients' API keys (one for the load, two that share contexts), the
+// admin token (delivery log) and the worker token of the chaos relays.
+const (
+	loadKey     = "chaos-load-key-0123456789"
+	adminToken  = "chaos-admin-token-0123456789"
+	workerToken = "chaos-worker-token-0123456789"
+	// secretKey encrypts push config secrets at rest (required with client
+	// authentication): kid "chaos", 32 bytes of 'c' in base64.
+	secretKey = "chaos:Y2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2M="
+)
+
+// sharerKeys are the API keys of the clients that name the same contexts.
+var sharerKeys = map[string]string{"alice": "chaos-alice-key-0123456789", "bob": "chaos-bob-key-0123456789"}
+
+// relayYAML routes the skill WorkSkill to the worker queue WorkQueue; the
+// default backend, the demo agent, takes the rest.
+var relayYAML = fmt.Sprintf("agent:\n  skills:\n    - {id: echo, name: Echo}\n    - {id: %s, name: Work, backend: 'worker:%s'}\n",
+	WorkSkill, WorkQueue)
 
 // TestChaos runs three relay processes over one Redis with AOF
 // (appendfsync always: every write Redis acknowledged is on disk, so even
@@ -157,19 +211,31 @@ func TestChaos(t *testing.T) {
 	}
 	t.Cleanup(sink.Close)
 
+	yamlPath := filepath.Join(dir, "relay.yaml")
+	if err := os.WriteFile(yamlPath, []byte(relayYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	apiKeys := []string{"load:" + auth.HashAPIKey(loadKey)}
+	for name, key := range sharerKeys {
+		apiKeys = append(apiKeys, name+":"+auth.HashAPIKey(key))
+	}
 	relays := make([]*Relay, instances)
+	addrs := make([]string, instances)
 	for i := range relays {
 		addr, err := FreeAddr()
 		if err != nil {
 			t.Fatal(err)
 		}
+		addrs[i] = addr
 		relays[i] = &Relay{Name: fmt.Sprintf("relay-%d", i), Bin: bin, Addr: addr, LogPath: filepath.Join(dir, fmt.Sprintf("relay-%d.log", i)),
-			Env: []string{"RELAY_REDIS_URL=redis://" + srv.Addr(), "RELAY_AUTH=none", "RELAY_RATE_LIMIT=0",
+			Env: []string{"RELAY_REDIS_URL=redis://" + srv.Addr(), "RELAY_AUTH=required", "RELAY_API_KEYS=" + strings.Join(apiKeys, ","),
+				"RELAY_ADMIN_TOKENS=" + adminToken, "RELAY_WORKER_TOKENS=" + workerToken, "RELAY_CONFIG=" + yamlPath, "RELAY_SECRET_KEYS=" + secretKey,
+				"RELAY_WORKER_REOFFER_AFTER=2s", "RELAY_RATE_LIMIT=0",
 				"RELAY_CLIENT_MAX_STORAGE_BYTES=0", "RELAY_CLIENT_MAX_TASKS=0", // the load is one client's
 				"RELAY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8", "RELAY_RETRY_INITIAL=100ms", "RELAY_RETRY_MAX_INTERVAL=1s",
 				"RELAY_RETRY_MAX_ATTEMPTS=1000", "RELAY_RETRY_MAX_ELAPSED=10m", "RELAY_DELIVERY_TIMEOUT=2s",
 				"RELAY_DEMO_STEP_DELAY=20ms", "RELAY_SHUTDOWN_TIMEOUT=5s", "RELAY_STREAM_KEEPALIVE=2s", "RELAY_LOG_LEVEL=info",
-				"RELAY_WORKER_LEASE=3s"}} // a killed instance's demo tasks move within seconds
+				"RELAY_WORKER_LEASE=3s"}} // a killed instance's demo tasks move within seconds, and so do a lost worker's
 	}
 	t.Cleanup(func() {
 		for _, r := range relays {
@@ -191,8 +257,22 @@ func TestChaos(t *testing.T) {
 	for i, r := range relays {
 		targets[i], bases[i] = r.URL(), r.Base()
 	}
-	t.Logf("chaos: %d tasks at %.0f/s over %d relays (race %v, built in %s), %d SSE followers, sink seed %d, logs in %s",
-		st.tasks, st.rate, instances, st.race, built.Round(100*time.Millisecond), st.followers, st.seed, dir)
+	t.Logf("chaos: %d tasks at %.0f/s over %d relays (race %v, built in %s), every %d to %d workers (%d cutting %.0f%% of post replies, fresh keys %v), %d SSE followers, sink seed %d, logs in %s",
+		st.tasks, st.rate, instances, st.race, built.Round(100*time.Millisecond), st.workerEvery, st.workers, st.workers/2, 100*st.cutRate,
+		st.freshKeys, st.followers, st.seed, dir)
+
+	// The workers, until the tasks have drained.
+	workerLog, err := os.Create(filepath.Join(dir, "workers.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = workerLog.Close() })
+	fleet := NewFleet(FleetConfig{Addrs: addrs, Token: workerToken, Workers: st.workers, Cut: st.workers / 2, CutRate: st.cutRate,
+		Steps: workerSteps, Delay: workerDelay, FreshKeys: st.freshKeys, Seed: st.seed, Log: slog.New(slog.NewTextHandler(workerLog, nil))})
+	workCtx, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	fleet.Start(workCtx)
+	t.Cleanup(fleet.Wait)
 
 	// SSE followers, until the load ends.
 	followCtx, stopFollowing := context.WithCancel(ctx)
@@ -201,9 +281,21 @@ func TestChaos(t *testing.T) {
 	followers := make([]*Follower, st.followers)
 	var following sync.WaitGroup
 	for i := range followers {
-		followers[i] = &Follower{Index: i, Targets: targets, Hook: sink.URL(), Steps: sseSteps, DelayMs: sseDelayMs, CutRate: 0.05}
+		followers[i] = &Follower{Index: i, Targets: targets, Hook: sink.URL(), Key: loadKey, Steps: sseSteps, DelayMs: sseDelayMs, CutRate: 0.05}
 		following.Go(func() { followers[i].Run(followCtx, loadEnded) })
 	}
+
+	// Two clients naming the same contexts, until the load ends.
+	var sharers []*Sharer
+	for _, name := range slices.Sorted(maps.Keys(sharerKeys)) {
+		sharers = append(sharers, &Sharer{Name: name, Key: sharerKeys[name], Targets: targets, Hook: sink.URL()})
+	}
+	var shared []SharedTask
+	sharing := make(chan struct{})
+	go func() {
+		defer close(sharing)
+		shared = RunSharers(ctx, sharers, sharerGap, loadEnded)
+	}()
 
 	// The load, in the background.
 	loadStart := time.Now()
@@ -212,8 +304,8 @@ func TestChaos(t *testing.T) {
 	loaded := make(chan struct{})
 	go func() {
 		defer close(loaded)
-		load, loadErr = RunLoad(ctx, LoadConfig{Targets: targets, Hook: sink.URL(), Tasks: st.tasks, Rate: st.rate,
-			Concurrency: 32, Steps: loadSteps, DelayMs: loadDelayMs, GiveUp: time.Minute})
+		load, loadErr = RunLoad(ctx, LoadConfig{Targets: targets, Hook: sink.URL(), Key: loadKey, Tasks: st.tasks, Rate: st.rate,
+			Concurrency: 32, Steps: loadSteps, DelayMs: loadDelayMs, WorkerEvery: st.workerEvery, GiveUp: time.Minute})
 	}()
 
 	// The faults, from this goroutine (the redistest server wants it).
@@ -223,7 +315,7 @@ func TestChaos(t *testing.T) {
 		report.Faults = append(report.Faults, msg)
 		t.Log("chaos: " + msg)
 	}
-	for _, f := range schedule(float64(st.tasks)/st.rate, st.freeze) {
+	for _, f := range schedule(float64(st.tasks)/st.rate, st.freeze, st.redisDown) {
 		select {
 		case <-time.After(time.Until(loadStart.Add(f.at))):
 		case <-ctx.Done():
@@ -259,30 +351,43 @@ func TestChaos(t *testing.T) {
 	}
 	<-loaded
 	close(loadEnded)
+	<-sharing
 	if loadErr != nil {
 		t.Fatalf("load: %v", loadErr)
 	}
-	t.Logf("chaos: load sent %d tasks in %s (%d failed sends retried)", len(load.Sent), load.Elapsed.Round(time.Millisecond), load.FailedSends)
+	t.Logf("chaos: load sent %d tasks in %s (%d failed sends retried); the two clients sharing contexts %d",
+		len(load.Sent), load.Elapsed.Round(time.Millisecond), load.FailedSends, len(shared))
+	// Every task a client got an id for: the load's, and the sharers'.
+	sent := slices.Clone(load.Sent)
+	for _, s := range shared {
+		sent = append(sent, Sent{I: -1, TaskID: s.TaskID, Target: s.Client + " in " + s.ContextID, Worker: true})
+	}
 
-	drain(t, ctx, rdb, sink, followers, load.Sent, st.drain)
+	drain(t, ctx, rdb, sink, followers, sent, st.drain)
 	stopFollowing()
 	following.Wait()
+	stopWorkers()
+	fleet.Wait()
 	var followed []Followed
 	for _, f := range followers {
 		followed = append(followed, f.Tasks()...)
 	}
-	tr, err := ReadTruth(ctx, rdb)
+	tr, err := ReadTruth(ctx, rdb, owners...)
 	if err != nil {
 		t.Fatalf("read Redis: %v", err)
 	}
 
 	report.FailedSends = load.FailedSends
-	CheckTasks(report, tr, load.Sent)
+	CheckTasks(report, tr, sent)
+	report.Posts, report.CutReplies, report.WorkerRetries = fleet.posts.Load(), fleet.cuts.Load(), fleet.tries.Load()
+	claims := fleet.Claims()
+	CheckWorkers(report, tr, load.Sent, shared, claims, fleet.Acked())
+	CheckContexts(ctx, report, tr, sharers, shared, claims, targets)
 	receipts := sink.Receipts()
 	CheckSink(report, tr, receipts)
 	CheckRetryAfter(report, receipts, time.Second)
 	CheckFollowers(report, tr, followed)
-	CheckDeliveryLog(ctx, report, tr, bases)
+	CheckDeliveryLog(ctx, report, tr, bases, adminToken)
 	if _, dead, err := Outstanding(ctx, rdb, 16); err != nil || dead > 0 {
 		report.violate("dead letters: %d (%v)", dead, err)
 	}
@@ -301,6 +406,10 @@ func TestChaos(t *testing.T) {
 		t.Errorf("chaos: %d violations:\n%s", len(report.Violations), strings.Join(report.Violations, "\n"))
 	}
 }
+
+// owners are the principals of the chaos clients, whose task indexes
+// Truth reads.
+var owners = []string{"key:load", "key:alice", "key:bob"}
 
 // unavailable picks the tasks the sink answers 503 for a while: a tenth.
 func unavailable(taskID string) bool {
@@ -328,10 +437,10 @@ type plannedFault struct {
 }
 
 // schedule plans the faults over a load of loadSeconds: one cycle (kill
-// and restart a relay instance, restart Redis, kill and restart Redis, and
-// with freeze > 0 pause another instance that long) per 25 s of load, at
-// least one, each cycle at least 14 s long.
-func schedule(loadSeconds float64, freeze time.Duration) []plannedFault {
+// and restart a relay instance, restart Redis, kill Redis and restart it
+// redisDown later, and with freeze > 0 pause another instance that long)
+// per 25 s of load, at least one, each cycle at least 14 s long.
+func schedule(loadSeconds float64, freeze, redisDown time.Duration) []plannedFault {
 	rounds := max(1, int(loadSeconds/25))
 	window := max(loadSeconds/float64(rounds), 14)
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -367,7 +476,7 @@ func drain(t *testing.T, ctx context.Context, rdb redis.UniversalClient, sink *S
 	deadline := t0.Add(timeout)
 	lastEvents, quietSince := -1, time.Now()
 	for {
-		tr, err := ReadTruth(ctx, rdb)
+		tr, err := ReadTruth(ctx, rdb, owners...)
 		if err != nil {
 			t.Fatalf("drain: read Redis: %v", err)
 		}

@@ -38,6 +38,21 @@ type Report struct {
 	// SSE followers: tasks followed, events received, streams opened,
 	// streams cut by the followers, streams that ended early otherwise.
 	Followed, Frames, Connects, Cuts, Drops int
+	// Worker tasks (acknowledged, of them in shared contexts), the claims
+	// of them (Takeovers: claims after a lost lease), the posts the
+	// workers began, those relay acknowledged, the replies cut on the
+	// way, the posts the workers sent again themselves (on top of the
+	// package's own retries), and the worker events Redis holds.
+	WorkerTasks, SharedTasks, Claims, Takeovers  int
+	Posts, AckedPosts, CutReplies, WorkerRetries int64
+	Marks                                        int
+	// WorkerNotCompleted counts worker tasks that ended otherwise than
+	// completed (their worker failed them after an error answer); Notes
+	// names some.
+	WorkerNotCompleted int
+	Notes              []string
+	// Contexts named by two clients, and the ListTasks calls that checked them.
+	SharedContexts, ContextLists int
 	// Faults lists what was done to the system, with times.
 	Faults []string
 	// Elapsed is the time of the whole run.
@@ -68,6 +83,11 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "commit to receipt: p50 %s, p99 %s, max %s\n", r.LatencyP50.Round(time.Millisecond), r.LatencyP99.Round(time.Millisecond), r.LatencyMax.Round(time.Millisecond))
 	fmt.Fprintf(&b, "sse: %d tasks followed, %d events, %d streams opened, %d cut by the client, %d dropped otherwise\n",
 		r.Followed, r.Frames, r.Connects, r.Cuts, r.Drops)
+	fmt.Fprintf(&b, "workers: %d worker tasks (%d in %d contexts named by two clients, %d ListTasks checks; %d not completed), %d claims (%d takeovers); %d posts begun, %d acknowledged, %d replies cut, %d sent again by the workers, %d worker events committed\n",
+		r.WorkerTasks, r.SharedTasks, r.SharedContexts, r.ContextLists, r.WorkerNotCompleted, r.Claims, r.Takeovers, r.Posts, r.AckedPosts, r.CutReplies, r.WorkerRetries, r.Marks)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
 	for _, f := range r.Faults {
 		fmt.Fprintf(&b, "fault: %s\n", f)
 	}
@@ -298,7 +318,7 @@ type delivery struct {
 // CheckDeliveryLog reads every task's deliveries from the relays'
 // management API (GET /v1/deliveries?task=…, instances in turn) and checks
 // that each notification owed is listed as delivered with its attempts.
-func CheckDeliveryLog(ctx context.Context, r *Report, tr *Truth, bases []string) {
+func CheckDeliveryLog(ctx context.Context, r *Report, tr *Truth, bases []string, token string) {
 	c := &http.Client{Timeout: 10 * time.Second}
 	ids := make([]string, 0, len(tr.Tasks))
 	for id := range tr.Tasks {
@@ -320,7 +340,7 @@ func CheckDeliveryLog(ctx context.Context, r *Report, tr *Truth, bases []string)
 				id, base := ids[next], bases[(next+w)%len(bases)]
 				next++
 				mu.Unlock()
-				got, err := listDeliveries(ctx, c, base, id)
+				got, err := listDeliveries(ctx, c, base, token, id)
 				mu.Lock()
 				checkTaskLog(r, tr.Tasks[id], got, err)
 				mu.Unlock()
@@ -356,7 +376,7 @@ func checkTaskLog(r *Report, t *TaskTruth, got []delivery, err error) {
 	}
 }
 
-func listDeliveries(ctx context.Context, c *http.Client, base, task string) ([]delivery, error) {
+func listDeliveries(ctx context.Context, c *http.Client, base, token, task string) ([]delivery, error) {
 	var out []delivery
 	cursor := ""
 	for range 100 {
@@ -368,6 +388,7 @@ func listDeliveries(ctx context.Context, c *http.Client, base, task string) ([]d
 		if err != nil {
 			return nil, err
 		}
+		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := c.Do(req)
 		if err != nil {
 			return nil, err
@@ -387,4 +408,139 @@ func listDeliveries(ctx context.Context, c *http.Client, base, task string) ([]d
 		}
 	}
 	return out, fmt.Errorf("GET deliveries of %s: more than 100 pages", task)
+}
+
+// CheckWorkers checks the worker tasks: each acknowledged one was claimed
+// and completed; every event a worker posted is committed at most once
+// (each carries a marker of its own, so a post applied twice shows as its
+// marker twice), and every post relay acknowledged is committed.
+func CheckWorkers(r *Report, tr *Truth, sent []Sent, shared []SharedTask, claims []Claim, acked map[string]string) {
+	claimed := map[string]int{}
+	for _, c := range claims {
+		claimed[c.TaskID]++
+		if c.Attempt > 1 {
+			r.Takeovers++
+		}
+	}
+	r.Claims, r.SharedTasks = len(claims), len(shared)
+	check := func(id, what string) {
+		r.WorkerTasks++
+		t := tr.Tasks[id]
+		switch {
+		case t == nil:
+			return // CheckTasks says so
+		case claimed[id] == 0:
+			r.violate("worker task %s (%s) is %s but no worker claimed it", id, what, t.State)
+		case t.State != "completed" && (t.State.Terminal() || t.State.Interrupted()):
+			// Final all the same (the guarantee holds), but its worker
+			// completes every task: workers.log says what relay answered.
+			r.WorkerNotCompleted++
+			if len(r.Notes) < 10 {
+				r.Notes = append(r.Notes, fmt.Sprintf("worker task %s (%s) ended %s, not completed (see workers.log)", id, what, t.State))
+			}
+		}
+	}
+	for _, s := range sent {
+		if s.Worker {
+			check(s.TaskID, fmt.Sprintf("client request %d", s.I))
+		}
+	}
+	for _, s := range shared {
+		check(s.TaskID, s.Client+" in "+s.ContextID)
+	}
+	committed := map[string]int{}
+	for _, t := range tr.Tasks {
+		for _, e := range t.Events {
+			if e.Mark == "" {
+				continue
+			}
+			r.Marks++
+			committed[e.Mark]++
+			if !strings.HasPrefix(e.Mark, markPrefix+t.ID+"/") {
+				r.violate("task %s holds event %s of another task (%s)", t.ID, e.ID, e.Mark)
+			}
+		}
+	}
+	for m, n := range committed {
+		if n > 1 {
+			r.violate("worker event %q is committed %d times: a post sent again was applied again", m, n)
+		}
+	}
+	r.AckedPosts = int64(len(acked))
+	for m, task := range acked {
+		if committed[m] == 0 {
+			r.violate("worker event %q of task %s was acknowledged but Redis does not hold it", m, task)
+		}
+	}
+}
+
+// CheckContexts checks the contexts two clients named: each client's
+// ListTasks with the contextId filter lists all of its own tasks there
+// and none of another's, and the claims of the tasks carry their client
+// as owner (and the context as named), so two clients' claims in one
+// context differ by owner.
+func CheckContexts(ctx context.Context, r *Report, tr *Truth, sharers []*Sharer, shared []SharedTask, claims []Claim, targets []string) {
+	owners := map[string]string{} // client name → principal
+	for _, s := range sharers {
+		owners[s.Name] = s.Owner()
+	}
+	byTask := map[string]SharedTask{}
+	clients := map[string]map[string]bool{} // context → clients with a task there
+	for _, t := range shared {
+		byTask[t.TaskID] = t
+		if clients[t.ContextID] == nil {
+			clients[t.ContextID] = map[string]bool{}
+		}
+		clients[t.ContextID][t.Client] = true
+	}
+	claimOwners := map[string]map[string]bool{} // context → owners its claims carried
+	for _, c := range claims {
+		t, ok := byTask[c.TaskID]
+		if !ok {
+			continue
+		}
+		if c.Owner != owners[t.Client] || c.ContextID != t.ContextID {
+			r.violate("the claim of task %s (%s's, context %s) carries owner %q and context %q, want %q and %q",
+				c.TaskID, t.Client, t.ContextID, c.Owner, c.ContextID, owners[t.Client], t.ContextID)
+		}
+		if claimOwners[t.ContextID] == nil {
+			claimOwners[t.ContextID] = map[string]bool{}
+		}
+		claimOwners[t.ContextID][c.Owner] = true
+	}
+	i := 0
+	for ctxID, names := range clients {
+		if len(names) < 2 {
+			continue
+		}
+		r.SharedContexts++
+		if got := len(claimOwners[ctxID]); got < len(names) {
+			r.violate("context %s: %d clients' tasks were claimed under %d distinct owners %v", ctxID, len(names), got, claimOwners[ctxID])
+		}
+		for _, s := range sharers {
+			target := targets[i%len(targets)]
+			i++
+			ids, err := s.ListContext(ctx, target, ctxID)
+			r.ContextLists++
+			if err != nil {
+				r.violate("ListTasks of %s in context %s on %s: %v", s.Name, ctxID, target, err)
+				continue
+			}
+			listed := map[string]bool{}
+			for _, id := range ids {
+				listed[id] = true
+				switch t := tr.Tasks[id]; {
+				case t == nil:
+					r.violate("%s's ListTasks in context %s lists task %s, which Redis does not hold", s.Name, ctxID, id)
+				case t.Owner != s.Owner():
+					r.violate("%s's ListTasks in context %s lists task %s of %s", s.Name, ctxID, id, t.Owner)
+				}
+			}
+			for _, t := range s.tasks {
+				if t.ContextID == ctxID && !listed[t.TaskID] {
+					r.violate("%s's ListTasks in context %s does not list its task %s", s.Name, ctxID, t.TaskID)
+				}
+			}
+		}
+	}
 }

@@ -126,3 +126,59 @@ func TestCheckFollowers(t *testing.T) {
 		t.Fatalf("violations %q", r.Violations)
 	}
 }
+
+// A worker task: created, two worker events, the second of them committed
+// twice (a replayed post applied again) when dup.
+func workerTask(dup bool) *Truth {
+	t := &TaskTruth{ID: "w1", Owner: "key:alice", State: a2a.StateCompleted, Configs: []string{"c1"}, Events: []EventTruth{
+		{ID: "100-0", Kind: a2a.EventTask, State: a2a.StateSubmitted},
+		{ID: "200-0", Kind: a2a.EventStatus, State: a2a.StateWorking, Mark: markPrefix + "w1/1/1"},
+		{ID: "300-0", Kind: a2a.EventStatus, State: a2a.StateCompleted, Mark: markPrefix + "w1/1/2"},
+	}}
+	if dup {
+		t.Events = append(t.Events, t.Events[2])
+		t.Events[3].ID = "400-0"
+	}
+	return &Truth{Tasks: map[string]*TaskTruth{"w1": t}}
+}
+
+func TestCheckWorkers(t *testing.T) {
+	sent := []Sent{{I: 5, TaskID: "w1", Worker: true}}
+	claims := []Claim{{TaskID: "w1", Owner: "key:alice", Attempt: 1}}
+	acked := map[string]string{markPrefix + "w1/1/1": "w1", markPrefix + "w1/1/2": "w1"}
+	t.Run("each event once", func(t *testing.T) {
+		r := &Report{}
+		CheckWorkers(r, workerTask(false), sent, nil, claims, acked)
+		if len(r.Violations) > 0 || r.Marks != 2 || r.WorkerTasks != 1 {
+			t.Fatalf("report %+v", r)
+		}
+	})
+	t.Run("a post applied twice", func(t *testing.T) {
+		r := &Report{}
+		CheckWorkers(r, workerTask(true), sent, nil, claims, acked)
+		wantViolation(t, r, "is committed 2 times")
+	})
+	t.Run("an acknowledged post lost", func(t *testing.T) {
+		r := &Report{}
+		CheckWorkers(r, workerTask(false), sent, nil, claims, map[string]string{markPrefix + "w1/1/9": "w1"})
+		wantViolation(t, r, "was acknowledged but Redis does not hold it")
+	})
+	t.Run("never claimed", func(t *testing.T) {
+		r := &Report{}
+		CheckWorkers(r, workerTask(false), sent, nil, nil, acked)
+		wantViolation(t, r, "no worker claimed it")
+	})
+}
+
+func TestCheckContextsClaims(t *testing.T) {
+	sharers := []*Sharer{{Name: "alice"}, {Name: "bob"}}
+	shared := []SharedTask{{Client: "alice", ContextID: "c", TaskID: "a1"}, {Client: "bob", ContextID: "c", TaskID: "b1"}}
+	// A claim of bob's task that names alice: two tenants mixed. (No
+	// ListTasks: the context's check runs against no relay, and its error
+	// is a violation of its own, which this test does not look for.)
+	claims := []Claim{{TaskID: "a1", Owner: "key:alice", ContextID: "c"}, {TaskID: "b1", Owner: "key:alice", ContextID: "c"}}
+	r := &Report{}
+	CheckContexts(t.Context(), r, &Truth{Tasks: map[string]*TaskTruth{}}, sharers, shared, claims, []string{"http://127.0.0.1:1/"})
+	wantViolation(t, r, `the claim of task b1 (bob's, context c) carries owner "key:alice"`)
+	wantViolation(t, r, "2 clients' tasks were claimed under 1 distinct owners")
+}

@@ -15,10 +15,17 @@
 //   - a task whose id a client received survives every restart, and ends
 //     (completed, failed, or waiting for input): the demo agent's work moves
 //     to another instance when its instance is killed, and waits for Redis
-//     through an outage.
+//     through an outage; so does a worker task, whose Go workers (package
+//     worker) reconnect to any live instance;
+//   - a worker post whose reply was cut (after relay received it) and
+//     that the worker sent again under its Idempotency-Key is committed
+//     once, and every post relay acknowledged is committed;
+//   - two clients naming the same contextId each see only their own tasks
+//     there (ListTasks), and the claims of their tasks carry their owners.
 //
 // The test is TestChaos (chaos_test.go); the helpers here start the relay
 // processes (Relay), receive the notifications (Sink), drive the load
-// (Load, Follower) and read what Redis committed (Truth). scripts/chaos.sh
+// (Load, Follower, Fleet of workers, Sharer) and read what Redis
+// committed (Truth). scripts/chaos.sh
 // runs a bigger load.
 package chaos

@@ -57,9 +57,11 @@ func (f *Followed) Last() string {
 // SSE until its final event, reconnecting with Last-Event-ID (to another
 // instance) whenever a stream ends early, and cutting some streams itself.
 type Follower struct {
-	Index          int
-	Targets        []string
-	Hook           string
+	Index   int
+	Targets []string
+	Hook    string
+	// Key is the client's API key.
+	Key            string
 	Steps, DelayMs int
 	// CutRate is the chance, after each event, that the follower drops
 	// the connection itself and resumes.
@@ -111,13 +113,12 @@ func (f *Follower) Run(ctx context.Context, stop <-chan struct{}) {
 var errCut = errors.New("cut by the follower")
 
 func (f *Follower) follow(ctx context.Context, fl *Followed, n int) {
-	c := &client{http: &http.Client{Timeout: 10 * time.Second}}
+	c := &client{http: &http.Client{Timeout: 10 * time.Second}, key: f.Key}
 	if fl.Mode == "subscribe" {
 		// Create the task first; each try goes to the next instance.
 		for try := 0; ctx.Err() == nil; try++ {
 			target := f.Targets[(f.Index+n+try)%len(f.Targets)]
-			id, err := c.sendMessage(ctx, target, fmt.Sprintf("chaos-sse-%d-%d-%d", f.Index, n, try),
-				fmt.Sprintf("chaos sse %d/%d", f.Index, n), f.Hook, f.Steps, f.DelayMs)
+			id, err := c.sendMessage(ctx, target, fmt.Sprintf("chaos-sse-%d-%d-%d", f.Index, n, try), f.spec(n))
 			if err == nil {
 				f.mu.Lock()
 				fl.TaskID = id
@@ -139,8 +140,7 @@ func (f *Follower) follow(ctx context.Context, fl *Followed, n int) {
 		method, params := "SubscribeToTask", any(map[string]any{"id": taskID})
 		if taskID == "" { // stream mode, not created yet
 			method = "SendStreamingMessage"
-			params = sendParams(fmt.Sprintf("chaos-sse-%d-%d-%d", f.Index, n, conn), fmt.Sprintf("chaos sse %d/%d", f.Index, n),
-				f.Hook, f.Steps, f.DelayMs)
+			params = sendParams(fmt.Sprintf("chaos-sse-%d-%d-%d", f.Index, n, conn), f.spec(n))
 		}
 		err := f.stream(ctx, fl, conn, target, method, params, last)
 		var re *rpcError
@@ -173,6 +173,11 @@ func (f *Follower) follow(ctx context.Context, fl *Followed, n int) {
 	}
 }
 
+// spec is the demo task of the follower's n-th follow.
+func (f *Follower) spec(n int) taskSpec {
+	return taskSpec{text: fmt.Sprintf("chaos sse %d/%d", f.Index, n), hook: f.Hook, steps: f.Steps, delayMs: f.DelayMs}
+}
+
 func (f *Follower) note(fl *Followed, s string) {
 	f.mu.Lock()
 	if len(fl.Errors) < 20 {
@@ -195,6 +200,9 @@ func (f *Follower) stream(ctx context.Context, fl *Followed, conn int, target, m
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("A2A-Version", "1.0")
+	if f.Key != "" {
+		req.Header.Set("X-API-Key", f.Key)
+	}
 	if last != "" {
 		req.Header.Set("Last-Event-ID", last)
 	}
@@ -286,11 +294,13 @@ func endsStream(state string) bool {
 	return false
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) {
+func sleepCtx(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return true
 	case <-ctx.Done():
+		return false
 	}
 }

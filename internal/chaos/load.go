@@ -16,16 +16,20 @@ import (
 
 // LoadConfig is the task load: Tasks non-blocking v1.0 SendMessage requests,
 // each with an inline push config to Hook, offered at Rate per second by
-// Concurrency clients, round-robin over Targets.
+// Concurrency clients, round-robin over Targets, under the API key Key.
 type LoadConfig struct {
 	Targets     []string
 	Hook        string
+	Key         string
 	Tasks       int
 	Rate        float64
 	Concurrency int
 	// Steps and DelayMs are the demo agent's options for each task: it makes
 	// the task event, Steps working updates and completed.
 	Steps, DelayMs int
+	// WorkerEvery sends every WorkerEvery-th task (0: none) to the skill
+	// WorkSkill, whose backend is a worker queue, instead of the demo agent.
+	WorkerEvery int
 	// GiveUp fails a send that found no instance to take it for this long.
 	GiveUp time.Duration
 }
@@ -38,6 +42,8 @@ type Sent struct {
 	Target   string
 	Attempts int
 	At       time.Time
+	// Worker: the task went to the worker queue (skill WorkSkill).
+	Worker bool
 }
 
 // LoadResult is what the clients did.
@@ -49,13 +55,14 @@ type LoadResult struct {
 	Elapsed     time.Duration
 }
 
-// client sends JSON-RPC requests to relay.
+// client sends JSON-RPC requests to relay, with its API key.
 type client struct {
 	http *http.Client
+	key  string
 }
 
-func newClient(conns int) *client {
-	return &client{http: &http.Client{Timeout: 10 * time.Second,
+func newClient(key string, conns int) *client {
+	return &client{key: key, http: &http.Client{Timeout: 10 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: conns, MaxIdleConns: 4 * conns, IdleConnTimeout: 30 * time.Second}}}
 }
 
@@ -77,51 +84,84 @@ func retryable(err error) bool {
 	return true // transport errors, HTTP 5xx
 }
 
-// sendMessage creates a task on target and returns its id.
-func (c *client) sendMessage(ctx context.Context, target, messageID, text, hook string, steps, delayMs int) (string, error) {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": sendParams(messageID, text, hook, steps, delayMs)})
+// taskSpec is the task a send asks for.
+type taskSpec struct {
+	text, hook string
+	// steps and delayMs are the demo agent's options.
+	steps, delayMs int
+	// skill picks the task's backend ("": the default, the demo agent).
+	skill string
+	// contextID, if not empty, names the message's context.
+	contextID string
+}
+
+// call sends one JSON-RPC request to target and decodes its result into out.
+func (c *client) call(ctx context.Context, target, method string, params, out any) error {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
-		return "", err
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", "1.0")
+	if c.key != "" {
+		req.Header.Set("X-API-Key", c.key)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("HTTP %d: %s", resp.StatusCode, truncate(string(b), 200))
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, truncate(string(b), 200))
 	}
 	var r struct {
-		Result *struct {
-			Task struct{ ID string } `json:"task"`
-		} `json:"result"`
-		Error *rpcError `json:"error"`
+		Result json.RawMessage `json:"result"`
+		Error  *rpcError       `json:"error"`
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
-		return "", fmt.Errorf("answer is not JSON: %s", truncate(string(b), 200))
+		return fmt.Errorf("answer is not JSON: %s", truncate(string(b), 200))
 	}
 	if r.Error != nil {
-		return "", r.Error
+		return r.Error
 	}
-	if r.Result == nil || r.Result.Task.ID == "" {
-		return "", &rpcError{Code: 0, Message: "no task id in " + truncate(string(b), 200)}
+	if err := json.Unmarshal(r.Result, out); err != nil {
+		return &rpcError{Code: 0, Message: "unexpected result " + truncate(string(b), 200)}
 	}
-	return r.Result.Task.ID, nil
+	return nil
 }
 
-// sendParams are the params of a v1.0 send of one demo task.
-func sendParams(messageID, text, hook string, steps, delayMs int) map[string]any {
+// sendMessage creates a task on target and returns its id.
+func (c *client) sendMessage(ctx context.Context, target, messageID string, spec taskSpec) (string, error) {
+	var r struct {
+		Task struct{ ID string } `json:"task"`
+	}
+	if err := c.call(ctx, target, "SendMessage", sendParams(messageID, spec), &r); err != nil {
+		return "", err
+	}
+	if r.Task.ID == "" {
+		return "", &rpcError{Code: 0, Message: "no task id in the answer"}
+	}
+	return r.Task.ID, nil
+}
+
+// sendParams are the params of a v1.0 send of one task.
+func sendParams(messageID string, spec taskSpec) map[string]any {
+	meta := map[string]any{"demo": map[string]any{"steps": spec.steps, "delayMs": spec.delayMs, "artifactChunks": 0}}
+	if spec.skill != "" {
+		meta = map[string]any{"skill": spec.skill}
+	}
+	msg := map[string]any{"role": "ROLE_USER", "messageId": messageID, "parts": []any{map[string]any{"text": spec.text}}, "metadata": meta}
+	if spec.contextID != "" {
+		msg["contextId"] = spec.contextID
+	}
 	return map[string]any{
-		"message": map[string]any{"role": "ROLE_USER", "messageId": messageID, "parts": []any{map[string]any{"text": text}},
-			"metadata": map[string]any{"demo": map[string]any{"steps": steps, "delayMs": delayMs, "artifactChunks": 0}}},
-		"configuration": map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": hook}},
+		"message":       msg,
+		"configuration": map[string]any{"returnImmediately": true, "taskPushNotificationConfig": map[string]any{"url": spec.hook}},
 	}
 }
 
@@ -134,7 +174,7 @@ func backoff(n int) time.Duration {
 // ended). A send that fails is tried again on the next instance until one
 // takes it; the task is counted once an instance returned its id.
 func RunLoad(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
-	c := newClient(cfg.Concurrency)
+	c := newClient(cfg.Key, cfg.Concurrency)
 	jobs := make(chan int, cfg.Tasks)
 	start := time.Now()
 	go func() {
@@ -187,10 +227,14 @@ func sendOne(ctx context.Context, c *client, cfg LoadConfig, i int, failed *atom
 		target := cfg.Targets[(i+attempt)%len(cfg.Targets)]
 		// A fresh message id per try: a send is not idempotent, and a try
 		// that failed may have created a task all the same.
-		id, err := c.sendMessage(ctx, target, "chaos-"+strconv.Itoa(i)+"-"+strconv.Itoa(attempt),
-			"chaos task "+strconv.Itoa(i), cfg.Hook, cfg.Steps, cfg.DelayMs)
+		spec := taskSpec{text: "chaos task " + strconv.Itoa(i), hook: cfg.Hook, steps: cfg.Steps, delayMs: cfg.DelayMs}
+		worker := cfg.WorkerEvery > 0 && i%cfg.WorkerEvery == 0
+		if worker {
+			spec.skill = WorkSkill
+		}
+		id, err := c.sendMessage(ctx, target, "chaos-"+strconv.Itoa(i)+"-"+strconv.Itoa(attempt), spec)
 		if err == nil {
-			return Sent{I: i, TaskID: id, Target: target, Attempts: attempt + 1, At: time.Now()}, nil
+			return Sent{I: i, TaskID: id, Target: target, Attempts: attempt + 1, At: time.Now(), Worker: worker}, nil
 		}
 		if ctx.Err() != nil {
 			return Sent{}, ctx.Err()

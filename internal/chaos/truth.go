@@ -27,7 +27,10 @@ type Truth struct {
 type TaskTruth struct {
 	ID        string
 	Partition int
-	State     a2a.TaskState
+	// Owner is the client (principal) whose task index lists it, e.g.
+	// "key:load".
+	Owner string
+	State a2a.TaskState
 	// Text is the text of the task's first message (it names the client
 	// request that created it).
 	Text    string
@@ -41,6 +44,9 @@ type EventTruth struct {
 	Kind  a2a.EventKind
 	State a2a.TaskState
 	Seq   int
+	// Mark is the marker a chaos worker put in the status message of each
+	// event it posted ("" for other events): one per logical post.
+	Mark string
 }
 
 // Notification is one notification relay owes a push config: one event of
@@ -103,16 +109,26 @@ func (tr *Truth) Events() int {
 	return n
 }
 
-// ReadTruth reads every task of the shared (RELAY_AUTH=none) task index.
-func ReadTruth(ctx context.Context, rdb redis.UniversalClient) (*Truth, error) {
+// ReadTruth reads every task of the task indexes of owners (principals:
+// "key:<name>" for an API key, "" for the anonymous one).
+func ReadTruth(ctx context.Context, rdb redis.UniversalClient, owners ...string) (*Truth, error) {
 	k := layout.New("", 0) // relay's default prefix and partitions
 	var ids []string
-	for p := range k.Partitions() {
-		got, err := rdb.ZRange(ctx, k.Index(p, ""), 0, -1).Result()
-		if err != nil {
-			return nil, fmt.Errorf("read task index: %w", err)
+	ownerOf := map[string]string{}
+	for _, owner := range owners {
+		for p := range k.Partitions() {
+			got, err := rdb.ZRange(ctx, k.Index(p, owner), 0, -1).Result()
+			if err != nil {
+				return nil, fmt.Errorf("read task index: %w", err)
+			}
+			for _, id := range got {
+				if prev, ok := ownerOf[id]; ok {
+					return nil, fmt.Errorf("task %s is in the indexes of %q and %q", id, prev, owner)
+				}
+				ownerOf[id] = owner
+			}
+			ids = append(ids, got...)
 		}
-		ids = append(ids, got...)
 	}
 	tr := &Truth{Tasks: make(map[string]*TaskTruth, len(ids))}
 	const batch = 256
@@ -133,7 +149,7 @@ func ReadTruth(ctx context.Context, rdb redis.UniversalClient) (*Truth, error) {
 			return nil, fmt.Errorf("read tasks: %w", err)
 		}
 		for i, id := range chunk {
-			t := &TaskTruth{ID: id, Partition: k.Partition(id), Configs: configs[i].Val()}
+			t := &TaskTruth{ID: id, Partition: k.Partition(id), Owner: ownerOf[id], Configs: configs[i].Val()}
 			var snap a2a.Task
 			if err := json.Unmarshal([]byte(snaps[i].Val()), &snap); err != nil {
 				return nil, fmt.Errorf("task %s: snapshot: %w", id, err)
@@ -151,6 +167,9 @@ func ReadTruth(ctx context.Context, rdb redis.UniversalClient) (*Truth, error) {
 				e := EventTruth{ID: m.ID, Kind: ev.Kind}
 				if ev.Status != nil {
 					e.State = ev.Status.State
+					if msg := ev.Status.Message; msg != nil && len(msg.Parts) > 0 && strings.HasPrefix(msg.Parts[0].Text, markPrefix) {
+						e.Mark = msg.Parts[0].Text
+					}
 				}
 				if ev.Kind == a2a.EventTask && ev.Task != nil {
 					e.State = ev.Task.Status.State

@@ -132,7 +132,7 @@ func decode(c *fiber.Ctx, v any) error {
 }
 
 func (a *API) claim(c *fiber.Ctx) error {
-	queue := c.Params("queue")
+	queue := strings.Clone(c.Params("queue")) // fiber's Params point into a buffer reused by later requests; the work queue keeps the name (a sync.Map key)
 	if !queueName.MatchString(queue) {
 		return fail(c, fiber.StatusBadRequest, "bad_request", "queue: 1 to 128 letters, digits, '.', '_' or '-'")
 	}
@@ -274,7 +274,7 @@ func (a *API) events(c *fiber.Ctx) error {
 		return fail(c, fiber.StatusBadRequest, "bad_request", "events: at most 1000 per request")
 	}
 	events := make([]a2a.Event, 0, len(req.Events))
-	taskID := c.Params("id")
+	taskID := strings.Clone(c.Params("id")) // outlives the request (see claim)
 	for i, raw := range req.Events {
 		ev, err := a2a.DecodeEvent(d, withTaskID(d, raw, taskID))
 		if err != nil {
@@ -316,7 +316,7 @@ func (a *API) heartbeat(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
 	}
-	taskID := c.Params("id")
+	taskID := strings.Clone(c.Params("id")) // outlives the request (see claim)
 	beat, err := a.pull.Heartbeat(c.UserContext(), taskID, req.LeaseID)
 	if err != nil {
 		return a.taskError(c, taskID, err)
@@ -336,7 +336,7 @@ func (a *API) release(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, fiber.StatusBadRequest, "bad_request", err.Error())
 	}
-	taskID := c.Params("id")
+	taskID := strings.Clone(c.Params("id")) // outlives the request (see claim)
 	if err := a.pull.Release(c.UserContext(), taskID, req.LeaseID); err != nil {
 		return a.taskError(c, taskID, err)
 	}

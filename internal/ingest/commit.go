@@ -231,9 +231,18 @@ type Appended struct {
 // record is expect (a deadline's failure of the turn:
 // taskstore.ErrTurnMoved).
 func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer, expect string) (Appended, error) {
+	reread := false
 	for range maxConflictRetries {
 		a, err := c.tryAppend(ctx, taskID, events, once, offer, expect)
-		if !errors.Is(err, taskstore.ErrConflict) {
+		var te *a2a.TransitionError
+		switch {
+		case errors.As(err, &te) && !reread:
+			// Refused by what may be a cached view that another instance's
+			// commits left behind (a worker's post after its earlier posts
+			// landed through another relay): only the stored task decides,
+			// so the task is read again once before the refusal stands.
+			reread = true
+		case !errors.Is(err, taskstore.ErrConflict):
 			return a, err
 		}
 		c.views.drop(taskID) // another writer got in first: read the task again

@@ -63,3 +63,30 @@ func TestCommittersRaceOnOneTask(t *testing.T) {
 		t.Fatalf("stale committer moved a completed task: err = %v", err)
 	}
 }
+
+// A committer whose cached view is behind the stored task (another
+// instance committed since) judges a state change by the stored task: a
+// worker's "completed" after its "working" posts landed through another
+// relay is applied, not refused as submitted -> completed.
+func TestStaleCachedViewDoesNotRefuseALegalChange(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb, prefix := redistest.New(t)
+	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
+	a := NewCommitter(store, nil, 0, NewHub())
+	b := NewCommitter(store, nil, 0, NewHub())
+	task := a2a.Task{ID: "stale", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
+	if _, err := a.Create(ctx, task, a2a.V03, nil); err != nil { // a caches it as submitted
+		t.Fatal(err)
+	}
+	if _, err := b.Append(ctx, "stale", a2a.Event{Kind: a2a.EventStatus, TaskID: "stale", Status: &a2a.TaskStatus{State: a2a.StateWorking}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := a.Append(ctx, "stale", a2a.Event{Kind: a2a.EventStatus, TaskID: "stale", Status: &a2a.TaskStatus{State: a2a.StateCompleted}})
+	if err != nil {
+		t.Fatalf("completed after another instance's working: %v", err)
+	}
+	if st := v.Task.Status.State; st != a2a.StateCompleted {
+		t.Fatalf("state %s, want completed", st)
+	}
+}

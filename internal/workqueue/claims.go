@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/a2arelay/relay/internal/groupcommit"
 	"github.com/a2arelay/relay/internal/layout"
 )
 
@@ -51,6 +52,11 @@ var ErrLeaseLost = errors.New("lease lost")
 type Claims struct {
 	rdb   redis.UniversalClient
 	block redis.UniversalClient
+	// batch sends the commands of a turn's life (its offer, grant and
+	// lease changes) in pipelines shared with other callers: none of them
+	// needs its answer before the round trip that carries it ends, so under
+	// load many ride one round trip.
+	batch *groupcommit.Batcher
 	k     layout.Keys
 	grant *redis.Script
 	renew *redis.Script
@@ -108,9 +114,14 @@ func (c *Claims) expired(ctx context.Context, queue, consumer string, ttl time.D
 
 // New returns the work queues named by k. block serves the blocking reads
 // of long-polling claims (a pool of its own, so that they never starve the
-// commit path); it may be rdb.
-func New(rdb, block redis.UniversalClient, k layout.Keys) *Claims {
-	return &Claims{rdb: rdb, block: block, k: k, grant: redis.NewScript(grantLua), renew: redis.NewScript(renewLua)}
+// commit path); it may be rdb. batch, over rdb, carries offers, grants and
+// lease changes in pipelines shared with its other callers (the task
+// store's commits, say); nil gives the queues a batcher of their own.
+func New(rdb, block redis.UniversalClient, batch *groupcommit.Batcher, k layout.Keys) *Claims {
+	if batch == nil {
+		batch = groupcommit.New(rdb)
+	}
+	return &Claims{rdb: rdb, block: block, batch: batch, k: k, grant: redis.NewScript(grantLua), renew: redis.NewScript(renewLua)}
 }
 
 func (c *Claims) stream(queue string) string { return c.k.WorkQueue(queue).Stream }
@@ -175,8 +186,9 @@ func (c *Claims) Offer(ctx context.Context, queue, taskID, messageID string, tur
 	if turn > 0 {
 		values = append(values, "v", turn)
 	}
-	err := c.rdb.XAdd(ctx, &redis.XAddArgs{Stream: c.stream(queue), Values: values}).Err()
-	if err != nil {
+	var cmd *redis.StringCmd
+	c.batch.Do(func(p redis.Pipeliner) { cmd = p.XAdd(ctx, &redis.XAddArgs{Stream: c.stream(queue), Values: values}) })
+	if err := cmd.Err(); err != nil {
 		return fmt.Errorf("workqueue: offer work: %w", err)
 	}
 	return nil
@@ -257,7 +269,7 @@ func (c *Claims) grantEntry(ctx context.Context, queue, consumer string, ttl tim
 		c.rdb.XAck(ctx, c.stream(queue), layout.Group, m.ID)
 		return nil, nil
 	}
-	res, err := c.grant.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, w.TaskID), c.grants(queue)},
+	res, err := c.batch.Eval(ctx, c.grant, []string{c.stream(queue), c.lease(queue, w.TaskID), c.grants(queue)},
 		m.ID,               // entryID
 		w.LeaseID,          // leaseID
 		ttl.Milliseconds(), // leaseMs
@@ -296,7 +308,7 @@ func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl 
 	if action == LeaseRelease {
 		arg = ttl.Milliseconds() + 1
 	}
-	n, err := c.renew.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)},
+	n, err := c.batch.Eval(ctx, c.renew, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)},
 		leaseID,                    // leaseID
 		action,                     // action
 		arg,                        // ms

@@ -23,7 +23,7 @@ const agentClaims = 8
 // agents builds the agent backends the configuration routes to and the
 // Router in front of them.
 func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
-	claims := workqueue.New(a.rdb, a.streamRDB, a.layout)
+	claims := workqueue.New(a.rdb, a.streamRDB, a.batch, a.layout)
 	a.claims = claims
 	a.pull = ingest.NewPull(claims, commit, commit.Load, a.cfg.WorkerLease, a.log)
 	var err error

@@ -51,13 +51,16 @@ type App struct {
 	rdb      redis.UniversalClient
 	// streamRDB is the pool of blocked SSE readers, kept apart from rdb.
 	streamRDB redis.UniversalClient
-	handler   *a2a.Handler
-	streams   *ingest.Streams
-	layout    layout.Keys
-	store     *taskstore.Store
-	outbox    *outbox.Store
-	leases    *leader.Leases
-	demo      *ingest.Demo
+	// batch is the group-commit batcher of rdb that the task store, the
+	// outbox and the work queues share.
+	batch   *groupcommit.Batcher
+	handler *a2a.Handler
+	streams *ingest.Streams
+	layout  layout.Keys
+	store   *taskstore.Store
+	outbox  *outbox.Store
+	leases  *leader.Leases
+	demo    *ingest.Demo
 	// demoRouted: some task goes to the demo agent, so its runner works
 	// the demo's queue.
 	demoRouted bool
@@ -283,10 +286,12 @@ func (a *App) openStore(ctx context.Context) error {
 	a.metrics = metrics.New()
 	a.rdb.AddHook(a.metrics.Hook())
 	a.streamRDB.AddHook(a.metrics.Hook())
-	// The task store and the outbox share one group-commit batcher, so that
-	// commits and delivery reports share round trips under load.
+	// The task store, the outbox and the work queues share one
+	// group-commit batcher, so that commits, delivery reports and the
+	// offers and leases of task turns share round trips under load.
 	a.layout = layout.New(a.cfg.RedisPrefix, a.cfg.Partitions)
 	batch := groupcommit.New(a.rdb)
+	a.batch = batch
 	onOutbox := a.cfg.DeliveryPath == "outbox"
 	a.store = taskstore.New(a.rdb, a.layout, batch, taskstore.Config{EventsMaxLen: a.cfg.TaskEventsMaxLen,
 		DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox,

@@ -40,7 +40,7 @@ func TestAnswerReusingAMessageIDGetsItsTurn(t *testing.T) {
 		t.Fatalf("granted beside the lease: %+v", c2)
 	}
 	// Pull.post's LeaseDone.
-	claims := workqueue.New(s.rdb, s.rdb, s.k)
+	claims := workqueue.New(s.rdb, s.rdb, nil, s.k)
 	if err := claims.Renew(ctx, c.Work.LeaseID, v.Task.ID, workqueue.LeaseDone, 0); err != nil {
 		t.Fatal(err)
 	}

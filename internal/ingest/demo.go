@@ -265,7 +265,12 @@ func (d *Demo) Run(ctx context.Context) error {
 	return nil
 }
 
-// claim takes turns while a slot is free, until ctx ends.
+// claimBatch bounds the turns one claim of the demo runner takes at once:
+// when many wait, they are read and granted a batch per round trip.
+const claimBatch = 16
+
+// claim takes turns while a slot is free, until ctx ends: as many as
+// slots are free, up to claimBatch, per claim.
 func (d *Demo) claim(ctx context.Context, slots chan struct{}, turns *sync.WaitGroup) {
 	bo := d.cfg.Outage.Backoff()
 	var lastLog time.Time
@@ -275,28 +280,42 @@ func (d *Demo) claim(ctx context.Context, slots chan struct{}, turns *sync.WaitG
 		case <-ctx.Done():
 			return
 		}
-		c, err := d.pull.Claim(ctx, DemoQueue, d.cfg.Worker, d.cfg.ClaimWait)
-		if c == nil {
+		n := 1
+	more:
+		for n < claimBatch {
+			select {
+			case slots <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
+		cs, err := d.pull.ClaimN(ctx, DemoQueue, d.cfg.Worker, d.cfg.ClaimWait, n)
+		for range n - len(cs) {
 			<-slots
-			if ctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				if now := d.cfg.Now(); now.Sub(lastLog) >= 10*time.Second {
-					lastLog = now
-					d.log.WarnContext(ctx, "claiming demo work failed; retrying", "err", err)
-				}
-				if !pause(ctx, bo.NextBackOff()) {
-					return
-				}
-			}
+		}
+		for _, c := range cs {
+			turns.Go(func() {
+				defer func() { <-slots }()
+				d.handle(ctx, c)
+			})
+		}
+		if len(cs) > 0 {
+			bo.Reset()
 			continue
 		}
-		bo.Reset()
-		turns.Go(func() {
-			defer func() { <-slots }()
-			d.handle(ctx, c)
-		})
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			if now := d.cfg.Now(); now.Sub(lastLog) >= 10*time.Second {
+				lastLog = now
+				d.log.WarnContext(ctx, "claiming demo work failed; retrying", "err", err)
+			}
+			if !pause(ctx, bo.NextBackOff()) {
+				return
+			}
+		}
 	}
 }
 

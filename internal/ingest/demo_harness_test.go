@@ -42,7 +42,7 @@ func newDemoInstance(t *testing.T, addr, prefix string, lease time.Duration, cfg
 	store := taskstore.New(rdb, l, groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
 	commit := NewCommitter(store, nil, 0, hub)
-	pull := NewPull(workqueue.New(rdb, rdb, l), commit, commit.Load, lease, log)
+	pull := NewPull(workqueue.New(rdb, rdb, nil, l), commit, commit.Load, lease, log)
 	cfg.StepDelay = max(cfg.StepDelay, time.Millisecond)
 	demo, err := NewDemo(pull, cfg, log)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
@@ -18,6 +20,7 @@ import (
 type WorkQueue interface {
 	Offer(ctx context.Context, queue, taskID, messageID string, turn int64) error
 	Claim(ctx context.Context, queue, consumer string, ttl, wait time.Duration) (*workqueue.Work, error)
+	ClaimN(ctx context.Context, queue, consumer string, ttl, wait time.Duration, n int) ([]*workqueue.Work, error)
 	Renew(ctx context.Context, leaseID, taskID, action string, ttl time.Duration) error
 }
 
@@ -114,39 +117,74 @@ func (c *Claimed) Owner() string { return c.View.Owner }
 // Claim waits up to wait for the next turn of queue for worker. It returns
 // nil when none came.
 func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Duration) (*Claimed, error) {
+	cs, err := p.ClaimN(ctx, queueName, worker, wait, 1)
+	if len(cs) == 0 {
+		return nil, err
+	}
+	return cs[0], err
+}
+
+// ClaimN is Claim for up to n turns: when several are waiting it takes up
+// to n at once (read and granted in a round trip each, and loaded
+// concurrently), each under a lease of its own. It returns the turns
+// claimed (none when none came) and the first error met; the turns it
+// returns are the caller's to run even when err is not nil.
+func (p *Pull) ClaimN(ctx context.Context, queueName, worker string, wait time.Duration, n int) ([]*Claimed, error) {
 	deadline := p.now().Add(wait)
 	for {
-		w, err := p.q.Claim(ctx, queueName, worker, p.lease, max(deadline.Sub(p.now()), 0))
-		if err != nil || w == nil {
+		ws, err := p.q.ClaimN(ctx, queueName, worker, p.lease, max(deadline.Sub(p.now()), 0), n)
+		if err != nil || len(ws) == 0 {
 			return nil, err
 		}
-		view, err := p.load(ctx, w.TaskID)
-		switch {
-		case isCode(err, a2a.CodeTaskNotFound):
-		case err != nil:
-			_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, workqueue.LeaseRelease, p.lease)
-			return nil, err
-		case !stale(view.Task):
-			var derr *DeadlineError
-			err := p.commit.ClaimTurn(ctx, w.TaskID)
-			if err == nil {
-				return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease)}, nil
+		cs := make([]*Claimed, len(ws))
+		errs := make([]error, len(ws))
+		if len(ws) == 1 {
+			cs[0], errs[0] = p.take(ctx, ws[0])
+		} else {
+			var wg sync.WaitGroup
+			for i, w := range ws {
+				wg.Go(func() { cs[i], errs[i] = p.take(ctx, w) })
 			}
-			if !errors.As(err, &derr) {
-				_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, workqueue.LeaseRelease, p.lease)
-				return nil, err
-			}
-			// It waited past its limit, and failed: drop the turn.
+			wg.Wait()
 		}
-		// Gone, finished (canceled before anyone claimed it), or past its
-		// wait limit: drop the turn.
-		if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, workqueue.LeaseDone, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
-			return nil, err
+		claimed := slices.DeleteFunc(cs, func(c *Claimed) bool { return c == nil })
+		if err := errors.Join(errs...); len(claimed) > 0 || err != nil {
+			return claimed, err
 		}
 		if !p.now().Before(deadline) {
 			return nil, nil
 		}
 	}
+}
+
+// take loads a granted turn and starts its run time: it returns the turn,
+// or nil when it was dropped (the task is gone, finished, or past its wait
+// limit). A turn it cannot take for another reason is handed back.
+func (p *Pull) take(ctx context.Context, w *workqueue.Work) (*Claimed, error) {
+	view, err := p.load(ctx, w.TaskID)
+	switch {
+	case isCode(err, a2a.CodeTaskNotFound):
+	case err != nil:
+		_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, workqueue.LeaseRelease, p.lease)
+		return nil, err
+	case !stale(view.Task):
+		var derr *DeadlineError
+		err := p.commit.ClaimTurn(ctx, w.TaskID)
+		if err == nil {
+			return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease)}, nil
+		}
+		if !errors.As(err, &derr) {
+			_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, workqueue.LeaseRelease, p.lease)
+			return nil, err
+		}
+		// It waited past its limit, and failed: drop the turn.
+	}
+	// Gone, finished (canceled before anyone claimed it), or past its
+	// wait limit: drop the turn.
+	if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, workqueue.LeaseDone, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
+		return nil, err
+	}
+	return nil, nil
 }
 
 // stale reports whether a turn is over already, so that a claim drops it

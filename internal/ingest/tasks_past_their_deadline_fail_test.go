@@ -38,7 +38,7 @@ func newDeadlineStack(rdb redis.UniversalClient, k layout.Keys, clock *fakeClock
 	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
 	commit := NewCommitter(store, clock.now, time.Hour, NewHub())
 	commit.Limit(limits)
-	pull := NewPull(workqueue.New(rdb, rdb, k), commit, commit.Load, time.Hour, log)
+	pull := NewPull(workqueue.New(rdb, rdb, nil, k), commit, commit.Load, time.Hour, log)
 	pull.now = clock.now
 	sweeper, err := NewDeadlineSweeper(DeadlineSweeperDeps{Store: store, Commit: commit, Log: log}, DeadlineSweeperConfig{})
 	if err != nil {

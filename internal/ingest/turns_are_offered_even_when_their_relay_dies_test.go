@@ -43,7 +43,7 @@ func newOfferStack(t *testing.T, broken bool) *offerStack {
 	clock := &fakeClock{t: time.Now()}
 	hub := NewHub()
 	commit := NewCommitter(store, clock.now, time.Hour, hub)
-	claims := workqueue.New(rdb, rdb, k)
+	claims := workqueue.New(rdb, rdb, nil, k)
 	pull := NewPull(claims, commit, commit.Load, time.Minute, log)
 	var agent Agent = pull.Queue("q")
 	if broken {
@@ -245,7 +245,7 @@ func TestOfferOfATurnThatIsOverIsDroppedAtClaim(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newOfferStack(t, false)
-	claims := workqueue.New(s.rdb, s.rdb, s.k)
+	claims := workqueue.New(s.rdb, s.rdb, nil, s.k)
 	v := s.send(t, "", "m1")
 	c := s.claim(t, "w1")
 	if c == nil || c.Work.Turn != 1 {

@@ -148,7 +148,9 @@ type Record struct {
 
 // Load returns the stored task, or ErrNotFound.
 func (s *Store) Load(ctx context.Context, taskID string) (Record, error) {
-	m, err := s.rdb.HGetAll(ctx, s.k.Task(taskID).Hash).Result()
+	var cmd *redis.MapStringStringCmd
+	s.batch.Do(func(p redis.Pipeliner) { cmd = p.HGetAll(ctx, s.k.Task(taskID).Hash) }) // (concurrent loads, a claim's say, share a round trip)
+	m, err := cmd.Result()
 	if err != nil {
 		return Record{}, fmt.Errorf("taskstore: load task: %w", err)
 	}

@@ -5,6 +5,7 @@
 package workqueue
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/base64"
@@ -18,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/a2arelay/relay/internal/groupcommit"
 	"github.com/a2arelay/relay/internal/layout"
 )
 
@@ -51,6 +53,11 @@ var ErrLeaseLost = errors.New("lease lost")
 type Claims struct {
 	rdb   redis.UniversalClient
 	block redis.UniversalClient
+	// batch sends the commands of a turn's life (its offer, grant and
+	// lease changes) in pipelines shared with other callers: none of them
+	// needs its answer before the round trip that carries it ends, so under
+	// load many ride one round trip.
+	batch *groupcommit.Batcher
 	k     layout.Keys
 	grant *redis.Script
 	renew *redis.Script
@@ -108,9 +115,14 @@ func (c *Claims) expired(ctx context.Context, queue, consumer string, ttl time.D
 
 // New returns the work queues named by k. block serves the blocking reads
 // of long-polling claims (a pool of its own, so that they never starve the
-// commit path); it may be rdb.
-func New(rdb, block redis.UniversalClient, k layout.Keys) *Claims {
-	return &Claims{rdb: rdb, block: block, k: k, grant: redis.NewScript(grantLua), renew: redis.NewScript(renewLua)}
+// commit path); it may be rdb. batch, over rdb, carries offers, grants and
+// lease changes in pipelines shared with its other callers (the task
+// store's commits, say); nil gives the queues a batcher of their own.
+func New(rdb, block redis.UniversalClient, batch *groupcommit.Batcher, k layout.Keys) *Claims {
+	if batch == nil {
+		batch = groupcommit.New(rdb)
+	}
+	return &Claims{rdb: rdb, block: block, batch: batch, k: k, grant: redis.NewScript(grantLua), renew: redis.NewScript(renewLua)}
 }
 
 func (c *Claims) stream(queue string) string { return c.k.WorkQueue(queue).Stream }
@@ -175,8 +187,9 @@ func (c *Claims) Offer(ctx context.Context, queue, taskID, messageID string, tur
 	if turn > 0 {
 		values = append(values, "v", turn)
 	}
-	err := c.rdb.XAdd(ctx, &redis.XAddArgs{Stream: c.stream(queue), Values: values}).Err()
-	if err != nil {
+	var cmd *redis.StringCmd
+	c.batch.Do(func(p redis.Pipeliner) { cmd = p.XAdd(ctx, &redis.XAddArgs{Stream: c.stream(queue), Values: values}) })
+	if err := cmd.Err(); err != nil {
 		return fmt.Errorf("workqueue: offer work: %w", err)
 	}
 	return nil
@@ -186,9 +199,22 @@ func (c *Claims) Offer(ctx context.Context, queue, taskID, messageID string, tur
 // entry whose previous lease expired first, else a new one, waiting up to
 // wait for one. It returns nil when none came.
 func (c *Claims) Claim(ctx context.Context, queue, consumer string, ttl, wait time.Duration) (*Work, error) {
+	ws, err := c.ClaimN(ctx, queue, consumer, ttl, wait, 1)
+	if len(ws) == 0 {
+		return nil, err
+	}
+	return ws[0], err
+}
+
+// ClaimN is Claim for up to n turns at once: when several are waiting, it
+// reads up to n in one round trip and grants them in another, each under
+// a lease of its own. It returns the turns granted (none when none came),
+// and an error only when it granted none.
+func (c *Claims) ClaimN(ctx context.Context, queue, consumer string, ttl, wait time.Duration, n int) ([]*Work, error) {
 	if err := c.ensureGroup(ctx, queue); err != nil {
 		return nil, err
 	}
+	n = max(n, 1)
 	deadline := time.Now().Add(wait)
 	for {
 		msgs, err := c.expired(ctx, queue, consumer, ttl)
@@ -203,7 +229,7 @@ func (c *Claims) Claim(ctx context.Context, queue, consumer string, ttl, wait ti
 				return nil, nil
 			}
 			res, err := c.block.XReadGroup(ctx, &redis.XReadGroupArgs{Group: layout.Group, Consumer: consumer,
-				Streams: []string{c.stream(queue), ">"}, Count: 1, Block: block}).Result()
+				Streams: []string{c.stream(queue), ">"}, Count: int64(n), Block: block}).Result()
 			if err != nil && !errors.Is(err, redis.Nil) {
 				return nil, fmt.Errorf("workqueue: read work: %w", err)
 			}
@@ -211,19 +237,17 @@ func (c *Claims) Claim(ctx context.Context, queue, consumer string, ttl, wait ti
 				msgs = append(msgs, st.Messages...)
 			}
 			if ctx.Err() != nil && len(msgs) > 0 {
-				// The claim was given up while Redis handed it an entry:
-				// make the entry look abandoned, so the next claim takes it.
+				// The claim was given up while Redis handed it entries:
+				// make them look abandoned, so the next claim takes them.
 				c.abandon(context.WithoutCancel(ctx), queue, consumer, ttl, msgs)
 				return nil, ctx.Err()
 			}
 		}
-		for _, m := range msgs {
-			// Granted even if the claim was given up meanwhile: the caller
-			// then releases it, rather than leaving it to expire.
-			w, err := c.grantEntry(context.WithoutCancel(ctx), queue, consumer, ttl, m)
-			if w != nil || err != nil {
-				return w, err
-			}
+		// Granted even if the claim was given up meanwhile: the caller
+		// then releases them, rather than leaving them to expire.
+		ws, err := c.grantEntries(context.WithoutCancel(ctx), queue, consumer, ttl, msgs)
+		if len(ws) > 0 || err != nil {
+			return ws, err
 		}
 		if time.Now().After(deadline) {
 			return nil, nil
@@ -246,33 +270,71 @@ func (c *Claims) abandon(ctx context.Context, queue, consumer string, ttl time.D
 	_ = c.rdb.Do(ctx, args...).Err()
 }
 
-func (c *Claims) grantEntry(ctx context.Context, queue, consumer string, ttl time.Duration, m redis.XMessage) (*Work, error) {
-	w := &Work{Queue: queue, LeaseID: base64.RawURLEncoding.EncodeToString([]byte(queue)) + "." + strings.ReplaceAll(uuid.NewString(), "-", "")}
-	w.TaskID, _ = m.Values["t"].(string)
-	w.MessageID, _ = m.Values["m"].(string)
-	if v, ok := m.Values["v"].(string); ok {
-		w.Turn, _ = strconv.ParseInt(v, 10, 64)
+// grantEntries grants the entries msgs, all in one round trip. Entries
+// not granted (another lease holds the task, or the turn is done) are left
+// as grant.lua leaves them; entries whose grant failed stay pending, and a
+// claim takes them over once ttl passed. It returns the turns granted, and
+// the first error only when none was.
+func (c *Claims) grantEntries(ctx context.Context, queue, consumer string, ttl time.Duration, msgs []redis.XMessage) ([]*Work, error) {
+	ws := make([]*Work, 0, len(msgs))
+	ids := make([]string, 0, len(msgs)) // the entry of each work
+	for _, m := range msgs {
+		w := &Work{Queue: queue, LeaseID: base64.RawURLEncoding.EncodeToString([]byte(queue)) + "." + strings.ReplaceAll(uuid.NewString(), "-", "")}
+		w.TaskID, _ = m.Values["t"].(string)
+		w.MessageID, _ = m.Values["m"].(string)
+		if v, ok := m.Values["v"].(string); ok {
+			w.Turn, _ = strconv.ParseInt(v, 10, 64)
+		}
+		if w.TaskID == "" { // not an entry relay wrote: drop it
+			c.rdb.XAck(ctx, c.stream(queue), layout.Group, m.ID)
+			continue
+		}
+		ws, ids = append(ws, w), append(ids, m.ID)
 	}
-	if w.TaskID == "" { // not an entry relay wrote: drop it
-		c.rdb.XAck(ctx, c.stream(queue), layout.Group, m.ID)
+	if len(ws) == 0 {
 		return nil, nil
 	}
-	res, err := c.grant.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, w.TaskID), c.grants(queue)},
-		m.ID,               // entryID
-		w.LeaseID,          // leaseID
-		ttl.Milliseconds(), // leaseMs
-		consumer,           // consumer
-		w.Turn,             // turn
-	).Slice()
-	if err != nil {
-		return nil, fmt.Errorf("workqueue: grant work: %w", err)
+	cmds := make([]*redis.Cmd, len(ws))
+	args := func(i int) ([]string, []any) {
+		w := ws[i]
+		return []string{c.stream(queue), c.lease(queue, w.TaskID), c.grants(queue)}, []any{
+			ids[i],             // entryID
+			w.LeaseID,          // leaseID
+			ttl.Milliseconds(), // leaseMs
+			consumer,           // consumer
+			w.Turn,             // turn
+		}
 	}
-	if ok, _ := res[0].(int64); ok != 1 {
-		return nil, nil // another worker holds a live lease on this task, or the turn is done
+	c.batch.Do(func(p redis.Pipeliner) {
+		for i := range ws {
+			keys, argv := args(i)
+			cmds[i] = c.grant.EvalSha(ctx, p, keys, argv...)
+		}
+	})
+	granted := ws[:0]
+	var firstErr error
+	for i, w := range ws {
+		cmd := cmds[i]
+		if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			keys, argv := args(i)
+			cmd = c.grant.Run(ctx, c.rdb, keys, argv...) // (Redis restarted: this loads the script)
+		}
+		res, err := cmd.Slice()
+		if err != nil {
+			firstErr = cmp.Or(firstErr, fmt.Errorf("workqueue: grant work: %w", err))
+			continue
+		}
+		if ok, _ := res[0].(int64); ok != 1 {
+			continue // another worker holds a live lease on this task, or the turn is done
+		}
+		n, _ := res[1].(int64)
+		w.Attempt = max(int(n), 1)
+		granted = append(granted, w)
 	}
-	n, _ := res[1].(int64)
-	w.Attempt = max(int(n), 1)
-	return w, nil
+	if len(granted) > 0 {
+		return granted, nil
+	}
+	return nil, firstErr
 }
 
 // Lease actions of Renew.
@@ -296,7 +358,7 @@ func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl 
 	if action == LeaseRelease {
 		arg = ttl.Milliseconds() + 1
 	}
-	n, err := c.renew.Run(ctx, c.rdb, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)},
+	n, err := c.batch.Eval(ctx, c.renew, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)},
 		leaseID,                    // leaseID
 		action,                     // action
 		arg,                        // ms

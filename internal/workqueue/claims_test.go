@@ -12,7 +12,7 @@ import (
 
 func newClaims(t *testing.T) (*Claims, context.Context) {
 	rdb, prefix := redistest.New(t)
-	return New(rdb, rdb, layout.New(prefix+"c", 0)), context.Background()
+	return New(rdb, rdb, nil, layout.New(prefix+"c", 0)), context.Background()
 }
 
 func TestClaimsLeaseLifecycle(t *testing.T) {

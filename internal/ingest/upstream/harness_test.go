@@ -70,7 +70,7 @@ func newStack(rdb redis.UniversalClient, prefix string, lease time.Duration) *st
 	committer := ingest.NewCommitter(store, nil, 0, hub)
 	ra := &routeAgent{}
 	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
-	pull := ingest.NewPull(workqueue.New(rdb, rdb, layout.New(p, 0)), committer, svc.GetTask, lease, log)
+	pull := ingest.NewPull(workqueue.New(rdb, rdb, nil, layout.New(p, 0)), committer, svc.GetTask, lease, log)
 	ra.q = pull.Queue("up")
 	return &stack{rdb: rdb, store: store, svc: svc, commit: committer, pull: pull, links: NewRedisLinks(rdb, layout.New(p, 2), time.Hour), agent: ra}
 }

@@ -47,7 +47,7 @@ func linkReuse(t *testing.T, lenient bool) {
 	committer := ingest.NewCommitter(store, nil, 100*time.Millisecond, hub) // short retention
 	ra := &routeAgent{}
 	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
-	pull := ingest.NewPull(workqueue.New(rdb, rdb, layout.New(p, 0)), committer, committer.Load, 3*time.Second, log) // as app/agents.go wires it
+	pull := ingest.NewPull(workqueue.New(rdb, rdb, nil, layout.New(p, 0)), committer, committer.Load, 3*time.Second, log) // as app/agents.go wires it
 	ra.q = pull.Queue("up")
 	s := &stack{rdb: rdb, store: store, svc: svc, pull: pull, links: NewRedisLinks(rdb, layout.New(p, 2), time.Hour), agent: ra}
 	s.startBridge(t, Config{URL: f.url})

@@ -50,8 +50,8 @@ type Pull struct {
 	now    func() time.Time
 }
 
-// NewPull returns the pull backend. load reads a task (Service.GetTask);
-// lease is how long a claim lasts without a heartbeat (default 30s).
+// NewPull returns the pull backend. load reads a task (Service.GetTask)
+// for heartbeats and posts (a claim reads it through commit); lease is how long a claim lasts without a heartbeat (default 30s).
 func NewPull(q WorkQueue, commit *Committer, load func(context.Context, string) (a2a.TaskView, error), lease time.Duration, log *slog.Logger) *Pull {
 	return &Pull{q: q, commit: commit, load: load, lease: cmp.Or(lease, 30*time.Second), log: log, now: time.Now}
 }
@@ -120,7 +120,9 @@ func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Du
 		if err != nil || w == nil {
 			return nil, err
 		}
-		view, err := p.load(ctx, w.TaskID)
+		// Read through the Committer, not load: the claim needs to know
+		// whether the task has a turn record to move (ClaimTurn).
+		view, recorded, err := p.commit.loadTurn(ctx, w.TaskID)
 		switch {
 		case isCode(err, a2a.CodeTaskNotFound):
 		case err != nil:
@@ -128,7 +130,7 @@ func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Du
 			return nil, err
 		case !stale(view.Task):
 			var derr *DeadlineError
-			err := p.commit.ClaimTurn(ctx, w.TaskID)
+			err := p.commit.ClaimTurn(ctx, view.Task, recorded)
 			if err == nil {
 				return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease)}, nil
 			}

@@ -141,8 +141,9 @@ func (p *Pull) Claim(ctx context.Context, queueName, worker string, wait time.Du
 			// It waited past its limit, and failed: drop the turn.
 		}
 		// Gone, finished (canceled before anyone claimed it), or past its
-		// wait limit: drop the turn.
-		if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, workqueue.LeaseDone, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
+		// wait limit (failed now): drop the turn, and with the task final,
+		// leave no done marker (a later offer is dropped here again).
+		if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, workqueue.LeaseFinal, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
 			return nil, err
 		}
 		if !p.now().Before(deadline) {
@@ -199,14 +200,21 @@ func (p *Pull) Heartbeat(ctx context.Context, taskID, leaseID string) (Beat, err
 	}
 	st := view.Task.Status.State
 	if st.Terminal() {
-		if err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0); err != nil {
-			return Beat{}, err
-		}
+		// The same answer whether or not the lease is still there: a
+		// heartbeat sent again after its answer was lost (this one ended
+		// the lease) still learns why it must stop.
+		var beat Beat
 		if st == a2a.StateCanceled {
-			return Beat{State: st, Canceled: true}, nil
+			beat = Beat{State: st, Canceled: true}
+		} else if derr := failedAtDeadline(view.Task); derr != nil {
+			beat = Beat{State: st, Canceled: true, Reason: derr.Reason}
 		}
-		if derr := failedAtDeadline(view.Task); derr != nil {
-			return Beat{State: st, Canceled: true, Reason: derr.Reason}, nil
+		err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseFinal, 0)
+		switch {
+		case beat.Canceled && (err == nil || errors.Is(err, ErrLeaseLost)):
+			return beat, nil
+		case err != nil:
+			return Beat{}, err
 		}
 		return Beat{State: st}, ErrTaskFinished
 	}
@@ -292,7 +300,7 @@ func (p *Pull) post(ctx context.Context, taskID, leaseID string, events []a2a.Ev
 	view := a.View
 	var te *a2a.TransitionError
 	if errors.As(err, &te) && te.From.Terminal() {
-		_ = p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0)
+		_ = p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseFinal, 0)
 		if te.From == a2a.StateCanceled {
 			return Posted{State: te.From}, ErrTaskCanceled
 		}
@@ -308,7 +316,11 @@ func (p *Pull) post(ctx context.Context, taskID, leaseID string, events []a2a.Ev
 	}
 	st := view.Task.Status.State
 	if st.Terminal() || st.Interrupted() {
-		if err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0); err != nil {
+		end := workqueue.LeaseDone // the task waits for its client: later offers of the turn are duplicates
+		if st.Terminal() {
+			end = workqueue.LeaseFinal
+		}
+		if err := p.q.Renew(ctx, leaseID, taskID, end, 0); err != nil {
 			p.log.WarnContext(ctx, "ending a worker lease", "task_id", taskID, "err", err)
 		}
 		if once != nil {

@@ -30,7 +30,7 @@ type Store interface {
 	Applied(ctx context.Context, taskID, key string) (taskstore.Applied, error)
 	DropOffer(ctx context.Context, o taskstore.Offer) error
 	// Turn deadlines (deadline.go).
-	ClaimTurn(ctx context.Context, taskID string, now time.Time) (expired string, err error)
+	ClaimTurn(ctx context.Context, taskID string, now time.Time, limits taskstore.TurnLimits) (expired string, err error)
 	DropDeadline(ctx context.Context, taskID string) error
 }
 
@@ -406,4 +406,18 @@ func (c *Committer) Load(ctx context.Context, taskID string) (a2a.TaskView, erro
 		return a2a.TaskView{}, err
 	}
 	return decodeRecord(rec)
+}
+
+// loadTurn is Load, and whether the task has a turn record (a deadline
+// that a claim of its turn moves: ClaimTurn).
+func (c *Committer) loadTurn(ctx context.Context, taskID string) (a2a.TaskView, bool, error) {
+	rec, err := c.store.Load(ctx, taskID)
+	if errors.Is(err, taskstore.ErrNotFound) {
+		return a2a.TaskView{}, false, a2a.ErrTaskNotFound(taskID)
+	}
+	if err != nil {
+		return a2a.TaskView{}, false, err
+	}
+	v, err := decodeRecord(rec)
+	return v, rec.Deadline != "", err
 }

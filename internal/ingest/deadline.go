@@ -72,23 +72,27 @@ func (c *Committer) turnChange(before, after a2a.Task, expect string) taskstore.
 	return taskstore.Deadline{}
 }
 
-// ClaimTurn records that an agent took taskID's turn: its run limit starts
-// (once per turn: a turn taken over keeps it). It costs a command only
-// when some limit is configured. A turn whose wait limit had passed is
-// failed here, and the claim gets a *DeadlineError: it must not be handed
-// out.
-func (c *Committer) ClaimTurn(ctx context.Context, taskID string) error {
-	if !c.turns {
+// ClaimTurn records that an agent took task's turn: its run limit starts
+// (once per turn: a turn taken over keeps it; a turn without a record, as
+// one claimed while the task is interrupted, starts it from this
+// instance's limits). recorded says whether the task has a turn record
+// (loadTurn): the claim moves a record even where no limit is configured
+// (another instance wrote it), and costs a command only when some limit
+// is configured or the task has a record. A turn whose wait limit had
+// passed is failed here, and the claim gets a *DeadlineError: it must not
+// be handed out.
+func (c *Committer) ClaimTurn(ctx context.Context, task a2a.Task, recorded bool) error {
+	if !c.turns && !recorded {
 		return nil
 	}
 	now := c.now()
-	rec, err := c.store.ClaimTurn(ctx, taskID, now)
+	rec, err := c.store.ClaimTurn(ctx, task.ID, now, c.turnLimits(task))
 	if err != nil || rec == "" {
 		return err
 	}
 	turn, _ := taskstore.ParseTurn(rec)
 	derr := deadlineOf(turn, now)
-	if _, err := c.failTurn(ctx, taskID, rec, derr); err != nil {
+	if _, err := c.failTurn(ctx, task.ID, rec, derr); err != nil {
 		return err
 	}
 	return derr

@@ -41,6 +41,9 @@ type demoTurn struct {
 	// renewed is when the last renewal that succeeded was sent: the lease
 	// is surely ours until renewed + lease.
 	renewed time.Time
+	// final: the turn ended with the task final (its lease leaves no done
+	// marker: LeaseFinal); else it may wait for its client.
+	final bool
 }
 
 // handle runs one claimed turn to its end, keeps its lease alive
@@ -72,7 +75,11 @@ func (d *Demo) handle(runCtx context.Context, c *Claimed) {
 		t.log.InfoContext(ctx, "demo turn stopped: the lease is over")
 	case err == nil, errors.Is(cause, errDemoCanceled):
 		// The task ended, waits for the client, or was canceled: so does the lease.
-		if err := t.endLease(runCtx, workqueue.LeaseDone); err != nil && !errors.Is(err, ErrLeaseLost) {
+		action := workqueue.LeaseDone
+		if t.final || errors.Is(cause, errDemoCanceled) {
+			action = workqueue.LeaseFinal
+		}
+		if err := t.endLease(runCtx, action); err != nil && !errors.Is(err, ErrLeaseLost) {
 			t.log.WarnContext(ctx, "ending a demo lease", "err", err)
 		}
 	case runCtx.Err() != nil:
@@ -111,6 +118,7 @@ func (t *demoTurn) run(view a2a.TaskView, prompt a2a.Message) error {
 	for {
 		ev, ok := plan.next(view.Task)
 		if !ok {
+			t.final = view.Task.Status.State.Terminal()
 			return nil
 		}
 		if ev.delay {
@@ -127,6 +135,7 @@ func (t *demoTurn) run(view a2a.TaskView, prompt a2a.Message) error {
 		switch {
 		case err == nil:
 		case errors.Is(err, errDemoTaskOver):
+			t.final = true
 			return nil
 		case errors.As(err, &oe):
 			return t.fail("The demo agent stopped: " + oe.Error() + ".")
@@ -177,7 +186,7 @@ func (t *demoTurn) write(ev demoEvent) (a2a.TaskView, error) {
 // keeps trying through an outage for as long as the turn runs.
 func (t *demoTurn) fail(text string) error {
 	t.log.ErrorContext(t.ctx, "demo task failed", "why", text)
-	return t.d.cfg.Outage.Persist(t.ctx, "failing a demo task", func(ctx context.Context) error {
+	err := t.d.cfg.Outage.Persist(t.ctx, "failing a demo task", func(ctx context.Context) error {
 		if err := t.fresh(ctx); err != nil {
 			return err
 		}
@@ -188,6 +197,8 @@ func (t *demoTurn) fail(text string) error {
 		}
 		return err
 	})
+	t.final = err == nil
+	return err
 }
 
 // fresh makes sure the lease is still the turn's before a write: once half

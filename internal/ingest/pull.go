@@ -53,8 +53,8 @@ type Pull struct {
 	now    func() time.Time
 }
 
-// NewPull returns the pull backend. load reads a task (Service.GetTask);
-// lease is how long a claim lasts without a heartbeat (default 30s).
+// NewPull returns the pull backend. load reads a task (Service.GetTask)
+// for heartbeats and posts (a claim reads it through commit); lease is how long a claim lasts without a heartbeat (default 30s).
 func NewPull(q WorkQueue, commit *Committer, load func(context.Context, string) (a2a.TaskView, error), lease time.Duration, log *slog.Logger) *Pull {
 	return &Pull{q: q, commit: commit, load: load, lease: cmp.Or(lease, 30*time.Second), log: log, now: time.Now}
 }
@@ -161,7 +161,9 @@ func (p *Pull) ClaimN(ctx context.Context, queueName, worker string, wait time.D
 // or nil when it was dropped (the task is gone, finished, or past its wait
 // limit). A turn it cannot take for another reason is handed back.
 func (p *Pull) take(ctx context.Context, w *workqueue.Work) (*Claimed, error) {
-	view, err := p.load(ctx, w.TaskID)
+	// Read through the Committer, not load: the claim needs to know
+	// whether the task has a turn record to move (ClaimTurn).
+	view, recorded, err := p.commit.loadTurn(ctx, w.TaskID)
 	switch {
 	case isCode(err, a2a.CodeTaskNotFound):
 	case err != nil:
@@ -169,7 +171,7 @@ func (p *Pull) take(ctx context.Context, w *workqueue.Work) (*Claimed, error) {
 		return nil, err
 	case !stale(view.Task):
 		var derr *DeadlineError
-		err := p.commit.ClaimTurn(ctx, w.TaskID)
+		err := p.commit.ClaimTurn(ctx, view.Task, recorded)
 		if err == nil {
 			return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease)}, nil
 		}
@@ -180,8 +182,9 @@ func (p *Pull) take(ctx context.Context, w *workqueue.Work) (*Claimed, error) {
 		// It waited past its limit, and failed: drop the turn.
 	}
 	// Gone, finished (canceled before anyone claimed it), or past its
-	// wait limit: drop the turn.
-	if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, workqueue.LeaseDone, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
+	// wait limit (failed now): drop the turn, and with the task final,
+	// leave no done marker (a later offer is dropped here again).
+	if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, workqueue.LeaseFinal, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
 		return nil, err
 	}
 	return nil, nil
@@ -235,14 +238,21 @@ func (p *Pull) Heartbeat(ctx context.Context, taskID, leaseID string) (Beat, err
 	}
 	st := view.Task.Status.State
 	if st.Terminal() {
-		if err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0); err != nil {
-			return Beat{}, err
-		}
+		// The same answer whether or not the lease is still there: a
+		// heartbeat sent again after its answer was lost (this one ended
+		// the lease) still learns why it must stop.
+		var beat Beat
 		if st == a2a.StateCanceled {
-			return Beat{State: st, Canceled: true}, nil
+			beat = Beat{State: st, Canceled: true}
+		} else if derr := failedAtDeadline(view.Task); derr != nil {
+			beat = Beat{State: st, Canceled: true, Reason: derr.Reason}
 		}
-		if derr := failedAtDeadline(view.Task); derr != nil {
-			return Beat{State: st, Canceled: true, Reason: derr.Reason}, nil
+		err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseFinal, 0)
+		switch {
+		case beat.Canceled && (err == nil || errors.Is(err, ErrLeaseLost)):
+			return beat, nil
+		case err != nil:
+			return Beat{}, err
 		}
 		return Beat{State: st}, ErrTaskFinished
 	}
@@ -328,7 +338,7 @@ func (p *Pull) post(ctx context.Context, taskID, leaseID string, events []a2a.Ev
 	view := a.View
 	var te *a2a.TransitionError
 	if errors.As(err, &te) && te.From.Terminal() {
-		_ = p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0)
+		_ = p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseFinal, 0)
 		if te.From == a2a.StateCanceled {
 			return Posted{State: te.From}, ErrTaskCanceled
 		}
@@ -344,7 +354,11 @@ func (p *Pull) post(ctx context.Context, taskID, leaseID string, events []a2a.Ev
 	}
 	st := view.Task.Status.State
 	if st.Terminal() || st.Interrupted() {
-		if err := p.q.Renew(ctx, leaseID, taskID, workqueue.LeaseDone, 0); err != nil {
+		end := workqueue.LeaseDone // the task waits for its client: later offers of the turn are duplicates
+		if st.Terminal() {
+			end = workqueue.LeaseFinal
+		}
+		if err := p.q.Renew(ctx, leaseID, taskID, end, 0); err != nil {
 			p.log.WarnContext(ctx, "ending a worker lease", "task_id", taskID, "err", err)
 		}
 		if once != nil {

@@ -19,9 +19,11 @@ import (
 // <sinceMs>" (phase w: waiting since; r: claimed since), and while a limit
 // applies the task is listed in its partition's deadline zset
 // (layout.Keys.Deadlines) at the time it is reached. The commit that
-// starts a turn writes both (Commit.Deadline), the claim moves them
-// (ClaimTurn), the commit that ends the turn removes them: a store
-// without limits writes nothing.
+// starts a turn writes both (Commit.Deadline; a turn claimed already, phase
+// r, keeps its record: the agent of a turn claimed while the task was
+// interrupted takes the task up again), the claim moves them (ClaimTurn),
+// the commit that ends the turn removes them: a store without limits
+// writes nothing.
 
 //go:embed lua/deadline.lua
 var deadlineLua string
@@ -114,15 +116,19 @@ func (t Turn) Due() (due time.Time, ok bool) {
 }
 
 // ClaimTurn records that taskID's turn was claimed at now: a turn still
-// waiting moves to its run limit; one claimed before keeps its own. It is
-// one command, and none is needed for a task without a record. expired
-// is the record when the turn's wait limit had passed: nothing changed,
-// and the turn must not be handed out.
-func (s *Store) ClaimTurn(ctx context.Context, taskID string, now time.Time) (expired string, err error) {
+// waiting moves to its run limit; one claimed before keeps its own; one
+// without a record (claimed while the task is interrupted, or started
+// where no limit was set) starts its run limit, limits.Run, now. It is one
+// command, and none is needed for a task without a record when limits has
+// no run limit. expired is the record when the turn's wait limit had
+// passed: nothing changed, and the turn must not be handed out.
+func (s *Store) ClaimTurn(ctx context.Context, taskID string, now time.Time, limits TurnLimits) (expired string, err error) {
 	res, err := deadlineScript.Run(ctx, s.rdb, s.deadlineKeys(taskID),
-		"claim",         // action
-		taskID,          // task
-		now.UnixMilli(), // now
+		"claim",                    // action
+		taskID,                     // task
+		now.UnixMilli(),            // now
+		limits.Wait.Milliseconds(), // waitMs
+		limits.Run.Milliseconds(),  // runMs
 	).StringSlice()
 	if err != nil {
 		return "", fmt.Errorf("taskstore: claim a turn: %w", err)
@@ -141,6 +147,8 @@ func (s *Store) DropDeadline(ctx context.Context, taskID string) error {
 		"drop",   // action
 		taskID,   // task
 		int64(0), // now
+		int64(0), // waitMs
+		int64(0), // runMs
 	).Err(); err != nil {
 		return fmt.Errorf("taskstore: drop a deadline: %w", err)
 	}

@@ -131,13 +131,17 @@ func (c *Claims) lease(queue, taskID string) string {
 	return c.k.WorkQueue(queue).Lease(taskID)
 }
 
-// DoneHorizon is how long a task's lease key, once its turn is done, keeps
-// the done marker by which a claim recognizes a later offer of that turn (a
-// duplicate, by a re-offer) and drops it. Re-offers come within seconds of
-// the commit (ingest.Reofferer), or once Redis answers again after an
-// outage: a day covers both. A duplicate that comes later still is granted,
-// and the claimer drops it only if the task is finished.
-const DoneHorizon = 24 * time.Hour
+// DoneHorizon is how long a task's lease key, once its turn is done
+// (LeaseDone: the task waits for its client), keeps the done marker by
+// which a claim recognizes a later offer of that turn (a duplicate, by a
+// re-offer) and drops it. Re-offers come within about twice the
+// re-offer delay of the commit (ingest.Reofferer) whenever any relay
+// runs, or once Redis answers again after an outage: an hour covers both.
+// A duplicate that comes later still is granted, and the claimer drops it
+// only if the task is finished. A turn that finished its task
+// (LeaseFinal) leaves no marker: the claimer drops its duplicates by the
+// task's state.
+const DoneHorizon = time.Hour
 
 // Work is one task turn granted to a worker.
 type Work struct {
@@ -341,11 +345,13 @@ func (c *Claims) grantEntries(ctx context.Context, queue, consumer string, ttl t
 const (
 	LeaseRenew   = "renew"
 	LeaseDone    = "done"
+	LeaseFinal   = "final"
 	LeaseRelease = "release"
 )
 
 // Renew keeps (LeaseRenew, for ttl more), ends (LeaseDone: the turn is
-// over, and later offers of it are dropped for DoneHorizon) or hands back
+// over, and later offers of it are dropped for DoneHorizon; LeaseFinal:
+// the turn is over and so is its task, and nothing is kept) or hands back
 // (LeaseRelease: offered to the next claim at once, ttl being the lease time
 // claims wait for) a lease on taskID. It returns ErrLeaseLost when the lease
 // is not current.

@@ -95,7 +95,11 @@
 --                       phase w (waiting) or r (claimed), "" for none):
 --                       "" nothing; "turn <waitMs> <runMs>" the commit
 --                       starts a turn under these limits (phase w since now,
---                       listed in KEYS[13] at now + waitMs when waitMs > 0);
+--                       listed in KEYS[13] at now + waitMs when waitMs > 0),
+--                       unless the task's record is of a claimed turn
+--                       (phase r: a turn claimed while the task was
+--                       interrupted, whose agent takes the task up again),
+--                       which is kept;
 --                       "end" the commit ends the turn (a final or
 --                       interrupted state): a record it has goes;
 --                       "end <record>" the same, applied only while the
@@ -307,7 +311,7 @@ if string.sub(deadline, 1, 3) == 'end' then
     fields[#fields + 1] = 'dl'
     fields[#fields + 1] = ''
   end
-elseif deadline ~= '' then
+elseif deadline ~= '' and string.sub(stored[7] or '', 1, 2) ~= 'r ' then
   local waitMs, runMs = string.match(deadline, '^turn (%d+) (%d+)$')
   fields[#fields + 1] = 'dl'
   fields[#fields + 1] = 'w ' .. waitMs .. ' ' .. runMs .. ' ' .. now

@@ -6,11 +6,18 @@
 --   ARGV[1] action  claim | drop
 --   ARGV[2] task    the task id (KEYS[2]'s member)
 --   ARGV[3] now     the caller's clock, ms
+--   ARGV[4] waitMs  claim: the turn limits of the caller for the task (0:
+--   ARGV[5] runMs   none), for a turn without a record
 -- claim: a worker (or an in-process agent) takes the turn. A turn still
 --   waiting moves to its run deadline (phase r since now, listed at now +
 --   runMs, or unlisted without a run limit); a turn claimed before (its
---   lease was taken over) keeps the run deadline it has. Returns {'none'}
---   (no record), {'ok'}, or {'expired', record} when the wait limit had
+--   lease was taken over) keeps the run deadline it has. A turn without a
+--   record (claimed while the task is interrupted: a message queued while
+--   the task worked; or started where no limit was set) starts its run
+--   deadline from ARGV's limits (nothing without a run limit, nor for a
+--   task that is finished or gone): a claimed turn always runs under its
+--   run limit. Returns {'none'} (no record, and
+--   none made), {'ok'}, or {'expired', record} when the wait limit had
 --   passed: nothing is changed, and the caller fails the task.
 -- drop: unlists a task whose turn has no record any more (its hash
 --   expired or was deleted): a listing whose record is live stays. Returns
@@ -24,7 +31,15 @@ if action == 'drop' then
   return redis.call('ZREM', KEYS[2], task)
 end
 if not dl or dl == '' then
-  return {'none'}
+  local waitMs, runMs = tonumber(ARGV[4]) or 0, tonumber(ARGV[5]) or 0
+  -- A task hash with a time to live is finished (commit.lua sets one only
+  -- then), or gone (-2): no turn of it runs.
+  if runMs <= 0 or redis.call('PTTL', KEYS[1]) ~= -1 then
+    return {'none'}
+  end
+  redis.call('HSET', KEYS[1], 'dl', 'r ' .. string.format('%d', waitMs) .. ' ' .. string.format('%d', runMs) .. ' ' .. string.format('%d', now))
+  redis.call('ZADD', KEYS[2], string.format('%d', now + runMs), task)
+  return {'ok'}
 end
 local phase, waitMs, runMs, since = string.match(dl, '^(%a) (%d+) (%d+) (%d+)$')
 if phase ~= 'w' then

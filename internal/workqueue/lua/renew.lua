@@ -3,7 +3,7 @@
 -- KEYS[3] the queue's hash of grants per entry
 -- ARGV, each named (Renew, in claims.go, lays them out in this order):
 --   ARGV[1] leaseID  the lease id
---   ARGV[2] action   what to do: renew | done | release
+--   ARGV[2] action   what to do: renew | done | final | release
 --   ARGV[3] ms       renew: lease ms; release: the idle time to set, so the
 --                    entry is offered to the next claim at once
 --   ARGV[4] doneMs   how long the done marker is kept (DoneHorizon)
@@ -13,6 +13,9 @@
 -- done marker "done <entry id> <turn>" for doneMs: grant.lua drops the
 -- offers of turns up to <turn> that come later (duplicates). A lease whose
 -- turn is unknown is deleted instead.
+-- final is done for a turn that finished its task: the lease is deleted,
+-- with no marker (a claim drops the later offers of a finished task's
+-- turns by the task's state).
 -- release makes the entry look abandoned, so the next claim takes it; its
 -- turn is not over, but every earlier one is: the lease is replaced by the
 -- marker "done <entry id> <turn - 1>" (deleted when the turn is unknown).
@@ -33,7 +36,7 @@ if sl then
   entry = string.sub(entry, 1, sl - 1)
 end
 local function over(upTo)
-  if turn > 0 then
+  if turn > 0 and action ~= 'final' then
     redis.call('SET', KEYS[2], 'done ' .. entry .. ' ' .. upTo, 'PX', doneMs)
   else
     redis.call('DEL', KEYS[2])
@@ -42,7 +45,7 @@ end
 if action == 'renew' then
   redis.call('PEXPIRE', KEYS[2], ms)
   redis.call('XCLAIM', KEYS[1], 'workers', consumer, 0, entry, 'JUSTID')
-elseif action == 'done' then
+elseif action == 'done' or action == 'final' then
   over(turn)
   redis.call('XACK', KEYS[1], 'workers', entry)
   redis.call('XDEL', KEYS[1], entry)

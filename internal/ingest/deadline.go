@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,23 +60,29 @@ func (c *Committer) turnLimits(t a2a.Task) taskstore.TurnLimits {
 	return l
 }
 
-// turnChange is what a commit from before to after does to the task's
-// turn record: a final or interrupted state ends the turn; leaving an
-// interrupted state starts one.
-func (c *Committer) turnChange(before, after a2a.Task, expect string) taskstore.Deadline {
+// turnChange is what a commit of events from before to after does to the
+// task's turn record: a final or interrupted state ends the turn; leaving
+// an interrupted state starts one: waiting for its claim when the client
+// answered (the commit carries a user message), running when the agent
+// took the task up again (it holds the claim of a turn queued while the
+// task worked, which its claim left without a record).
+func (c *Committer) turnChange(before, after a2a.Task, events []a2a.Event, expect string) taskstore.Deadline {
 	switch st := after.Status.State; {
 	case st.Terminal() || st.Interrupted():
 		return taskstore.Deadline{End: true, Expect: expect}
 	case before.Status.State.Interrupted():
-		return taskstore.Deadline{Start: c.turnLimits(after)}
+		answered := slices.ContainsFunc(events, func(e a2a.Event) bool {
+			return e.Kind == a2a.EventMessage && e.Message != nil && e.Message.Role == a2a.RoleUser
+		})
+		return taskstore.Deadline{Start: c.turnLimits(after), Running: !answered}
 	}
 	return taskstore.Deadline{}
 }
 
 // ClaimTurn records that an agent took task's turn: its run limit starts
-// (once per turn: a turn taken over keeps it; a turn without a record, as
-// one claimed while the task is interrupted, starts it from this
-// instance's limits). recorded says whether the task has a turn record
+// (once per turn: a turn taken over keeps it; a turn without a record
+// starts it from this instance's limits, unless the task is interrupted:
+// then the agent's commit that takes it up again starts it). recorded says whether the task has a turn record
 // (loadTurn): the claim moves a record even where no limit is configured
 // (another instance wrote it), and costs a command only when some limit
 // is configured or the task has a record. A turn whose wait limit had
@@ -86,7 +93,15 @@ func (c *Committer) ClaimTurn(ctx context.Context, task a2a.Task, recorded bool)
 		return nil
 	}
 	now := c.now()
-	rec, err := c.store.ClaimTurn(ctx, task.ID, now, c.turnLimits(task))
+	limits := c.turnLimits(task)
+	if task.Status.State.Interrupted() {
+		// A turn queued while the task worked, claimed now that it waits
+		// for its client: nothing runs until the agent takes the task up
+		// again, whose commit starts the run limit (turnChange). A record
+		// made now would time the client's silence.
+		limits = taskstore.TurnLimits{}
+	}
+	rec, err := c.store.ClaimTurn(ctx, task.ID, now, limits)
 	if err != nil || rec == "" {
 		return err
 	}

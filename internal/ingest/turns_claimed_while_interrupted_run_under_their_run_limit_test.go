@@ -14,7 +14,8 @@ import (
 // recorded and offered as the Service does, queued behind the first); the
 // first turn ends in input-required, which ends its deadline record; a
 // worker claims m2's turn while the task is interrupted, and posts
-// working. It returns the second claim, made at the returned time.
+// working. It returns the second claim, and when its worker took the task
+// up again (the post that starts the turn's run limit).
 func queuedTurnClaimedWhileInterrupted(t *testing.T, s *deadlineStack) (*Claimed, time.Time) {
 	t.Helper()
 	ctx := context.Background()
@@ -43,29 +44,32 @@ func queuedTurnClaimedWhileInterrupted(t *testing.T, s *deadlineStack) (*Claimed
 		t.Fatal("an interrupted task is still listed")
 	}
 	s.clock.add(time.Minute)
-	claimedAt := s.clock.now()
 	c2 := s.claim(t, time.Second)
 	if c2 == nil || c2.Message.MessageID != "m2" {
 		t.Fatalf("second claim %+v", c2)
 	}
+	if _, ok := s.due(t, "t"); ok {
+		t.Fatal("the claim of a turn of an interrupted task timed it: nothing runs until its agent takes the task up")
+	}
 	// The worker of m2 takes the task up again.
 	s.clock.add(time.Second)
+	resumedAt := s.clock.now()
 	if _, err := s.pull.Post(ctx, "t", c2.Work.LeaseID, []a2a.Event{status(a2a.StateWorking)}); err != nil {
 		t.Fatal(err)
 	}
-	return c2, claimedAt
+	return c2, resumedAt
 }
 
 // A turn claimed while its task is interrupted (a message queued while the
-// task worked) runs under its run limit from its claim: its agent taking
-// the task up again does not start a wait for a claim that was made, so
-// the running turn is not failed as unclaimed.
+// task worked) runs under its run limit from when its agent takes the task
+// up again: that commit starts no wait for a claim that was made, so the
+// running turn is not failed as unclaimed.
 func TestTurnClaimedWhileInterruptedIsNotFailedAsUnclaimed(t *testing.T) {
 	t.Parallel()
 	s := newDeadlineTest(t, TaskLimits{Turn: taskstore.TurnLimits{Wait: time.Minute, Run: time.Hour}})
-	_, claimedAt := queuedTurnClaimedWhileInterrupted(t, s)
-	if due, ok := s.due(t, "t"); !ok || !due.Equal(claimedAt.Add(time.Hour)) {
-		t.Fatalf("listed at %v (%v), want the second claim + the 1h run limit (%v)", due, ok, claimedAt.Add(time.Hour))
+	_, resumedAt := queuedTurnClaimedWhileInterrupted(t, s)
+	if due, ok := s.due(t, "t"); !ok || !due.Equal(resumedAt.Add(time.Hour)) {
+		t.Fatalf("listed at %v (%v), want the agent's resumption + the 1h run limit (%v)", due, ok, resumedAt.Add(time.Hour))
 	}
 	s.clock.add(30 * time.Minute) // past the wait limit, within the run limit
 	if n := s.sweeper.RunOnce(context.Background()); n != 0 {
@@ -81,13 +85,13 @@ func TestTurnClaimedWhileInterruptedIsNotFailedAsUnclaimed(t *testing.T) {
 func TestTurnClaimedWhileInterruptedIsFailedPastItsRunLimit(t *testing.T) {
 	t.Parallel()
 	s := newDeadlineTest(t, TaskLimits{Turn: taskstore.TurnLimits{Run: time.Minute}})
-	_, claimedAt := queuedTurnClaimedWhileInterrupted(t, s)
-	if due, ok := s.due(t, "t"); !ok || !due.Equal(claimedAt.Add(time.Minute)) {
-		t.Fatalf("listed at %v (%v), want the second claim + the 1m run limit (%v)", due, ok, claimedAt.Add(time.Minute))
+	_, resumedAt := queuedTurnClaimedWhileInterrupted(t, s)
+	if due, ok := s.due(t, "t"); !ok || !due.Equal(resumedAt.Add(time.Minute)) {
+		t.Fatalf("listed at %v (%v), want the agent's resumption + the 1m run limit (%v)", due, ok, resumedAt.Add(time.Minute))
 	}
 	s.clock.add(2 * time.Hour)
 	if n := s.sweeper.RunOnce(context.Background()); n != 1 {
 		t.Fatalf("swept %d, want the one turn past its run limit", n)
 	}
-	s.failedWith(t, "t", "relay: the task ran 2h0m1s; the limit is 1m (max run)")
+	s.failedWith(t, "t", "relay: the task ran 2h; the limit is 1m (max run)")
 }

@@ -49,6 +49,10 @@ func (l TurnLimits) Any() bool { return l.Wait > 0 || l.Run > 0 }
 type Deadline struct {
 	// Start, when it has a limit, starts a turn under it.
 	Start TurnLimits
+	// Running, with Start: the turn starts claimed (phase r, its run limit
+	// from now): the agent holding a claim takes an interrupted task up
+	// again, so no wait is left to time.
+	Running bool
 	// End: the commit ends the turn (a final or interrupted state); a
 	// record the task has goes.
 	End bool
@@ -65,6 +69,8 @@ func (d Deadline) arg() string {
 		return "end " + d.Expect
 	case d.End:
 		return "end"
+	case d.Start.Any() && d.Running:
+		return "run " + strconv.FormatInt(d.Start.Wait.Milliseconds(), 10) + " " + strconv.FormatInt(d.Start.Run.Milliseconds(), 10)
 	case d.Start.Any():
 		return "turn " + strconv.FormatInt(d.Start.Wait.Milliseconds(), 10) + " " + strconv.FormatInt(d.Start.Run.Milliseconds(), 10)
 	}

@@ -99,7 +99,11 @@
 --                       unless the task's record is of a claimed turn
 --                       (phase r: a turn claimed while the task was
 --                       interrupted, whose agent takes the task up again),
---                       which is kept;
+--                       which is kept; "run <waitMs> <runMs>" the same,
+--                       but the turn starts claimed (phase r since now,
+--                       listed at now + runMs when runMs > 0): the agent
+--                       that holds the turn's claim takes an interrupted
+--                       task up again;
 --                       "end" the commit ends the turn (a final or
 --                       interrupted state): a record it has goes;
 --                       "end <record>" the same, applied only while the
@@ -312,11 +316,18 @@ if string.sub(deadline, 1, 3) == 'end' then
     fields[#fields + 1] = ''
   end
 elseif deadline ~= '' and string.sub(stored[7] or '', 1, 2) ~= 'r ' then
-  local waitMs, runMs = string.match(deadline, '^turn (%d+) (%d+)$')
+  local kind, waitMs, runMs = string.match(deadline, '^(%a+) (%d+) (%d+)$')
   fields[#fields + 1] = 'dl'
-  fields[#fields + 1] = 'w ' .. waitMs .. ' ' .. runMs .. ' ' .. now
-  if tonumber(waitMs) > 0 then
-    redis.call('ZADD', KEYS[13], string.format('%d', tonumber(now) + tonumber(waitMs)), task)
+  if kind == 'run' then
+    fields[#fields + 1] = 'r ' .. waitMs .. ' ' .. runMs .. ' ' .. now
+    if tonumber(runMs) > 0 then
+      redis.call('ZADD', KEYS[13], string.format('%d', tonumber(now) + tonumber(runMs)), task)
+    end
+  else
+    fields[#fields + 1] = 'w ' .. waitMs .. ' ' .. runMs .. ' ' .. now
+    if tonumber(waitMs) > 0 then
+      redis.call('ZADD', KEYS[13], string.format('%d', tonumber(now) + tonumber(waitMs)), task)
+    end
   end
 end
 fields[#fields + 1] = 'cid'

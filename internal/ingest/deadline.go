@@ -107,8 +107,14 @@ func (c *Committer) ClaimTurn(ctx context.Context, task a2a.Task, recorded bool)
 	}
 	turn, _ := taskstore.ParseTurn(rec)
 	derr := deadlineOf(turn, now)
-	if _, err := c.failTurn(ctx, task.ID, rec, derr); err != nil {
+	failed, err := c.failTurn(ctx, task.ID, rec, derr)
+	switch {
+	case err != nil:
 		return err
+	case !failed:
+		// The turn ended or moved on first: not this claim's to drop as
+		// failed; the caller hands it back, and the next claim sees.
+		return fmt.Errorf("ingest: claim of task %s: %w", task.ID, taskstore.ErrTurnMoved)
 	}
 	return derr
 }

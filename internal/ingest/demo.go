@@ -301,6 +301,9 @@ func (d *Demo) claim(ctx context.Context, slots chan struct{}, turns *sync.WaitG
 			})
 		}
 		if len(cs) > 0 {
+			if err != nil && ctx.Err() == nil { // some of the batch could not be taken: they come back after a lease
+				d.log.WarnContext(ctx, "claiming part of a batch of demo work failed", "claimed", len(cs), "err", err)
+			}
 			bo.Reset()
 			continue
 		}

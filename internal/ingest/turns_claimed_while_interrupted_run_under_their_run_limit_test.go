@@ -9,14 +9,13 @@ import (
 	"github.com/a2arelay/relay/internal/taskstore"
 )
 
-// queuedTurnClaimedWhileInterrupted: task "t" is claimed (its first turn)
+// claimQueuedTurnOfInterruptedTask: task "t" is claimed (its first turn)
 // and working; the client sends m2 while it works (a turn of its own,
 // recorded and offered as the Service does, queued behind the first); the
 // first turn ends in input-required, which ends its deadline record; a
-// worker claims m2's turn while the task is interrupted, and posts
-// working. It returns the second claim, and when its worker took the task
-// up again (the post that starts the turn's run limit).
-func queuedTurnClaimedWhileInterrupted(t *testing.T, s *deadlineStack) (*Claimed, time.Time) {
+// worker claims m2's turn while the task is interrupted, which times
+// nothing yet. It returns that claim.
+func claimQueuedTurnOfInterruptedTask(t *testing.T, s *deadlineStack) *Claimed {
 	t.Helper()
 	ctx := context.Background()
 	s.submit(t, "t", "")
@@ -51,10 +50,19 @@ func queuedTurnClaimedWhileInterrupted(t *testing.T, s *deadlineStack) (*Claimed
 	if _, ok := s.due(t, "t"); ok {
 		t.Fatal("the claim of a turn of an interrupted task timed it: nothing runs until its agent takes the task up")
 	}
-	// The worker of m2 takes the task up again.
+	return c2
+}
+
+// queuedTurnClaimedWhileInterrupted is claimQueuedTurnOfInterruptedTask,
+// whose worker then takes the task up again (posts working) a second
+// later: it returns the claim and the time of that post, which starts the
+// turn's run limit.
+func queuedTurnClaimedWhileInterrupted(t *testing.T, s *deadlineStack) (*Claimed, time.Time) {
+	t.Helper()
+	c2 := claimQueuedTurnOfInterruptedTask(t, s)
 	s.clock.add(time.Second)
 	resumedAt := s.clock.now()
-	if _, err := s.pull.Post(ctx, "t", c2.Work.LeaseID, []a2a.Event{status(a2a.StateWorking)}); err != nil {
+	if _, err := s.pull.Post(context.Background(), "t", c2.Work.LeaseID, []a2a.Event{status(a2a.StateWorking)}); err != nil {
 		t.Fatal(err)
 	}
 	return c2, resumedAt

@@ -291,6 +291,7 @@ func (p *Pull) PostOnce(ctx context.Context, taskID, leaseID, key string, events
 	if len(events) == 0 {
 		return Posted{}, &BadEventError{Msg: "events: at least one event is required"}
 	}
+	events = slices.Clone(events) // the task id is filled in below: the caller's slice stays as it was
 	for i := range events {
 		ev := &events[i]
 		if ev.Kind != a2a.EventStatus && ev.Kind != a2a.EventArtifact {

@@ -309,8 +309,18 @@ func (d *Demo) plan(t a2a.Task, prompt a2a.Message) (demoPlan, error) {
 func (p demoPlan) next(t a2a.Task) (demoEvent, bool) {
 	st := t.Status.State
 	switch {
-	case st.Terminal() || st.Interrupted():
+	case st.Terminal():
 		return demoEvent{}, false
+	case st.Interrupted():
+		if turn := turnOf(t.Status); turn == "" || turn == p.prompt {
+			return demoEvent{}, false // this turn's own end (or one the demo did not mark)
+		}
+		// A turn queued while the task worked (the client wrote meanwhile),
+		// whose earlier turn left the task waiting for input: this message
+		// is the client's next word, so the turn takes the task up again.
+		var md demoStep
+		md.Demo.Turn = p.prompt
+		return p.status(a2a.StateWorking, "working on the message sent meanwhile", &md).at(1), true
 	case p.outcome == a2a.StateRejected:
 		return p.status(a2a.StateRejected, "The demo agent rejected this task, as asked.", nil).at(1), true
 	}
@@ -334,7 +344,9 @@ func (p demoPlan) next(t a2a.Task) (demoEvent, bool) {
 	case a2a.StateFailed:
 		return p.status(a2a.StateFailed, "The demo agent failed this task, as asked.", nil).at(seq + 1), true
 	case a2a.StateInputRequired:
-		return p.status(a2a.StateInputRequired, "The demo agent needs more input: send another message to this task.", nil).at(seq + 1), true
+		var md demoStep // names the turn that asked, so that a turn queued meanwhile knows it is not its own end
+		md.Demo.Turn, md.Demo.Step = p.prompt, p.steps
+		return p.status(a2a.StateInputRequired, "The demo agent needs more input: send another message to this task.", &md).at(seq + 1), true
 	}
 	if i := p.chunksOf(t); i < p.chunks {
 		chunk := splitChunks(p.text, p.chunks)[i]
@@ -355,6 +367,18 @@ func (p demoPlan) stepOf(st a2a.TaskStatus) int {
 		return 0
 	}
 	return md.Demo.Step
+}
+
+// turnOf returns the demo turn a status message names ("" for none).
+func turnOf(st a2a.TaskStatus) string {
+	if st.Message == nil || len(st.Message.Metadata) == 0 {
+		return ""
+	}
+	var md demoStep
+	if json.Unmarshal(st.Message.Metadata, &md) != nil {
+		return ""
+	}
+	return md.Demo.Turn
 }
 
 // chunksOf returns how many chunks of the turn's artifact the task holds.

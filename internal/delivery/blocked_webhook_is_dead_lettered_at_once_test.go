@@ -2,11 +2,9 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/outbox"
@@ -34,27 +32,9 @@ func TestBlockedWebhookIsDeadLetteredAtOnce(t *testing.T) {
 			stop := runWorkers(mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys,
 				Dial: strict.DialContext, Log: fx.log}, Config{Outbox: onOutbox}))
 			defer stop()
-			var dead []outbox.DeliveryRecord
-			for deadline := time.Now().Add(10 * time.Second); len(dead) == 0; {
-				if time.Now().After(deadline) {
-					recs, _, _ := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "walled", Limit: 10})
-					for _, r := range recs {
-						t.Logf("%s: %s after %d attempts", r.ID, r.Status, r.Attempts)
-					}
-					t.Fatal("not dead-lettered within 10 s (a retry is due 1 s after the first attempt)")
-				}
-				time.Sleep(20 * time.Millisecond)
-				if dead, _, err = fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "walled", Status: "dead", Limit: 10}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			r := dead[0]
-			if r.Attempts != 1 || len(r.AttemptLog) != 1 {
-				t.Fatalf("dead after %d attempts (%d logged), want 1", r.Attempts, len(r.AttemptLog))
-			}
-			var a Attempt
-			if err := json.Unmarshal(r.AttemptLog[0], &a); err != nil || a.ErrorClass != ssrf.ClassBlocked {
-				t.Fatalf("attempt %s (%v): want class %s", r.AttemptLog[0], err, ssrf.ClassBlocked)
+			_, a := fx.deadAfterOneAttempt(t, ctx, "walled")
+			if a.ErrorClass != ssrf.ClassBlocked {
+				t.Fatalf("attempt %+v: want class %s", a, ssrf.ClassBlocked)
 			}
 			if n := posts.Load(); n != 0 {
 				t.Fatalf("%d POSTs reached the refused address", n)

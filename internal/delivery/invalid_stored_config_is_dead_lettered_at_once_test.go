@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/outbox"
@@ -59,28 +58,9 @@ func TestInvalidStoredConfigIsDeadLetteredAtOnce(t *testing.T) {
 				stop := runWorkers(mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys,
 					Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: onOutbox}))
 				defer stop()
-				var dead []outbox.DeliveryRecord
-				for deadline := time.Now().Add(10 * time.Second); len(dead) == 0; {
-					if time.Now().After(deadline) {
-						recs, _, _ := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "legacy", Limit: 10})
-						for _, r := range recs {
-							t.Logf("%s: %s after %d attempts %s", r.ID, r.Status, r.Attempts, r.AttemptLog)
-						}
-						t.Fatal("not dead-lettered within 10 s (a retry is due 1 s after the first attempt)")
-					}
-					time.Sleep(20 * time.Millisecond)
-					if dead, _, err = fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "legacy", Status: "dead", Limit: 10}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				r := dead[0]
-				if r.Attempts != 1 || len(r.AttemptLog) != 1 {
-					t.Fatalf("dead after %d attempts (%d logged), want 1", r.Attempts, len(r.AttemptLog))
-				}
-				var a Attempt
-				if err := json.Unmarshal(r.AttemptLog[0], &a); err != nil || a.ErrorClass != classConfig ||
-					!strings.Contains(a.Error, tt.field) || a.URL == "" || bytes.Contains(r.AttemptLog[0], []byte("secret")) {
-					t.Fatalf("attempt %s (%v): want class %s naming %s, no password", r.AttemptLog[0], err, classConfig, tt.field)
+				r, a := fx.deadAfterOneAttempt(t, ctx, "legacy")
+				if a.ErrorClass != classConfig || !strings.Contains(a.Error, tt.field) || a.URL == "" || bytes.Contains(r.AttemptLog[0], []byte("secret")) {
+					t.Fatalf("attempt %s: want class %s naming %s, no password", r.AttemptLog[0], classConfig, tt.field)
 				}
 				if n := posts.Load(); n != 0 {
 					t.Fatalf("%d POSTs were sent with the invalid config", n)

@@ -359,26 +359,22 @@ func (p demoPlan) next(t a2a.Task) (demoEvent, bool) {
 
 // stepOf returns the working step status st names for this turn, or 0.
 func (p demoPlan) stepOf(st a2a.TaskStatus) int {
-	if st.State != a2a.StateWorking || st.Message == nil || len(st.Message.Metadata) == 0 {
-		return 0
+	if md := stepMeta(st); st.State == a2a.StateWorking && md.Demo.Turn == p.prompt {
+		return md.Demo.Step
 	}
-	var md demoStep
-	if json.Unmarshal(st.Message.Metadata, &md) != nil || md.Demo.Turn != p.prompt {
-		return 0
-	}
-	return md.Demo.Step
+	return 0
 }
 
 // turnOf returns the demo turn a status message names ("" for none).
-func turnOf(st a2a.TaskStatus) string {
-	if st.Message == nil || len(st.Message.Metadata) == 0 {
-		return ""
-	}
+func turnOf(st a2a.TaskStatus) string { return stepMeta(st).Demo.Turn }
+
+// stepMeta reads the demo's metadata of a status message (zero for none).
+func stepMeta(st a2a.TaskStatus) demoStep {
 	var md demoStep
-	if json.Unmarshal(st.Message.Metadata, &md) != nil {
-		return ""
+	if st.Message != nil && len(st.Message.Metadata) > 0 {
+		_ = json.Unmarshal(st.Message.Metadata, &md) // not the demo's: zero
 	}
-	return md.Demo.Turn
+	return md
 }
 
 // chunksOf returns how many chunks of the turn's artifact the task holds.

@@ -34,6 +34,9 @@ func (h *Handler) list(ctx context.Context, params json.RawMessage) (any, Dialec
 		}
 		p.PageSize = *w.PageSize
 	}
+	if err := checkHistoryLength(w.HistoryLength); err != nil {
+		return nil, V10, err
+	}
 	state, err := listState(w.Status)
 	if err != nil {
 		return nil, V10, err

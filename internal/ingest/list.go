@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"strconv"
@@ -12,23 +13,16 @@ import (
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
-// Page sizes of ListTasks.
-const (
-	defaultPageSize = 50
-	maxPageSize     = 100
-)
-
 // ListTasks returns one page of the caller's tasks, newest update first,
 // filtered by context (the caller's context of that id: another client's
 // tasks in a context of the same id are not even loaded), state and
 // update time. A page scans a bounded number of tasks; a
 // sparse filter may return a short page with a token to continue.
 func (s *Service) ListTasks(ctx context.Context, p a2a.ListParams) (a2a.ListResult, error) {
-	size := p.PageSize
-	if size <= 0 {
-		size = defaultPageSize
+	size := cmp.Or(p.PageSize, a2a.DefaultListPageSize)
+	if size < 1 || size > a2a.MaxListPageSize {
+		return a2a.ListResult{}, a2a.InvalidParams("pageSize must be between 1 and %d, got %d", a2a.MaxListPageSize, size)
 	}
-	size = min(size, maxPageSize)
 	cursor, err := decodePageToken(p.PageToken)
 	if err != nil {
 		return a2a.ListResult{}, err

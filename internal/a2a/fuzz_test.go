@@ -179,6 +179,8 @@ func FuzzHandler(f *testing.F) {
 		{"ListTasks", `{"statusTimestampAfter":"2025-01-01T00:00:00Z","includeArtifacts":true}`, ""},
 		{"CreateTaskPushNotificationConfig", seedPush[3], "1.0"}, {"tasks/pushNotificationConfig/list", `{"id":"v03"}`, ""},
 		{"DeleteTaskPushNotificationConfig", `{"taskId":"v10","id":"c"}`, "1"}, {"GetExtendedAgentCard", `{}`, "2.0"},
+		{"GetTask", `{"id":"v10","history_length":0}`, ""}, {"ListTasks", `{"page_size":2,"context_id":"c","pageSize":3}`, ""},
+		{"SendMessage", `{"message":{"message_id":"m","role":"ROLE_USER","parts":[{"text":"x","metadata":{"a_b":1}}]},"configuration":{"return_immediately":true}}`, ""},
 	} {
 		f.Add(envelope(`"r-1"`, s.method, s.params), s.version, "application/json")
 	}

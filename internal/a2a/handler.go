@@ -86,10 +86,23 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 		// An explicit version header names the reply dialect, whatever the task's.
 		rt.dialect, rt.shared = header, false
 	}
-	if rt.op == opStream || rt.op == opResubscribe {
-		return h.stream(c, id, req.Method, rt, req.Params)
+	params := req.Params
+	if rt.dialect == V10 {
+		// ProtoJSON: snake_case names are as good as lowerCamel ones.
+		var err error
+		if params, err = normalizeNames(params); err != nil {
+			e, _ := AsError(err)
+			h.report(req.Method, rt.dialect, e.Code)
+			if rt.op == opStream || rt.op == opResubscribe {
+				return h.streamError(c, id, rt.dialect, err)
+			}
+			return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(rt.dialect))})
+		}
 	}
-	result, d, err := h.call(c.UserContext(), rt, req.Params)
+	if rt.op == opStream || rt.op == opResubscribe {
+		return h.stream(c, id, req.Method, rt, params)
+	}
+	result, d, err := h.call(c.UserContext(), rt, params)
 	if err != nil {
 		e, known := AsError(err)
 		if !known {

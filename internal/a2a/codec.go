@@ -57,6 +57,9 @@ func decodeSend(d Dialect, params json.RawMessage) (SendParams, *int, error) {
 	if err != nil {
 		return p, hl, err
 	}
+	if err := checkHistoryLength(hl); err != nil {
+		return SendParams{}, nil, err
+	}
 	if err := checkMetadata(p.Metadata, "metadata"); err != nil {
 		return SendParams{}, nil, err
 	}
@@ -78,6 +81,17 @@ func checkMetadata(raw json.RawMessage, where string) error {
 		return nil
 	}
 	return InvalidParams("%s must be an object", where)
+}
+
+// checkHistoryLength refuses a negative historyLength. A2A gives a meaning
+// to an unset one (the server's default: relay returns all history), to 0
+// (no history) and to n > 0 (the last n messages), and none to a negative
+// one, which relay used to take for "no limit".
+func checkHistoryLength(hl *int) error {
+	if hl != nil && *hl < 0 {
+		return InvalidParams("historyLength must not be negative, got %d", *hl)
+	}
+	return nil
 }
 
 // decodeParams unmarshals params into v, turning any failure into -32602.

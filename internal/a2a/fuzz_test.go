@@ -91,7 +91,8 @@ func FuzzParseRequest(f *testing.F) {
 			}
 			return
 		}
-		if req.Method == "" || !bytes.Equal(req.ID, id) {
+		if req.Method == "" || (req.Notification && (len(req.ID) != 0 || string(id) != "null")) ||
+			(!req.Notification && !bytes.Equal(req.ID, id)) {
 			t.Fatalf("accepted request %+v with id %s", req, id)
 		}
 		if p := bytes.TrimSpace(req.Params); len(p) > 0 && p[0] != '{' && string(p) != "null" {
@@ -179,10 +180,13 @@ func FuzzHandler(f *testing.F) {
 		{"ListTasks", `{"statusTimestampAfter":"2025-01-01T00:00:00Z","includeArtifacts":true}`, ""},
 		{"CreateTaskPushNotificationConfig", seedPush[3], "1.0"}, {"tasks/pushNotificationConfig/list", `{"id":"v03"}`, ""},
 		{"DeleteTaskPushNotificationConfig", `{"taskId":"v10","id":"c"}`, "1"}, {"GetExtendedAgentCard", `{}`, "2.0"},
+		{"GetTask", `{"id":"v10","history_length":0}`, ""}, {"ListTasks", `{"page_size":2,"context_id":"c","pageSize":3}`, ""},
+		{"SendMessage", `{"message":{"message_id":"m","role":"ROLE_USER","parts":[{"text":"x","metadata":{"a_b":1}}]},"configuration":{"return_immediately":true}}`, ""},
 	} {
 		f.Add(envelope(`"r-1"`, s.method, s.params), s.version, "application/json")
 	}
 	f.Add([]byte(`[{"jsonrpc":"2.0"}]`), "", "")
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"SendMessage","params":{"message":{"role":"ROLE_USER","parts":[{"text":"x"}]}}}`), "", "")
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"v03"}}`), " 0.1 ", "text/plain")
 	f.Add([]byte("\x00\xff{"), "\x7f", "application/a2a+json; charset=utf-8")
 
@@ -202,6 +206,14 @@ func FuzzHandler(f *testing.F) {
 		}
 		defer resp.Body.Close()
 		out, _ := io.ReadAll(resp.Body)
+		if req, _, _ := parseRequest(body); req.Notification && jsonContentType(strings.TrimSpace(ctype)) {
+			// No reply: 204, or a limit's status, never a body.
+			if len(out) != 0 || (resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusTooManyRequests &&
+				resp.StatusCode != http.StatusServiceUnavailable) {
+				t.Fatalf("notification %q: status %d, reply %q", body, resp.StatusCode, out)
+			}
+			return
+		}
 		if resp.StatusCode >= 500 || (resp.StatusCode != 200 && resp.StatusCode/100 != 4) {
 			t.Fatalf("status %d: %s", resp.StatusCode, out)
 		}

@@ -69,6 +69,9 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 			Error: &wireError{Code: CodeInvalidRequest, Message: "Content-Type must be application/json"}})
 	}
 	req, id, perr := parseRequest(c.Body())
+	if req.Notification {
+		return h.notification(c, req, perr)
+	}
 	if perr != nil {
 		return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(perr.toWire(V03))})
 	}
@@ -86,10 +89,23 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 		// An explicit version header names the reply dialect, whatever the task's.
 		rt.dialect, rt.shared = header, false
 	}
-	if rt.op == opStream || rt.op == opResubscribe {
-		return h.stream(c, id, req.Method, rt, req.Params)
+	params := req.Params
+	if rt.dialect == V10 {
+		// ProtoJSON: snake_case names are as good as lowerCamel ones.
+		var err error
+		if params, err = normalizeNames(params); err != nil {
+			e, _ := AsError(err)
+			h.report(req.Method, rt.dialect, e.Code)
+			if rt.op == opStream || rt.op == opResubscribe {
+				return h.streamError(c, id, rt.dialect, err)
+			}
+			return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(rt.dialect))})
+		}
 	}
-	result, d, err := h.call(c.UserContext(), rt, req.Params)
+	if rt.op == opStream || rt.op == opResubscribe {
+		return h.stream(c, id, req.Method, rt, params)
+	}
+	result, d, err := h.call(c.UserContext(), rt, params, false)
 	if err != nil {
 		e, known := AsError(err)
 		if !known {
@@ -102,9 +118,59 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 	return writeRPC(c, fiber.StatusOK, response{JSONRPC: "2.0", ID: id, Result: resultOrNull(result)})
 }
 
+// notification serves a request without an id: a JSON-RPC 2.0 notification
+// (§4.1), to which "the Server MUST NOT reply". It runs as a request would
+// and answers HTTP 204 with no body, whatever the outcome: an unknown
+// method, invalid params or an error of the method go unreported too. Only
+// a refusal by a limit keeps its HTTP status (429 or 503, Retry-After), so
+// that HTTP clients back off, still without a body. A send runs as a
+// non-blocking one (no one waits for its result); a streaming send runs as
+// that send, without a stream; a re-attach, which only reads, is not run.
+// (An envelope that is not a valid request, notification or not, has
+// already been answered under a null id, as §5 has it.)
+func (h *Handler) notification(c *fiber.Ctx, req request, perr *Error) error {
+	noReply := func(status int) error { return c.Status(status).Send(nil) }
+	if perr != nil {
+		return noReply(fiber.StatusNoContent)
+	}
+	header, ok := parseVersion(c.Get("A2A-Version"))
+	rt, known := routes[req.Method]
+	if !ok || !known || rt.op == opResubscribe {
+		return noReply(fiber.StatusNoContent)
+	}
+	if rt.shared && header != "" {
+		rt.dialect, rt.shared = header, false
+	}
+	params := req.Params
+	if rt.dialect == V10 {
+		var err error
+		if params, err = normalizeNames(params); err != nil {
+			return noReply(fiber.StatusNoContent)
+		}
+	}
+	if rt.op == opStream {
+		rt.op = opSend
+	}
+	_, d, err := h.call(c.UserContext(), rt, params, true)
+	if err != nil {
+		e, known := AsError(err)
+		if !known {
+			h.log.ErrorContext(c.UserContext(), "a2a notification failed", "method", req.Method, "err", err)
+		}
+		h.report(req.Method, d, e.Code)
+		if status := errorStatus(c, err); status != fiber.StatusOK {
+			return noReply(status)
+		}
+		return noReply(fiber.StatusNoContent)
+	}
+	h.report(req.Method, d, 0)
+	return noReply(fiber.StatusNoContent)
+}
+
 // call runs one operation, turning a panic into -32603. It returns the
-// dialect the reply is shaped in.
-func (h *Handler) call(ctx context.Context, rt route, params json.RawMessage) (res any, d Dialect, err error) {
+// dialect the reply is shaped in. detached: no one waits for the result (a
+// notification), so a send does not block until its task ends.
+func (h *Handler) call(ctx context.Context, rt route, params json.RawMessage, detached bool) (res any, d Dialect, err error) {
 	d = rt.dialect
 	defer func() {
 		if r := recover(); r != nil {
@@ -112,10 +178,10 @@ func (h *Handler) call(ctx context.Context, rt route, params json.RawMessage) (r
 			res, err = nil, &Error{Code: CodeInternal, Message: "internal error"}
 		}
 	}()
-	return h.dispatch(ctx, rt, params)
+	return h.dispatch(ctx, rt, params, detached)
 }
 
-func (h *Handler) dispatch(ctx context.Context, rt route, params json.RawMessage) (any, Dialect, error) {
+func (h *Handler) dispatch(ctx context.Context, rt route, params json.RawMessage, detached bool) (any, Dialect, error) {
 	cd := codecFor(rt.dialect)
 	// render picks the codec of a stored task for the methods v0.1 and v0.3 share.
 	render := func(v TaskView) codec {
@@ -129,6 +195,9 @@ func (h *Handler) dispatch(ctx context.Context, rt route, params json.RawMessage
 		p, hl, err := decodeSend(rt.dialect, params)
 		if err != nil {
 			return nil, rt.dialect, err
+		}
+		if detached {
+			p.Blocking = false
 		}
 		v, err := h.svc.Send(ctx, p)
 		if err != nil {

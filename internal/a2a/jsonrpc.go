@@ -13,6 +13,10 @@ type request struct {
 	ID     json.RawMessage
 	Method string
 	Params json.RawMessage
+	// Notification: the request has no id member (JSON-RPC 2.0 §4.1), so
+	// gets no reply. An id of null is not one: it is a request, answered
+	// under that null id.
+	Notification bool
 }
 
 // response is a JSON-RPC response envelope.
@@ -56,8 +60,12 @@ func parseRequest(body []byte) (request, json.RawMessage, *Error) {
 	if !validID(id) {
 		return request{}, nullID, Errorf(CodeInvalidRequest, "id must be a string, a number or null")
 	}
-	if len(id) == 0 {
-		return request{}, nullID, Errorf(CodeInvalidRequest, "id is required")
+	notification := len(id) == 0
+	if notification {
+		// An envelope that is not a valid request is answered under a null
+		// id, notification or not (JSON-RPC 2.0 §5: the id could not be
+		// told).
+		id = nullID
 	}
 	var version string
 	if err := json.Unmarshal(env.JSONRPC, &version); err != nil || version != "2.0" {
@@ -67,10 +75,12 @@ func parseRequest(body []byte) (request, json.RawMessage, *Error) {
 	if err := json.Unmarshal(env.Method, &method); err != nil || method == "" {
 		return request{}, id, Errorf(CodeInvalidRequest, "method must be a non-empty string")
 	}
+	req := request{ID: env.ID, Method: method, Params: env.Params, Notification: notification}
 	if p := bytes.TrimSpace(env.Params); len(p) > 0 && p[0] != '{' && string(p) != "null" {
-		return request{}, id, Errorf(CodeInvalidParams, "invalid params: params must be an object")
+		// A valid envelope: a notification's invalid params get no reply.
+		return req, id, Errorf(CodeInvalidParams, "invalid params: params must be an object")
 	}
-	return request{ID: id, Method: method, Params: env.Params}, id, nil
+	return req, id, nil
 }
 
 // TextValid reports whether a JSON body is UTF-8 and escapes no lone

@@ -28,11 +28,19 @@ func (h *Handler) list(ctx context.Context, params json.RawMessage) (any, Dialec
 		}
 	}
 	p := ListParams{ContextID: w.ContextID, PageToken: w.PageToken}
+	// page_size is an `optional int32` in the proto: unspecified (absent,
+	// or null, which ProtoJSON reads as absent) means the default of 50;
+	// a value given must be within the proto's 1..100. An explicit 0 is
+	// below the minimum, and is refused like a negative value or one
+	// above the maximum, not changed into one relay picked.
 	if w.PageSize != nil {
-		if *w.PageSize < 0 {
-			return nil, V10, InvalidParams("pageSize must not be negative")
+		if *w.PageSize < 1 || *w.PageSize > MaxListPageSize {
+			return nil, V10, InvalidParams("pageSize must be between 1 and %d, got %d", MaxListPageSize, *w.PageSize)
 		}
 		p.PageSize = *w.PageSize
+	}
+	if err := checkHistoryLength(w.HistoryLength); err != nil {
+		return nil, V10, err
 	}
 	state, err := listState(w.Status)
 	if err != nil {

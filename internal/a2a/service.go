@@ -36,10 +36,20 @@ type SendParams struct {
 	Metadata   json.RawMessage
 }
 
+// Page sizes of ListTasks, as the v1.0 proto has them
+// (ListTasksRequest.page_size): "If unspecified, at most 50 tasks will be
+// returned. The minimum value is 1. The maximum value is 100."
+const (
+	DefaultListPageSize = 50
+	MaxListPageSize     = 100
+)
+
 // ListParams filters and pages ListTasks.
 type ListParams struct {
 	ContextID string
 	State     TaskState
+	// PageSize is 1..MaxListPageSize, or 0 when the request left it
+	// unspecified (DefaultListPageSize).
 	PageSize  int
 	PageToken string
 	// UpdatedAfter keeps tasks whose status changed after it (zero: all).

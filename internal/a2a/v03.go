@@ -108,6 +108,9 @@ func (v03) decodeTaskQuery(params json.RawMessage) (string, *int, error) {
 	if err := decodeParams(params, &q); err != nil {
 		return "", nil, err
 	}
+	if err := checkHistoryLength(q.HistoryLength); err != nil {
+		return "", nil, err
+	}
 	return q.ID, q.HistoryLength, checkID(q.ID, "id")
 }
 

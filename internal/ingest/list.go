@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"strconv"
@@ -12,98 +13,174 @@ import (
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
-// Page sizes of ListTasks.
-const (
-	defaultPageSize = 50
-	maxPageSize     = 100
-)
-
 // ListTasks returns one page of the caller's tasks, newest update first,
 // filtered by context (the caller's context of that id: another client's
 // tasks in a context of the same id are not even loaded), state and
-// update time. A page scans a bounded number of tasks; a
-// sparse filter may return a short page with a token to continue.
+// update time.
+//
+// A page has a nextPageToken only when a match follows it: the scan looks
+// one match past the page, so the last page has none. A page scans a
+// bounded number of index entries; a sparse filter may therefore return a
+// short page, even an empty one, with a token to continue, the one case in
+// which a token may lead to no further task.
+//
+// totalSize counts every match of the filter among the caller's tasks.
+// Unfiltered, that is the size of the caller's index. Filtered, the first
+// page (no token) scans the caller's whole index, without the bound,
+// counting the matches past the page; its tokens carry that count, so that
+// later pages report the same total without scanning it all again (a task
+// that starts matching meanwhile is counted by the next listing).
 func (s *Service) ListTasks(ctx context.Context, p a2a.ListParams) (a2a.ListResult, error) {
-	size := p.PageSize
-	if size <= 0 {
-		size = defaultPageSize
+	size := cmp.Or(p.PageSize, a2a.DefaultListPageSize)
+	if size < 1 || size > a2a.MaxListPageSize {
+		return a2a.ListResult{}, a2a.InvalidParams("pageSize must be between 1 and %d, got %d", a2a.MaxListPageSize, size)
 	}
-	size = min(size, maxPageSize)
-	cursor, err := decodePageToken(p.PageToken)
+	tok, err := decodePageToken(p.PageToken)
 	if err != nil {
 		return a2a.ListResult{}, err
 	}
-	res := a2a.ListResult{PageSize: size, Tasks: []a2a.Task{}}
 	filtered := p.ContextID != "" || p.State != "" || !p.UpdatedAfter.IsZero()
-	budget := 20*size + 500
-	for len(res.Tasks) < size && budget > 0 {
-		batch := min(2*size, budget)
-		entries, err := s.store.ScanIndex(ctx, tenant.Owner(ctx), cursor, batch)
-		if err != nil {
-			return res, err
-		}
-		budget -= len(entries)
-		if cursor, err = s.collect(ctx, entries, p, size, &res); err != nil {
-			return res, err
-		}
-		if len(entries) < batch && len(res.Tasks) < size {
-			cursor = nil // the index is exhausted
-			break
-		}
+	sc, err := s.scan(ctx, p, tok.cursor, size, filtered && tok.cursor == nil)
+	if err != nil {
+		return a2a.ListResult{}, err
 	}
-	if cursor != nil {
-		res.NextPageToken = encodePageToken(*cursor)
-	}
-	if !filtered {
+	res := a2a.ListResult{PageSize: size, Tasks: sc.tasks}
+	total := -1
+	switch {
+	case !filtered:
 		n, err := s.store.IndexSize(ctx, tenant.Owner(ctx))
 		if err != nil {
 			return res, err
 		}
 		res.TotalSize = int(n)
-	} else if p.PageToken == "" && res.NextPageToken == "" {
-		res.TotalSize = len(res.Tasks)
+	case tok.total >= 0:
+		total = tok.total
+	case sc.counting:
+		total = sc.matches
+	default: // a token of an earlier relay, without the count
+		all, err := s.scan(ctx, p, nil, size, true)
+		if err != nil {
+			return res, err
+		}
+		total = all.matches
+	}
+	if total >= 0 {
+		res.TotalSize = total
+	}
+	if sc.next != nil {
+		res.NextPageToken = pageToken{cursor: sc.next, total: total}.encode()
 	}
 	return res, nil
 }
 
-// collect appends the tasks of entries that pass the filter, up to size, and
-// returns the cursor after the last entry it looked at.
-func (s *Service) collect(ctx context.Context, entries []taskstore.IndexEntry, p a2a.ListParams, size int, res *a2a.ListResult) (*taskstore.IndexEntry, error) {
+// countBatch is how many index entries a scan reads at once once the page
+// is full and it only counts.
+const countBatch = 256
+
+// pageScan is a scan of the caller's index for one page.
+type pageScan struct {
+	size int
+	// counting scans on to the end of the index, counting every match.
+	counting bool
+	tasks    []a2a.Task
+	// matches counts the matches seen, those of the page among them.
+	matches int
+	// last is the index entry of the page's last task.
+	last *taskstore.IndexEntry
+	// more: a match follows the page.
+	more bool
+	// next is where the next page starts (nil: nothing follows).
+	next *taskstore.IndexEntry
+}
+
+// scan reads the caller's index after cursor until it has a page of size
+// matches and knows whether another follows, until the index ends, or,
+// unless counting, until it has read its budget of entries.
+func (s *Service) scan(ctx context.Context, p a2a.ListParams, cursor *taskstore.IndexEntry, size int, counting bool) (*pageScan, error) {
+	sc := &pageScan{size: size, counting: counting, tasks: []a2a.Task{}}
+	budget := 20*size + 500
+	for {
+		batch := 2 * size
+		if counting && len(sc.tasks) == size {
+			batch = countBatch
+		} else if !counting {
+			batch = min(batch, budget)
+		}
+		entries, err := s.store.ScanIndex(ctx, tenant.Owner(ctx), cursor, batch)
+		if err != nil {
+			return nil, err
+		}
+		budget -= len(entries)
+		if err := s.collect(ctx, entries, p, sc); err != nil {
+			return nil, err
+		}
+		switch {
+		case sc.more && !counting:
+			sc.next = sc.last
+			return sc, nil
+		case len(entries) < batch: // the index ends here
+			if sc.more {
+				sc.next = sc.last
+			}
+			return sc, nil
+		}
+		cursor = &entries[len(entries)-1]
+		if !counting && budget <= 0 {
+			// Out of budget before the page's end or the index's: the
+			// next page goes on after the last entry read.
+			sc.next = cursor
+			return sc, nil
+		}
+	}
+}
+
+// collect takes the caller's tasks of entries that pass the filter into
+// the page, and counts them; past a full page it notes that a match
+// follows and, unless counting, stops.
+func (s *Service) collect(ctx context.Context, entries []taskstore.IndexEntry, p a2a.ListParams, sc *pageScan) error {
+	if len(entries) == 0 {
+		return nil
+	}
 	ids := make([]string, len(entries))
 	for i, e := range entries {
 		ids[i] = e.TaskID
 	}
 	recs, err := s.store.LoadMany(ctx, tenant.Owner(ctx), ids)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var last *taskstore.IndexEntry
 	for i := range entries {
-		last = &entries[i]
 		rec, ok := recs[entries[i].TaskID]
 		if !ok {
 			continue
 		}
 		v, err := decodeRecord(rec)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !tenant.Sees(ctx, v.Owner) {
 			// The caller's task expired and another client reused its id
 			// (v0.1 ids are the client's): not the caller's any more.
 			if err := s.store.Unindex(ctx, tenant.Owner(ctx), v.Task.ID); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
-		if matches(v.Task, p) {
-			res.Tasks = append(res.Tasks, v.Task)
-			if len(res.Tasks) == size {
-				break
-			}
+		if !matches(v.Task, p) {
+			continue
+		}
+		sc.matches++
+		if len(sc.tasks) < sc.size {
+			sc.tasks = append(sc.tasks, v.Task)
+			sc.last = &entries[i]
+			continue
+		}
+		sc.more = true
+		if !sc.counting {
+			return nil
 		}
 	}
-	return last, nil
+	return nil
 }
 
 func matches(t a2a.Task, p a2a.ListParams) bool {
@@ -122,20 +199,43 @@ func matches(t a2a.Task, p a2a.ListParams) bool {
 	return true
 }
 
-func encodePageToken(c taskstore.IndexEntry) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Score, 10) + ":" + c.TaskID))
+// pageToken is where a page starts, and for a filtered listing the
+// number of matches its first page counted (-1: none counted).
+type pageToken struct {
+	cursor *taskstore.IndexEntry
+	total  int
 }
 
-func decodePageToken(tok string) (*taskstore.IndexEntry, error) {
+// encode spells the token "<score>:<task id>", prefixed with "t<total>:"
+// when it carries a count (task ids may hold colons; scores never start
+// with a "t").
+func (t pageToken) encode() string {
+	s := strconv.FormatInt(t.cursor.Score, 10) + ":" + t.cursor.TaskID
+	if t.total >= 0 {
+		s = "t" + strconv.Itoa(t.total) + ":" + s
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(s))
+}
+
+func decodePageToken(tok string) (pageToken, error) {
 	if tok == "" {
-		return nil, nil
+		return pageToken{total: -1}, nil
 	}
 	b, err := base64.RawURLEncoding.DecodeString(tok)
 	if err == nil {
-		score, id, ok := strings.Cut(string(b), ":")
+		t, s := pageToken{total: -1}, string(b)
+		if rest, ok := strings.CutPrefix(s, "t"); ok {
+			n, after, _ := strings.Cut(rest, ":")
+			if t.total, err = strconv.Atoi(n); err != nil || t.total < 0 {
+				return pageToken{}, a2a.InvalidParams("pageToken %q is not a token relay issued", tok)
+			}
+			s = after
+		}
+		score, id, ok := strings.Cut(s, ":")
 		if n, perr := strconv.ParseInt(score, 10, 64); ok && perr == nil && id != "" {
-			return &taskstore.IndexEntry{Score: n, TaskID: id}, nil
+			t.cursor = &taskstore.IndexEntry{Score: n, TaskID: id}
+			return t, nil
 		}
 	}
-	return nil, a2a.InvalidParams("pageToken %q is not a token relay issued", tok)
+	return pageToken{}, a2a.InvalidParams("pageToken %q is not a token relay issued", tok)
 }

@@ -26,10 +26,14 @@ import (
 //
 // totalSize counts every match of the filter among the caller's tasks.
 // Unfiltered, that is the size of the caller's index. Filtered, the first
-// page (no token) scans the caller's whole index, without the bound,
-// counting the matches past the page; its tokens carry that count, so that
-// later pages report the same total without scanning it all again (a task
-// that starts matching meanwhile is counted by the next listing).
+// page (no token) scans on past the page, up to Config.ListCountMax index entries
+// in all, counting the matches; its tokens carry that count, so that later
+// pages report the same total without scanning again (a task that starts
+// matching meanwhile is counted by the next listing). For a caller with
+// more tasks than that, the filtered totalSize counts the matches among
+// its most recently updated ListCountMax tasks only (a lower bound): each
+// entry counted is a task loaded and decoded, and one small request must
+// not make Redis and relay read a whole client's storage.
 func (s *Service) ListTasks(ctx context.Context, p a2a.ListParams) (a2a.ListResult, error) {
 	size := cmp.Or(p.PageSize, a2a.DefaultListPageSize)
 	if size < 1 || size > a2a.MaxListPageSize {
@@ -99,13 +103,15 @@ type pageScan struct {
 func (s *Service) scan(ctx context.Context, p a2a.ListParams, cursor *taskstore.IndexEntry, size int, counting bool) (*pageScan, error) {
 	sc := &pageScan{size: size, counting: counting, tasks: []a2a.Task{}}
 	budget := 20*size + 500
+	if counting {
+		budget = s.cfg.ListCountMax
+	}
 	for {
 		batch := 2 * size
 		if counting && len(sc.tasks) == size {
 			batch = countBatch
-		} else if !counting {
-			batch = min(batch, budget)
 		}
+		batch = min(batch, budget)
 		entries, err := s.store.ScanIndex(ctx, tenant.Owner(ctx), cursor, batch)
 		if err != nil {
 			return nil, err
@@ -125,10 +131,14 @@ func (s *Service) scan(ctx context.Context, p a2a.ListParams, cursor *taskstore.
 			return sc, nil
 		}
 		cursor = &entries[len(entries)-1]
-		if !counting && budget <= 0 {
+		if budget <= 0 {
 			// Out of budget before the page's end or the index's: the
-			// next page goes on after the last entry read.
+			// next page goes on after the last match of the page, or after
+			// the last entry read (a counting scan's count stops there).
 			sc.next = cursor
+			if sc.more {
+				sc.next = sc.last
+			}
 			return sc, nil
 		}
 	}

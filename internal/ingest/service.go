@@ -89,6 +89,10 @@ type Config struct {
 	// Outage is how handing a task to its agent rides out Redis outages
 	// (the offer, and failing the task when the offer cannot be made).
 	Outage Outage
+	// ListCountMax bounds the index entries a filtered ListTasks reads to
+	// count its matches (totalSize), so that one request cannot make relay
+	// load a client's every task (default 2,000).
+	ListCountMax int
 }
 
 // Quota is a client's storage budgets (quota.Quota implements it).
@@ -139,6 +143,7 @@ func NewService(store TaskStore, commit *Committer, hub *Hub, agent Agent, cfg C
 	cfg.BlockingTimeout = cmp.Or(cfg.BlockingTimeout, 30*time.Second)
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, 250*time.Millisecond)
 	cfg.MaxPushConfigs = cmp.Or(cfg.MaxPushConfigs, 16)
+	cfg.ListCountMax = cmp.Or(cfg.ListCountMax, 2000)
 	if cfg.Outage.Log == nil {
 		cfg.Outage.Log = log
 	}

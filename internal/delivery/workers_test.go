@@ -151,7 +151,10 @@ func TestDuplicateTokenCopiesDeliverOnce(t *testing.T) {
 		<-release
 	}))
 	defer srv.Close()
-	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
+	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: store, Hub: ingest.NewHub()}, ingest.CommitterConfig{Retention: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
 	task := a2a.Task{ID: "dup", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
 	push := a2a.PushConfig{ID: "hook", TaskID: "dup", URL: srv.URL, Dialect: a2a.V10}
 	if _, err := commit.Create(ctx, task, a2a.V10, []a2a.PushConfig{push}); err != nil {
@@ -265,7 +268,10 @@ func newFixtureWith(t *testing.T, cfg storeConfig, d a2a.Dialect, taskID string,
 	}
 	srv := httptest.NewServer(hook)
 	t.Cleanup(srv.Close)
-	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
+	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: store, Hub: ingest.NewHub()}, ingest.CommitterConfig{Retention: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
 	task := a2a.Task{ID: taskID, ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
 	push := a2a.PushConfig{ID: "hook", TaskID: taskID, URL: srv.URL + "/hook", Dialect: d}
 	if _, err := commit.Create(ctx, task, d, []a2a.PushConfig{push}); err != nil {

@@ -51,6 +51,26 @@ type Committer struct {
 	turns bool
 }
 
+// CommitterDeps are what a Committer works with.
+type CommitterDeps struct {
+	// Store commits to Redis (required).
+	Store Store
+	// Hub is told of every commit (required).
+	Hub *Hub
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Observe, when set, is told the number of events of every commit.
+	Observe func(events int)
+}
+
+// CommitterConfig is how a Committer commits.
+type CommitterConfig struct {
+	// Retention is how long a finished task is kept (default 7 days).
+	Retention time.Duration
+	// Limits bound what every task keeps.
+	Limits TaskLimits
+}
+
 // TaskLimits bound what one task keeps. Zero values take the documented
 // defaults.
 type TaskLimits struct {
@@ -77,13 +97,29 @@ func (l TaskLimits) withDefaults() TaskLimits {
 	return l
 }
 
-// Limit sets the bounds of every task the Committer commits.
-func (c *Committer) Limit(l TaskLimits) {
-	c.limits = l.withDefaults()
-	c.turns = l.Turn.Any()
-	for _, t := range l.SkillTurn {
-		c.turns = c.turns || t.Any()
+// check returns an error naming the first limit out of range.
+func (l TaskLimits) check() error {
+	if l.MaxHistory < 0 || l.MaxArtifacts < 0 {
+		return fmt.Errorf("MaxHistory (%d) and MaxArtifacts (%d) must not be negative", l.MaxHistory, l.MaxArtifacts)
 	}
+	if l.Turn.Wait < 0 || l.Turn.Run < 0 {
+		return fmt.Errorf("turn limits (wait %s, run %s) must not be negative", l.Turn.Wait, l.Turn.Run)
+	}
+	for skill, t := range l.SkillTurn {
+		if t.Wait < 0 || t.Run < 0 {
+			return fmt.Errorf("turn limits of skill %q (wait %s, run %s) must not be negative", skill, t.Wait, t.Run)
+		}
+	}
+	return nil
+}
+
+// anyTurn reports whether some turn limit is set.
+func (l TaskLimits) anyTurn() bool {
+	turns := l.Turn.Any()
+	for _, t := range l.SkillTurn {
+		turns = turns || t.Any()
+	}
+	return turns
 }
 
 // checkLimits refuses a task that grew past the limits with an event: a
@@ -106,23 +142,30 @@ func HistoryFull(taskID string, max int) error {
 		Problem: fmt.Sprintf("cannot be added: task %s keeps at most %d messages in its history (RELAY_TASK_MAX_HISTORY); start a new task", taskID, max)}
 }
 
-// Observe makes the Committer report the number of events of every commit.
-func (c *Committer) Observe(f func(events int)) { c.observe = f }
-
 func (c *Committer) committed(n int) {
 	if c.observe != nil {
 		c.observe(n)
 	}
 }
 
-// NewCommitter returns a Committer. now may be nil (time.Now); retention is
-// how long a finished task is kept (default 7 days).
-func NewCommitter(store Store, now func() time.Time, retention time.Duration, hub *Hub) *Committer {
+// NewCommitter returns a Committer, or an error naming what is missing or
+// out of range.
+func NewCommitter(d CommitterDeps, cfg CommitterConfig) (*Committer, error) {
+	switch {
+	case d.Store == nil || d.Hub == nil:
+		return nil, errors.New("ingest: committer: Store and Hub are required")
+	case cfg.Retention < 0:
+		return nil, fmt.Errorf("ingest: committer: Retention (%s) must not be negative", cfg.Retention)
+	}
+	if err := cfg.Limits.check(); err != nil {
+		return nil, fmt.Errorf("ingest: committer: %w", err)
+	}
+	now := d.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Committer{store: store, now: now, retention: cmp.Or(retention, 7*24*time.Hour), hub: hub, views: newViewCache(8192, now),
-		limits: TaskLimits{}.withDefaults()}
+	return &Committer{store: d.Store, now: now, retention: cmp.Or(cfg.Retention, 7*24*time.Hour), hub: d.Hub,
+		views: newViewCache(8192, now), observe: d.Observe, limits: cfg.Limits.withDefaults(), turns: cfg.Limits.anyTurn()}, nil
 }
 
 // Field names of the task hash beside the snapshot.

@@ -109,8 +109,8 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		outbox:  cfg.Outbox,
 		onceMax: cmp.Or(cfg.OnceKeys, 128),
 		onceTTL: cmp.Or(cfg.OnceWindow, 24*time.Hour),
-		commit:  layout.Script(commitLua),
-		pushSet: redis.NewScript(pushSetLua),
+		commit:  layout.Script(usageLua + commitLua),
+		pushSet: redis.NewScript(usageLua + pushSetLua),
 		taskAt:  redis.NewScript(taskAtLua),
 		usage:   newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
 	}

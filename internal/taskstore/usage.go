@@ -2,6 +2,7 @@ package taskstore
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"strconv"
 	"time"
@@ -34,6 +35,12 @@ import (
 // window drops out of the count while Redis keeps it (relay keeps open
 // tasks until they end). Each client's open tasks are bounded by its tasks
 // budget, counted exactly (Tasks, PruneIndex), not by time.
+
+// usageLua is the one Lua owner of usage counting (countUsage), put before
+// each script that stores bytes: lua/commit.lua and lua/pushset.lua.
+//
+//go:embed lua/usage.lua
+var usageLua string
 
 // usageBuckets is how many buckets a usage window spans.
 const usageBuckets = 4

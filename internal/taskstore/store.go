@@ -295,7 +295,7 @@ func appliedOf(v string) Applied {
 // or ErrNotFound when the task's record does not hold the key (never
 // committed, or forgotten: see Config.OnceKeys and OnceWindow).
 func (s *Store) Applied(ctx context.Context, taskID, key string) (Applied, error) {
-	v, err := s.rdb.HGet(ctx, s.k.Idempotency(taskID), "k"+key).Result()
+	v, err := s.rdb.HGet(ctx, s.k.Task(taskID).Idempotency, "k"+key).Result()
 	if errors.Is(err, redis.Nil) {
 		return Applied{}, ErrNotFound
 	}
@@ -313,7 +313,7 @@ func (s *Store) commitKeys(c Commit) []string {
 	p := s.k.Partition(c.TaskID)
 	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
 		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending"),
-		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), s.k.Idempotency(c.TaskID), s.k.Offers(p), s.k.Deadlines(p)}
+		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), tk.Idempotency, s.k.Offers(p), s.k.Deadlines(p)}
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
@@ -498,6 +498,5 @@ func (s *Store) PartitionOf(taskID string) int { return s.k.Partition(taskID) }
 
 // TaskKeys names every key of a task (for tests and operators).
 func (s *Store) TaskKeys(taskID string) []string {
-	tk := s.k.Task(taskID)
-	return []string{tk.Hash, tk.Events, tk.Push, tk.Base, s.k.Idempotency(taskID)}
+	return s.k.Task(taskID).Own()
 }

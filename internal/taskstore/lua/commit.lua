@@ -21,7 +21,7 @@
 -- KEYS[10] the usage counter of the task's owner in this partition and
 --   usage bucket (layout.Keys.Usage, usage.go): the bytes the commit stores
 --   are added to it
--- KEYS[11] the task's idempotency record (layout.Keys.Idempotency), always
+-- KEYS[11] the task's idempotency record (layout.TaskKeys.Idempotency), always
 --   given, touched only by a commit with an idempotency key (once, below):
 --   a hash of 'k' .. key -> request hash .. answer, and a ring of the keys
 --   it holds ('n': keys recorded so far, 's' .. (n % onceMax) -> key), so

@@ -179,7 +179,7 @@ const (
 // the push configs registered inline. It returns taskstore.ErrConflict when a
 // task with that id exists already.
 func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig) (a2a.TaskView, error) {
-	return c.create(ctx, t, d, push, nil)
+	return c.create(ctx, t, d, push, nil, 0)
 }
 
 // CreateOffered is Create for a task whose first turn is offered to a work
@@ -189,12 +189,17 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 // once the offer is in the queue. Should relay die in between, the
 // Reofferer makes the offer.
 func (c *Committer) CreateOffered(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer taskstore.Offer) (a2a.TaskView, taskstore.Offer, error) {
-	offer.TaskID, offer.Turn = t.ID, 1 // (the version a creation makes: taskstore numbers the record alike)
-	view, err := c.create(ctx, t, d, push, &offer)
+	view, err := c.create(ctx, t, d, push, &offer, 0)
 	return view, offer, err
 }
 
-func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer *taskstore.Offer) (a2a.TaskView, error) {
+// create commits a new task; offer, when not nil, is recorded and
+// numbered (CreateOffered); reserve counts the task's first turn's output
+// in its owner's usage ahead of its writing (taskstore's Reservations).
+func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer *taskstore.Offer, reserve int64) (a2a.TaskView, error) {
+	if offer != nil {
+		offer.TaskID, offer.Turn = t.ID, 1 // (the version a creation makes: taskstore numbers the record alike)
+	}
 	now := c.now().UTC()
 	if t.Status.Timestamp == "" {
 		t.Status.Timestamp = timestamp(now)
@@ -219,15 +224,16 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	if owner != "" {
 		fields[fieldOwner] = owner
 	}
-	ids, err := c.store.Commit(ctx, taskstore.Commit{
+	commit := taskstore.Commit{
 		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
-		Fields: fields, Owner: owner, Offer: offer, Deadline: dl,
-	})
+		Fields: fields, Owner: owner, Offer: offer, Deadline: dl, Reserve: reserve,
+	}
+	ids, err := c.store.Commit(ctx, commit)
 	if err != nil {
 		return a2a.TaskView{}, err
 	}
 	view := a2a.TaskView{Task: t, Dialect: d, EventID: last(ids), Owner: owner}
-	c.views.put(t.ID, cachedView{view: view, version: 1, snapLen: len(snap)})
+	c.views.put(t.ID, cachedView{view: view, version: 1, snapLen: len(snap), reserve: commit.ReserveAfter()})
 	c.committed(1)
 	c.hub.Notify(t.ID)
 	return view, nil
@@ -238,7 +244,7 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 // and their final flag set from the state. A forbidden change returns an
 // *a2a.TransitionError and commits nothing.
 func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Event) (a2a.TaskView, error) {
-	a, err := c.append(ctx, taskID, events, nil, nil, "")
+	a, err := c.append(ctx, taskID, events, nil, nil, "", 0)
 	return a.View, err
 }
 
@@ -247,7 +253,7 @@ func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Eve
 // (its TaskID is taskID's) in the same atomic step, and returns it as
 // recorded, numbered as CreateOffered does.
 func (c *Committer) AppendOffered(ctx context.Context, taskID string, offer taskstore.Offer, events ...a2a.Event) (a2a.TaskView, taskstore.Offer, error) {
-	a, err := c.append(ctx, taskID, events, nil, &offer, "")
+	a, err := c.append(ctx, taskID, events, nil, &offer, "", 0)
 	return a.View, a.offer, err
 }
 
@@ -272,11 +278,15 @@ type Appended struct {
 // append commits events, under once when not nil, recording offer when
 // not nil, and, when expect is not empty, only while the task's turn
 // record is expect (a deadline's failure of the turn:
-// taskstore.ErrTurnMoved).
-func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer, expect string) (Appended, error) {
+// taskstore.ErrTurnMoved). reserve counts the output of the turn the
+// events start in the owner's usage ahead of its writing; events that end
+// a turn (a final or interrupted state) give back what is left of the
+// task's reserve (taskstore's Reservations; a turn queued behind the one
+// that ends is then counted as it writes).
+func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer, expect string, reserve int64) (Appended, error) {
 	reread := false
 	for range maxConflictRetries {
-		a, err := c.tryAppend(ctx, taskID, events, once, offer, expect)
+		a, err := c.tryAppend(ctx, taskID, events, once, offer, expect, reserve)
 		var te *a2a.TransitionError
 		switch {
 		case errors.As(err, &te) && !reread:
@@ -293,7 +303,7 @@ func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Even
 	return Appended{}, fmt.Errorf("ingest: task %s: %w after %d tries", taskID, taskstore.ErrConflict, maxConflictRetries)
 }
 
-func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer, expect string) (Appended, error) {
+func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer, expect string, reserve int64) (Appended, error) {
 	cached, err := c.current(ctx, taskID)
 	if err != nil {
 		return Appended{}, err
@@ -335,6 +345,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	commit := taskstore.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs),
 		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, evs, expect),
+		Reserve: reserve, PrevReserve: cached.reserve, Release: view.Task.Status.State.Terminal() || view.Task.Status.State.Interrupted(),
 	}
 	var ids []string
 	var answer []byte
@@ -358,7 +369,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	if expire > 0 {
 		c.views.drop(taskID)
 	} else {
-		c.views.put(taskID, cachedView{view: view, version: cached.version + 1, snapLen: len(snap)})
+		c.views.put(taskID, cachedView{view: view, version: cached.version + 1, snapLen: len(snap), reserve: commit.ReserveAfter()})
 	}
 	c.committed(len(evs))
 	c.hub.Notify(taskID)
@@ -380,7 +391,7 @@ func (c *Committer) current(ctx context.Context, taskID string) (cachedView, err
 		return cachedView{}, err
 	}
 	view, err := decodeRecord(rec)
-	return cachedView{view: view, version: rec.Version, snapLen: len(rec.Snapshot)}, err
+	return cachedView{view: view, version: rec.Version, snapLen: len(rec.Snapshot), reserve: rec.Reserve}, err
 }
 
 // cloneTask copies the slices Apply appends to, so a cached view is never

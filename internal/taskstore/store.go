@@ -140,7 +140,10 @@ func (s *Store) CheckPartitions(ctx context.Context) error {
 type Record struct {
 	Snapshot []byte
 	Version  int64
-	Fields   map[string]string
+	// Reserve is the bytes counted ahead for the task that its commits
+	// have not drawn yet (Commit.Reserve).
+	Reserve int64
+	Fields  map[string]string
 	// Deadline is the task's turn deadline record ("" for none): see
 	// ParseTurn.
 	Deadline string
@@ -177,7 +180,9 @@ func recordOf(m map[string]string) (Record, error) {
 	delete(m, "pc")
 	dl := m["dl"]
 	delete(m, "dl")
-	return Record{Snapshot: []byte(snap), Version: ver, Fields: m, Deadline: dl}, nil
+	rs, _ := strconv.ParseInt(m[fieldReserve], 10, 64) // (none: 0)
+	delete(m, fieldReserve)
+	return Record{Snapshot: []byte(snap), Version: ver, Reserve: rs, Fields: m, Deadline: dl}, nil
 }
 
 // Commit is one atomic change of a task.
@@ -213,6 +218,10 @@ type Commit struct {
 	// Deadline is what the commit does to the task's turn deadline
 	// (deadline.go): nothing, by default.
 	Deadline Deadline
+	// Reserve, PrevReserve and Release count bytes in the owner's usage
+	// ahead of their writing (usage.go, Reservations).
+	Reserve, PrevReserve int64
+	Release              bool
 }
 
 // Commit applies c atomically and returns the stream ids of its events. It
@@ -353,7 +362,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 		c.TaskID,                     // task
 		s.maxLen,                     // maxLen
 		c.ExpireAfter.Milliseconds(), // ttl
-		jsonOf(c.Fields),             // extra
+		jsonOf(reserveFields(c)),     // extra
 		jsonOf(configs),              // setConfigs
 		deliverFlags(c),              // flags
 		s.k.LanePrefix(c.TaskID),     // lanes

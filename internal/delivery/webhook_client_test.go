@@ -94,7 +94,9 @@ func TestPostUntrustedCertificateIsClassTLS(t *testing.T) {
 }
 
 // A webhook slower than the attempt's time fails with class timeout when
-// the time is up, not when the webhook answers.
+// the time is up, not when the webhook answers: this webhook answers only
+// once the attempt has ended (an attempt that waited for it would never
+// end), so the test asserts no duration.
 func TestPostTimesOutWithTheAttempt(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
@@ -102,13 +104,9 @@ func TestPostTimesOutWithTheAttempt(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	w := clientWorkers(t, Deps{})
-	start := time.Now()
 	a, r := postOnce(t, w, srv.URL, 300*time.Millisecond)
 	if r.err == nil || a.ErrorClass != ssrf.ClassTimeout {
 		t.Fatalf("attempt %+v, %v; want error class timeout", a, r.err)
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Fatalf("the attempt ended after %s, not with its deadline", took)
 	}
 }
 

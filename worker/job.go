@@ -335,7 +335,7 @@ func (j *Job) Err() error {
 // for other reasons (network, 503) are retried sooner and logged.
 func (j *Job) KeepAlive(ctx context.Context) context.Context {
 	kctx, cancel := context.WithCancelCause(ctx)
-	interval := max(j.Lease/3, 100*time.Millisecond)
+	interval := keepAliveEvery(j.Lease)
 	go func() {
 		t := time.NewTimer(interval)
 		defer t.Stop()
@@ -361,6 +361,11 @@ func (j *Job) KeepAlive(ctx context.Context) context.Context {
 	}()
 	return kctx
 }
+
+// keepAliveEvery is how often KeepAlive sends a heartbeat under a lease:
+// every third of it (at most every 100ms), so that two heartbeats can fail
+// before the lease runs out.
+func keepAliveEvery(lease time.Duration) time.Duration { return max(lease/3, 100*time.Millisecond) }
 
 func (j *Job) path(op string) string {
 	return "/v1/tasks/" + url.PathEscape(j.TaskID) + "/" + op

@@ -155,10 +155,13 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: signing keys: %w", err)
 	}
 	hub := ingest.NewHub()
-	commit := ingest.NewCommitter(a.store, nil, a.cfg.TaskRetention, hub)
-	commit.Observe(a.metrics.Committed)
-	commit.Limit(ingest.TaskLimits{MaxHistory: a.cfg.TaskMaxHistory, MaxArtifacts: a.cfg.TaskMaxArtifacts,
-		Turn: taskstore.TurnLimits{Wait: a.cfg.TaskMaxWait, Run: a.cfg.TaskMaxRun}, SkillTurn: a.skillTurns()})
+	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: a.store, Hub: hub, Observe: a.metrics.Committed},
+		ingest.CommitterConfig{Retention: a.cfg.TaskRetention, Limits: ingest.TaskLimits{MaxHistory: a.cfg.TaskMaxHistory,
+			MaxArtifacts: a.cfg.TaskMaxArtifacts, Turn: taskstore.TurnLimits{Wait: a.cfg.TaskMaxWait, Run: a.cfg.TaskMaxRun},
+			SkillTurn: a.skillTurns()}})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	router, err := a.agents(commit)
 	if err != nil {
 		return err

@@ -168,9 +168,15 @@ func testRetriesWithGrowingGapsThenSuccess(t *testing.T, path string) {
 	if streamKind(t, hits[3].body) != "rejected" {
 		t.Fatal("the next notification came before the retried one succeeded")
 	}
+	// The backoff doubles from 300ms, ±20%: at least 240ms, then 480ms
+	// (less a little: a retry is due from when its attempt was taken up,
+	// just before the webhook saw it). Lower bounds only, which a slow
+	// machine cannot break (it only lengthens the gaps); a backoff that
+	// did not grow would keep the second gap under 360ms (and the ~40ms a
+	// retry takes to be picked up).
 	gap1, gap2 := hits[1].at.Sub(hits[0].at), hits[2].at.Sub(hits[1].at)
-	if gap1 < 200*time.Millisecond || gap2 <= gap1 {
-		t.Fatalf("gaps %s then %s: want exponential growth from ~300ms", gap1, gap2)
+	if gap1 < 200*time.Millisecond || gap2 < 450*time.Millisecond {
+		t.Fatalf("gaps %s then %s: want exponential growth from 300ms (±20%%)", gap1, gap2)
 	}
 	// The attempt log has all three attempts of that notification.
 	var d struct {

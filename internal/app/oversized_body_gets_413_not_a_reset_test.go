@@ -1,10 +1,13 @@
 package app
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,5 +77,33 @@ func TestOversizedChunkedBodyGets413WithAJSONRPCError(t *testing.T) {
 	if res.StatusCode != http.StatusRequestEntityTooLarge || json.Unmarshal(raw, &rpc) != nil || rpc.RPC != "2.0" || rpc.Error.Code != -32600 ||
 		!strings.Contains(rpc.Error.Message, "65536") {
 		t.Fatalf("status %d, answer %s: want 413 with a JSON-RPC -32600 error naming the limit", res.StatusCode, raw)
+	}
+}
+
+// The repro: a client that writes its whole body before it reads
+// the answer (Node's http client does) sends 16 MiB over a limit of 64 KiB.
+// fasthttp answers 413 from the Content-Length, unread; the relay must
+// read and drop all of the rest, or the client's write fails on a reset
+// (Node: EPIPE or ECONNRESET) and it never reads the 413.
+func TestOversizedBodyWrittenWholeBeforeReadingGets413(t *testing.T) {
+	t.Parallel()
+	r := startRelay(t, func(c *config.Config) { c.MaxBodyBytes = 64 << 10 })
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := bytes.Repeat([]byte("a"), 16<<20)
+	head := "POST / HTTP/1.1\r\nHost: relay\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+	if _, err := conn.Write(append([]byte(head), body...)); err != nil {
+		t.Fatalf("writing the body: %v (the relay closed on it unread)", err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	defer res.Body.Close()
+	if raw, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusRequestEntityTooLarge || !bytes.Contains(raw, []byte("-32600")) {
+		t.Fatalf("status %d, answer %s: want 413 with a JSON-RPC error", res.StatusCode, raw)
 	}
 }

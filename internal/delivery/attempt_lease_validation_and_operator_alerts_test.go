@@ -49,13 +49,12 @@ func TestValidationPlusPostOutlivesTheLease(t *testing.T) {
 		mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	}))
-	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
+	store := fx.store
 	cfg := Config{Timeout: 200 * time.Millisecond}
 	lease := outbox.ConsumerConfig{Attempt: cfg.Timeout, LaneLease: 300 * time.Millisecond} // the defaults' 10s : 15s
-	w1 := mustNew(t, Deps{Queue: store.consumer(t, lease), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log,
-		Validator: NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour)}, cfg)
-	w2 := mustNew(t, Deps{Queue: store.consumer(t, lease), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log, // another instance
-		Validator: NewValidator(store, guard.Transport(), cfg.Timeout, time.Hour)}, cfg)
+	validating := func(d *Deps) { d.Validator = NewValidator(store, fx.guard.Transport(), cfg.Timeout, time.Hour) }
+	w1 := mustNew(t, fx.deps(store.consumer(t, lease), validating), cfg)
+	w2 := mustNew(t, fx.deps(store.consumer(t, lease), validating), cfg) // another instance
 
 	toks, err := store.ReadTokens(ctx, 0, w1.consumer, 1, time.Second)
 	if err != nil || len(toks) != 1 {

@@ -29,8 +29,7 @@ func TestBlockedWebhookIsDeadLetteredAtOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stop := runWorkers(mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys,
-				Dial: strict.DialContext, Log: fx.log}, Config{Outbox: onOutbox}))
+			stop := runWorkers(mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{}), func(d *Deps) { d.Dial = strict.DialContext }), Config{Outbox: onOutbox}))
 			defer stop()
 			_, a := fx.deadAfterOneAttempt(t, ctx, "walled")
 			if a.ErrorClass != ssrf.ClassBlocked {

@@ -21,7 +21,7 @@ func TestDoneItemsHeldBehindASlowPostKeepNoPayload(t *testing.T) {
 	hook := &slowFastHook{release: make(chan struct{})}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "slow", hook)
 	defer close(hook.release)
-	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{Attempt: time.Minute}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true, Timeout: time.Minute})
+	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{Attempt: time.Minute})), Config{Outbox: true, Timeout: time.Minute})
 	o, ok, err := w.q.Own(ctx, 0)
 	if err != nil || !ok {
 		t.Fatal("own", err)

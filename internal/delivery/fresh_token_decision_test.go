@@ -45,7 +45,7 @@ func freshSetup(t *testing.T, hook *idRecorder, task string) (fixture, outbox.To
 	if _, err := fx.commit.Append(ctx, task, working, working); err != nil {
 		t.Fatal(err)
 	}
-	w1 := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{LaneLease: time.Minute}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	w1 := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{LaneLease: time.Minute})), Config{})
 	return fx, fx.oneToken(t, w1.consumer), w1
 }
 
@@ -55,7 +55,7 @@ func freshTakeover(t *testing.T, fx fixture) {
 	ctx := context.Background()
 	cfg := Config{Timeout: 20 * time.Millisecond, LaneRun: 1}
 	lease := outbox.ConsumerConfig{LaneLease: 50 * time.Millisecond, Attempt: cfg.Timeout}
-	w2 := mustNew(t, Deps{Queue: fx.store.consumer(t, lease), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	w2 := mustNew(t, fx.deps(fx.store.consumer(t, lease)), cfg)
 	time.Sleep(80 * time.Millisecond)
 	again, err := fx.store.Reclaim(ctx, 0, w2.consumer, lease.LaneLease, 10)
 	if err != nil || len(again) != 1 {
@@ -139,10 +139,10 @@ func TestFreshDecisionGoesStaleBeforeBeginRuns(t *testing.T) {
 	w1lease := lease
 	w1lease.Now = func() time.Time { return clock }
 	delayed := &beginDelayed{Consumer: fx.store.consumer(t, w1lease)}
-	w1 := mustNew(t, Deps{Queue: delayed, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	w1 := mustNew(t, fx.deps(delayed), cfg)
 	w2cfg := cfg
 	w2cfg.LaneRun = 1
-	w2 := mustNew(t, Deps{Queue: fx.store.consumer(t, lease), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, w2cfg)
+	w2 := mustNew(t, fx.deps(fx.store.consumer(t, lease)), w2cfg)
 	tok := fx.oneToken(t, w1.consumer)
 	tok.Read = read
 	delayed.hold = func() {

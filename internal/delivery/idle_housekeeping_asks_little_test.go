@@ -65,7 +65,7 @@ func TestIdleHousekeepingTrimsOnlyWhereTokensWereFinished(t *testing.T) {
 func TestFinishedTokenMarksItsPartitionForTrimming(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, 1, "trimmed", &idRecorder{})
-	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{})
 	if w.acked[0].Load() {
 		t.Fatal("a partition is marked before any token was finished")
 	}

@@ -55,8 +55,7 @@ func TestInvalidStoredConfigIsDeadLetteredAtOnce(t *testing.T) {
 				if err := fx.store.SetPushConfig(ctx, "", "legacy", "hook", raw, 16); err != nil { // as an older relay stored it
 					t.Fatal(err)
 				}
-				stop := runWorkers(mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys,
-					Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: onOutbox}))
+				stop := runWorkers(mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{Outbox: onOutbox}))
 				defer stop()
 				r, a := fx.deadAfterOneAttempt(t, ctx, "legacy")
 				if a.ErrorClass != classConfig || !strings.Contains(a.Error, tt.field) || a.URL == "" || bytes.Contains(r.AttemptLog[0], []byte("secret")) {

@@ -22,7 +22,7 @@ func TestLanesRelayDrainsAnOutboxOwnedAtItsStart(t *testing.T) {
 	if _, ok, err := fx.store.Own(ctx, 0, "crashed-outbox-relay", 1500*time.Millisecond); err != nil || !ok {
 		t.Fatal("cannot take the lease", err)
 	}
-	stop := runWorkers(mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{}))
+	stop := runWorkers(mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{}))
 	defer stop()
 	deadline := time.Now().Add(12 * time.Second)
 	for len(hook.got()) == 0 {

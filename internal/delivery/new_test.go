@@ -23,17 +23,17 @@ func mustNew(t *testing.T, d Deps, cfg Config) *Workers {
 func TestNewNamesWhatIsWrong(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, 1, "new", http.NotFoundHandler())
-	ok := Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext}
+	ok := fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{}))
 	for _, tc := range []struct {
 		deps Deps
 		cfg  Config
 		want string
 	}{
-		{Deps{Signer: fx.keys, Dial: fx.guard.DialContext}, Config{}, "Deps.Queue"},
-		{Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext}, Config{}, "Deps.Tasks"},
-		{Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext}, Config{}, "Deps.Leader"},
-		{Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Dial: fx.guard.DialContext}, Config{}, "Deps.Signer"},
-		{Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys}, Config{}, "Deps.Dial"},
+		{fx.deps(nil), Config{}, "Deps.Queue"},
+		{fx.deps(ok.Queue, func(d *Deps) { d.Tasks = nil }), Config{}, "Deps.Tasks"},
+		{fx.deps(ok.Queue, func(d *Deps) { d.Leader = nil }), Config{}, "Deps.Leader"},
+		{fx.deps(ok.Queue, func(d *Deps) { d.Signer = nil }), Config{}, "Deps.Signer"},
+		{fx.deps(ok.Queue, func(d *Deps) { d.Dial = nil }), Config{}, "Deps.Dial"},
 		{ok, Config{Timeout: -time.Second}, "Config.Timeout"},
 		{ok, Config{Timeout: 11 * time.Second}, "Config.Timeout"}, // longer than the consumer's 10s attempt
 		{ok, Config{Workers: -1}, "Config.Workers"},

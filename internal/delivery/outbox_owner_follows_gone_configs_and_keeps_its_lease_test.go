@@ -50,7 +50,7 @@ func TestNothingMoreIsPostedAfter410(t *testing.T) {
 			if _, err := fx.commit.Append(ctx, "gone", working, working, working); err != nil {
 				t.Fatal(err)
 			}
-			stop := runWorkers(mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: onOutbox}))
+			stop := runWorkers(mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{Outbox: onOutbox}))
 			defer stop()
 			deadline := time.Now().Add(10 * time.Second)
 			for {
@@ -87,7 +87,7 @@ func TestStoppingOwnerKeepsItsLeaseWhileAPostIsInFlight(t *testing.T) {
 	ctx := context.Background()
 	hook := &countingHook{status: http.StatusOK, release: make(chan struct{})}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "slow", hook)
-	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{Attempt: 30 * time.Second}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
+	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{Attempt: 30 * time.Second})),
 		Config{Outbox: true, Timeout: 30 * time.Second})
 	ownLease := w.q.Timing().OwnLease
 	stop := runWorkers(w)

@@ -49,7 +49,7 @@ func TestDeletedConfigGetsNoMorePosts(t *testing.T) {
 			ctx := context.Background()
 			hook := &blockingHook{release: make(chan struct{})}
 			fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: onOutbox}, a2a.V10, "del", hook)
-			stop := runWorkers(mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: onOutbox}))
+			stop := runWorkers(mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{Outbox: onOutbox}))
 			defer stop()
 			waitFor(t, "the first notification was not POSTed", func() bool { return hook.n.Load() > 0 })
 			working := a2a.Event{Kind: a2a.EventStatus, TaskID: "del", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
@@ -120,7 +120,7 @@ func TestSlowWebhookDoesNotStallItsPartition(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			stop := runWorkers(mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{Attempt: time.Minute}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
+			stop := runWorkers(mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{Attempt: time.Minute})),
 				Config{Outbox: onOutbox, Timeout: time.Minute}))
 			defer func() { close(hook.release); stop() }()
 			waitFor(t, "the other webhooks waited for the slow one", func() bool { return hook.fast.Load() == tasks*per })
@@ -145,7 +145,7 @@ func TestOwnerForgetsAnUnparkedLane(t *testing.T) {
 	ctx := context.Background()
 	hook := &failOnceHook{}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "leak", hook) // N1: fails, parked
-	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true})
+	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{Outbox: true})
 	o, ok, err := w.q.Own(ctx, 0)
 	if err != nil || !ok {
 		t.Fatal("own", err)
@@ -218,7 +218,7 @@ func TestBusySlowLaneIsHandedToTheLanesInOrder(t *testing.T) {
 	ctx := context.Background()
 	hook := &orderHook{release: make(chan struct{})}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "busy", hook)
-	stop := runWorkers(mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
+	stop := runWorkers(mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{Outbox: true}))
 	defer stop()
 	waitFor(t, "the first notification was not POSTed", func() bool { return len(hook.got()) == 1 })
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "busy", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}

@@ -37,7 +37,7 @@ func TestOutboxOwnerReadsAConfigOncePerBurst(t *testing.T) {
 	hook := &countingHook{status: http.StatusOK}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "burst", hook)
 	q := &configReads{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{})}
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
+	stop := runWorkers(mustNew(t, fx.deps(q), Config{Outbox: true}))
 	defer stop()
 	for hook.n.Load() < 1 { // the creation's
 		time.Sleep(time.Millisecond)
@@ -95,7 +95,7 @@ func TestOutboxOwnerForgetsACachedConfigAtA410(t *testing.T) {
 	})
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "gone", hook)
 	q := &heldRead{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{}), release: make(chan struct{})}
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
+	stop := runWorkers(mustNew(t, fx.deps(q), Config{Outbox: true}))
 	defer stop()
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "gone", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
 	if _, err := fx.commit.Append(ctx, "gone", working); err != nil { // POSTed with the config its read loaded and cached

@@ -34,7 +34,7 @@ func TestOutboxPartitionsAreSharedBetweenRelays(t *testing.T) {
 	const parts = 4
 	fx := newFixtureWith(t, storeConfig{Partitions: parts, Outbox: true}, a2a.V10, "shared", &idRecorder{})
 	start := func() (*Workers, func()) {
-		w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true})
+		w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{Outbox: true})
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		wg.Go(func() { _ = w.Run(ctx) })
@@ -69,7 +69,7 @@ func TestLanesRelayDrainsWhatTheOutboxLeft(t *testing.T) {
 	t.Parallel()
 	hook := &idRecorder{}
 	fx := newFixtureWith(t, storeConfig{Partitions: 2, Outbox: true}, a2a.V10, "left", hook) // the task's first notification, in an outbox
-	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = w.Run(ctx) })

@@ -25,7 +25,7 @@ func TestOutboxWaitIsTimedAfterTheLocalClockStepsBack(t *testing.T) {
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "stepped", hook)
 	q := &clockAhead{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{}), ahead: time.Minute}
 	pressure := backpressure.NewPressure(time.Hour, time.Second, nil)
-	w := mustNew(t, Deps{Queue: q, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log, Pressure: pressure}, Config{Outbox: true})
+	w := mustNew(t, fx.deps(q, func(d *Deps) { d.Pressure = pressure }), Config{Outbox: true})
 	var back atomic.Int64
 	w.now = func() time.Time { return time.Now().Add(-time.Duration(back.Load())) }
 	stop := runWorkers(w)

@@ -41,7 +41,7 @@ func TestOutboxWaitIsTimedByRedisClockReadOnceASecond(t *testing.T) {
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "timed", hook)
 	q := &clockAhead{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{}), ahead: time.Minute}
 	pressure := backpressure.NewPressure(time.Hour, time.Second, nil)
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log, Pressure: pressure}, Config{Outbox: true}))
+	stop := runWorkers(mustNew(t, fx.deps(q, func(d *Deps) { d.Pressure = pressure }), Config{Outbox: true}))
 	defer stop()
 	const events = 20
 	for i := range events {

@@ -51,7 +51,7 @@ func TestPruneDuringASpillKeepsTheLaneParked(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &gatedSpills{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{}), entered: make(chan struct{}), gate: make(chan struct{})}
-	w := mustNew(t, Deps{Queue: g, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true})
+	w := mustNew(t, fx.deps(g), Config{Outbox: true})
 	o, ok, err := w.q.Own(ctx, 0)
 	if err != nil || !ok {
 		t.Fatal("own", err)

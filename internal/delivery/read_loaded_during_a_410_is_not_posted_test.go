@@ -50,7 +50,7 @@ func TestReadLoadedDuringA410IsNotPosted(t *testing.T) {
 		}
 		return false
 	}}
-	stop := runWorkers(mustNew(t, Deps{Queue: q, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Outbox: true}))
+	stop := runWorkers(mustNew(t, fx.deps(q), Config{Outbox: true}))
 	defer stop()
 	for hook.n.Load() == 0 {
 		time.Sleep(10 * time.Millisecond)

@@ -64,7 +64,7 @@ func TestReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 	}
 	cfg := Config{Timeout: 100 * time.Millisecond, Policy: Policy{Initial: time.Millisecond, MaxAttempts: 2}}
 	lease := outbox.ConsumerConfig{Attempt: cfg.Timeout, LaneLease: 300 * time.Millisecond}
-	w1 := mustNew(t, Deps{Queue: fx.store.consumer(t, lease), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	w1 := mustNew(t, fx.deps(fx.store.consumer(t, lease)), cfg)
 
 	w1.Process(ctx, fx.oneToken(t, w1.consumer)) // head 1 fails: retry token a=2
 	if n, _, err := fx.store.MoveDue(ctx, 0, time.Now().Add(time.Minute), 10); err != nil || n != 1 {
@@ -75,7 +75,7 @@ func TestReclaimedRunTokenCarriesStaleAttemptCount(t *testing.T) {
 		t.Fatalf("retry token %+v, want attempt 2", retry)
 	}
 	lossy := &finishLoses{Consumer: fx.store.consumer(t, lease), lose: 2}
-	w2 := mustNew(t, Deps{Queue: lossy, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, cfg)
+	w2 := mustNew(t, fx.deps(lossy), cfg)
 	w2.Process(ctx, retry) // head 1 delivered, run goes on; head 2 POSTed, its finish lost
 	mu.Lock()
 	if len(posts) != 3 {
@@ -113,7 +113,7 @@ func TestNotificationJWTVerifies(t *testing.T) {
 		tok, url = r.Header.Get("A2A-Notification-JWT"), "http://"+r.Host+r.URL.Path
 		mu.Unlock()
 	}))
-	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Issuer: "https://relay.example"})
+	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{Issuer: "https://relay.example"})
 	w.Process(ctx, fx.oneToken(t, w.consumer))
 	mu.Lock()
 	defer mu.Unlock()

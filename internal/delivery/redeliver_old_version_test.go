@@ -50,7 +50,7 @@ func TestRedeliveredOldEventKeepsItsVersion(t *testing.T) {
 	const id = "long"
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, EventsMaxLen: 40}, a2a.V03, id, hook)
 	store, commit, rdb := fx.store, fx.commit, fx.rdb
-	w := mustNew(t, Deps{Queue: store.consumer(t, outbox.ConsumerConfig{}), Tasks: store, Leader: store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	w := mustNew(t, fx.deps(store.consumer(t, outbox.ConsumerConfig{})), Config{})
 	drain := func() { fx.drain(t, w) }
 	drain()
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: id, Status: &a2a.TaskStatus{State: a2a.StateWorking}}

@@ -70,7 +70,7 @@ func TestBodyRenderedOncePerEventAndDialect(t *testing.T) {
 		}
 	}
 	q := &countingTaskAt{testStore: fx.store}
-	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: q, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{}), func(d *Deps) { d.Tasks = q }), Config{})
 	fx.drain(t, w)
 	hook.mu.Lock()
 	defer hook.mu.Unlock()

@@ -56,7 +56,7 @@ func TestProcessDeliversALaneRun(t *testing.T) {
 	if _, err := fx.commit.Append(ctx, "run", working, working, working, done); err != nil {
 		t.Fatal(err)
 	}
-	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{LaneRun: 3})
+	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{LaneRun: 3})
 	w.Process(ctx, fx.oneToken(t, w.consumer))
 	want := []string{"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_WORKING"}
 	if got := hook.got(); !slices.Equal(got, want) {
@@ -84,7 +84,7 @@ func TestProcessYieldsToWaitingTokens(t *testing.T) {
 	if _, err := fx.commit.Append(ctx, "yield", working); err != nil {
 		t.Fatal(err)
 	}
-	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{})
 	tok := fx.oneToken(t, w.consumer)
 	w.waiting.Store(1) // a token of another lane waits for a worker
 	w.Process(ctx, tok)
@@ -105,14 +105,14 @@ func TestTokenReadLongAgoIsReclaimedAtBegin(t *testing.T) {
 	fx := newFixture(t, 1, "late", hook)
 	clock := time.Now()
 	lease := outbox.ConsumerConfig{LaneLease: time.Minute, Now: func() time.Time { return clock }}
-	w1 := mustNew(t, Deps{Queue: fx.store.consumer(t, lease), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	w1 := mustNew(t, fx.deps(fx.store.consumer(t, lease)), Config{})
 	w1.now = func() time.Time { return clock }
 	late := fx.oneToken(t, w1.consumer)
 	late.Read = clock
 
 	// Another worker takes the token over and delivers the head; the task
 	// then gets a new event, so the lane has a new head and token.
-	w2 := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{LaneLease: time.Minute}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{})
+	w2 := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{LaneLease: time.Minute})), Config{})
 	w2.Process(ctx, late)
 	working := a2a.Event{Kind: a2a.EventStatus, TaskID: "late", ContextID: "c", Status: &a2a.TaskStatus{State: a2a.StateWorking}}
 	if _, err := fx.commit.Append(ctx, "late", working); err != nil {
@@ -142,7 +142,7 @@ func TestSlowWebhookTimesOut(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}))
-	w := mustNew(t, Deps{Queue: fx.store.consumer(t, outbox.ConsumerConfig{Attempt: 100 * time.Millisecond}), Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}, Config{Timeout: 100 * time.Millisecond})
+	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{Attempt: 100 * time.Millisecond})), Config{Timeout: 100 * time.Millisecond})
 	w.Process(ctx, fx.oneToken(t, w.consumer)) // the webhook never answers: only the timeout ends it
 	recs, _, err := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "slow", Limit: 10})
 	if err != nil || len(recs) != 1 || len(recs[0].AttemptLog) != 1 {

@@ -45,7 +45,7 @@ func TestTransientTaskAtErrorIsRetriedNotDeadLettered(t *testing.T) {
 	}
 	q := &flakyTaskAt{testStore: fx.store}
 	lease := outbox.ConsumerConfig{LaneLease: 300 * time.Millisecond, Attempt: time.Second}
-	w := mustNew(t, Deps{Queue: fx.store.consumer(t, lease), Tasks: q, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log},
+	w := mustNew(t, fx.deps(fx.store.consumer(t, lease), func(d *Deps) { d.Tasks = q }),
 		Config{Timeout: time.Second})
 	fx.drain(t, w)
 	dead, _, err := fx.store.ListDeliveries(ctx, outbox.DeliveryFilter{TaskID: "blip", Status: "dead", Limit: 10})

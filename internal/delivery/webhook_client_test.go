@@ -33,14 +33,10 @@ func postOnce(t *testing.T, w *Workers, url string, timeout time.Duration) (Atte
 	return a, r
 }
 
-func clientWorkers(t *testing.T, d Deps) *Workers {
+func clientWorkers(t *testing.T, set ...func(*Deps)) *Workers {
 	t.Helper()
 	fx := newFixture(t, 1, "client", http.NotFoundHandler())
-	d.Queue, d.Tasks, d.Leader, d.Signer = fx.store.consumer(t, outbox.ConsumerConfig{}), fx.store, fx.store, fx.keys
-	if d.Dial == nil {
-		d.Dial = fx.guard.DialContext
-	}
-	return mustNew(t, d, Config{ExcerptBytes: 16})
+	return mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{}), set...), Config{ExcerptBytes: 16})
 }
 
 // An HTTPS webhook is reached through the dialer, with the configured
@@ -60,11 +56,13 @@ func TestPostOverTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := clientWorkers(t, Deps{TLS: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+	w := clientWorkers(t, func(d *Deps) {
+		d.TLS = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+		d.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			dials.Add(1)
 			return guard.DialContext(ctx, network, addr)
-		}})
+		}
+	})
 	a, r := postOnce(t, w, srv.URL+"/hook", 5*time.Second)
 	if r.err != nil || a.Status != http.StatusNoContent {
 		t.Fatalf("attempt %+v, %v; want 204", a, r.err)
@@ -87,28 +85,26 @@ func TestPostUntrustedCertificateIsClassTLS(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	w := clientWorkers(t, Deps{})
+	w := clientWorkers(t)
 	if a, r := postOnce(t, w, srv.URL, 5*time.Second); r.err == nil || a.ErrorClass != ssrf.ClassTLS {
 		t.Fatalf("attempt %+v, %v; want error class tls", a, r.err)
 	}
 }
 
 // A webhook slower than the attempt's time fails with class timeout when
-// the time is up, not when the webhook answers.
+// the time is up, not when the webhook answers: this webhook answers only
+// once the attempt has ended (an attempt that waited for it would never
+// end), so the test asserts no duration.
 func TestPostTimesOutWithTheAttempt(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { <-release }))
 	defer srv.Close()
 	defer close(release)
-	w := clientWorkers(t, Deps{})
-	start := time.Now()
+	w := clientWorkers(t)
 	a, r := postOnce(t, w, srv.URL, 300*time.Millisecond)
 	if r.err == nil || a.ErrorClass != ssrf.ClassTimeout {
 		t.Fatalf("attempt %+v, %v; want error class timeout", a, r.err)
-	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Fatalf("the attempt ended after %s, not with its deadline", took)
 	}
 }
 
@@ -130,7 +126,7 @@ func TestPostLargeAnswerCountsAndIsLetGo(t *testing.T) {
 			}
 			_, _ = rw.Write([]byte(strings.Repeat("x", 4<<20)))
 		}))
-		w := clientWorkers(t, Deps{})
+		w := clientWorkers(t)
 		a, r := postOnce(t, w, srv.URL+"/large", 5*time.Second)
 		if r.err != nil || a.Status != 200 || strings.Trim(a.Response, "x") != "" || len(a.Response) > 16 {
 			t.Fatalf("sized %v: attempt %+v, %v; want 200 with at most a 16-byte excerpt", sized, a, r.err)
@@ -156,7 +152,7 @@ func TestPostDoesNotFollowRedirects(t *testing.T) {
 	mux.HandleFunc("/elsewhere", func(rw http.ResponseWriter, r *http.Request) { followed.Add(1) })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	w := clientWorkers(t, Deps{})
+	w := clientWorkers(t)
 	a, _ := postOnce(t, w, srv.URL+"/hook", 5*time.Second)
 	if a.Status != http.StatusFound || a.ErrorClass != ssrf.ClassHTTP || followed.Load() != 0 {
 		t.Fatalf("attempt %+v, followed %d times; want the 302 itself", a, followed.Load())
@@ -173,7 +169,7 @@ func TestPostErrorClasses(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String() + "/hook"
 	ln.Close()
-	w := clientWorkers(t, Deps{})
+	w := clientWorkers(t)
 	if a, _ := postOnce(t, w, closed, 5*time.Second); a.ErrorClass != ssrf.ClassConnect {
 		t.Errorf("refused connection: attempt %+v, want class connect", a)
 	}
@@ -181,7 +177,7 @@ func TestPostErrorClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w = clientWorkers(t, Deps{Dial: strict.DialContext})
+	w = clientWorkers(t, func(d *Deps) { d.Dial = strict.DialContext })
 	if a, _ := postOnce(t, w, closed, 5*time.Second); a.ErrorClass != ssrf.ClassBlocked {
 		t.Errorf("loopback without an allowlist: attempt %+v, want class blocked", a)
 	}
@@ -205,7 +201,7 @@ func TestPostInformationalResponseIsNotTakenForTheNextAnswer(t *testing.T) {
 		rw.WriteHeader(http.StatusAccepted)
 	}))
 	defer srv.Close()
-	w := clientWorkers(t, Deps{})
+	w := clientWorkers(t)
 	first, _ := postOnce(t, w, srv.URL+"/hook", 5*time.Second)
 	if first.Status == 204 || first.ErrorClass == "" {
 		t.Fatalf("first POST: %+v; want a failed attempt (the 103, or the connection closed under it)", first)
@@ -227,7 +223,7 @@ func TestPostAfterTheServerClosedAnIdleConnection(t *testing.T) {
 	srv.Config.IdleTimeout = 50 * time.Millisecond
 	srv.Start()
 	defer srv.Close()
-	w := clientWorkers(t, Deps{})
+	w := clientWorkers(t)
 	for i := range 3 {
 		if a, r := postOnce(t, w, srv.URL+"/hook", 5*time.Second); r.err != nil || a.Status != 204 {
 			t.Fatalf("POST %d: %+v, %v; want 204", i+1, a, r.err)
@@ -245,7 +241,7 @@ func TestPostURLCredentialsDoNotReplaceAuthorization(t *testing.T) {
 		got.Store(r.Header.Get("Authorization"))
 	}))
 	defer srv.Close()
-	w := clientWorkers(t, Deps{})
+	w := clientWorkers(t)
 	u := strings.Replace(srv.URL, "http://", "http://user:pw@", 1) + "/hook"
 	if a, r := postOnce(t, w, u, 5*time.Second); r.err != nil || a.Status != 200 {
 		t.Fatalf("attempt %+v, %v", a, r.err)
@@ -262,7 +258,7 @@ func TestPostStalledTLSHandshakeEndsWithTheAttempt(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	addr := acceptLoop(t, func(c net.Conn) { <-release }) // held open, never answered
-	w := clientWorkers(t, Deps{})
+	w := clientWorkers(t)
 	done := make(chan Attempt, 1)
 	go func() {
 		a, _ := postOnce(t, w, "https://"+addr+"/hook", 300*time.Millisecond)
@@ -295,7 +291,7 @@ func TestPostHugeContentLengthIsNotRead(t *testing.T) {
 		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775807\r\n\r\nxx"))
 		time.Sleep(time.Second)
 	})
-	w := clientWorkers(t, Deps{})
+	w := clientWorkers(t)
 	if a, r := postOnce(t, w, url, 5*time.Second); r.err != nil || a.Status != 200 {
 		t.Fatalf("attempt %+v, %v; want the 200 counted", a, r.err)
 	}

@@ -39,7 +39,7 @@ func TestInformationalHeadsAreJudgedAsFasthttpReadsThem(t *testing.T) {
 			}
 			_, _ = c.Write([]byte("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\nfail"))
 		})
-		w := clientWorkers(t, Deps{})
+		w := clientWorkers(t)
 		first, _ := postOnce(t, w, url, 2*time.Second)
 		time.Sleep(tc.gap)
 		second, r := postOnce(t, w, url, 2*time.Second)
@@ -118,7 +118,9 @@ func TestTLSRecordThatCameWithAnAnswerIsNotTheNextAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := clientWorkers(t, Deps{TLS: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}, Dial: guard.DialContext})
+	w := clientWorkers(t, func(d *Deps) {
+		d.TLS, d.Dial = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}, guard.DialContext
+	})
 	url := "https://" + addr + "/hook"
 	first, r1 := postOnce(t, w, url, 2*time.Second)
 	time.Sleep(100 * time.Millisecond)
@@ -140,7 +142,7 @@ func TestPostPassesOverMoreDeadIdleConnectionsThanRetries(t *testing.T) {
 	srv.Config.IdleTimeout = 200 * time.Millisecond
 	srv.Start()
 	defer srv.Close()
-	w := clientWorkers(t, Deps{})
+	w := clientWorkers(t)
 	var wg sync.WaitGroup
 	for range 12 {
 		wg.Go(func() { postOnce(t, w, srv.URL+"/hook", 2*time.Second) })

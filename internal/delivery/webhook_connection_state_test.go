@@ -92,7 +92,7 @@ func TestInformationalHeadAfterContinueIsNotTheNextAnswer(t *testing.T) {
 			}
 			_, _ = c.Write([]byte("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\nfail"))
 		})
-		w := clientWorkers(t, Deps{})
+		w := clientWorkers(t)
 		first, _ := postOnce(t, w, url, 2*time.Second)
 		time.Sleep(100 * time.Millisecond)
 		second, r := postOnce(t, w, url, 2*time.Second)
@@ -127,7 +127,7 @@ func TestPostThatMayHaveArrivedIsSentOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			url, count := rawServer(t, func(c net.Conn, n int32) { f(c); time.Sleep(10 * time.Millisecond) })
-			w := clientWorkers(t, Deps{})
+			w := clientWorkers(t)
 			a, r := postOnce(t, w, url, 2*time.Second)
 			time.Sleep(50 * time.Millisecond)
 			if got := count.Load(); got != 1 {
@@ -154,7 +154,7 @@ func TestAnswerSentWhileIdleIsNotTheNextAnswer(t *testing.T) {
 				_ = c.(*net.TCPConn).CloseWrite()
 			}()
 		})
-		w := clientWorkers(t, Deps{})
+		w := clientWorkers(t)
 		if a, _ := postOnce(t, w, url, 2*time.Second); a.Status != 204 {
 			t.Fatalf("%q: first POST got %d", first, a.Status)
 		}
@@ -179,7 +179,7 @@ func TestRequestThatWaitedForAConnectionConnects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := clientWorkers(t, Deps{Dial: g.DialContext})
+	w := clientWorkers(t, func(d *Deps) { d.Dial = g.DialContext })
 	w.client = newClient(g.DialContext, nil, 1) // one connection for two requests
 	var wg sync.WaitGroup
 	for range 2 {

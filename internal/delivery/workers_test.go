@@ -47,11 +47,11 @@ func TestKilledWorkerLeadsToRedeliveryWithSameID(t *testing.T) {
 	ctx := context.Background()
 	hook := &idRecorder{}
 	fx := newFixture(t, 2, "killed", hook)
-	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
+	store := fx.store
 	lease := outbox.ConsumerConfig{LaneLease: 50 * time.Millisecond}
 	crashing := &crashingQueue{Consumer: store.consumer(t, lease)}
-	w1 := mustNew(t, Deps{Queue: crashing, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
-	w2 := mustNew(t, Deps{Queue: store.consumer(t, lease), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
+	w1 := mustNew(t, fx.deps(crashing), Config{})
+	w2 := mustNew(t, fx.deps(store.consumer(t, lease)), Config{})
 
 	toks, err := store.ReadTokens(ctx, store.PartitionOf("killed"), w1.consumer, 10, time.Second)
 	if err != nil || len(toks) != 1 {
@@ -135,36 +135,19 @@ func TestParseRetryAfter(t *testing.T) {
 func TestDuplicateTokenCopiesDeliverOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rdb, prefix := redistest.New(t)
-	store := newTestStore(rdb, storeConfig{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1})
-	if err := store.EnsureGroups(ctx); err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	posts := 0
 	arrived, release := make(chan struct{}, 1), make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	fx := newFixture(t, 1, "dup", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		posts++
 		mu.Unlock()
 		arrived <- struct{}{}
 		<-release
 	}))
-	defer srv.Close()
-	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
-	task := a2a.Task{ID: "dup", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
-	push := a2a.PushConfig{ID: "hook", TaskID: "dup", URL: srv.URL, Dialect: a2a.V10}
-	if _, err := commit.Create(ctx, task, a2a.V10, []a2a.PushConfig{push}); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := auth.NewKeys(ctx, rdb, auth.KeyConfig{Prefix: strings.TrimSuffix(prefix, ":")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	guard, _ := ssrf.NewGuard([]string{"127.0.0.0/8"})
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w1 := mustNew(t, Deps{Queue: store.consumer(t, outbox.ConsumerConfig{}), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
-	w2 := mustNew(t, Deps{Queue: store.consumer(t, outbox.ConsumerConfig{}), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{})
+	store := fx.store
+	w1 := mustNew(t, fx.deps(store.consumer(t, outbox.ConsumerConfig{})), Config{})
+	w2 := mustNew(t, fx.deps(store.consumer(t, outbox.ConsumerConfig{})), Config{})
 	toks, err := store.ReadTokens(ctx, 0, w1.consumer, 1, time.Second)
 	if err != nil || len(toks) != 1 {
 		t.Fatalf("tokens %v, err %v", toks, err)
@@ -204,13 +187,13 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 	ctx := context.Background()
 	hook := &idRecorder{}
 	fx := newFixture(t, 2, "paused", hook)
-	store, keys, guard, log := fx.store, fx.keys, fx.guard, fx.log
+	store := fx.store
 	cfg := Config{Timeout: time.Second}
 	lease := outbox.ConsumerConfig{Attempt: cfg.Timeout, LaneLease: 100 * time.Millisecond}
 	clock := time.Now()
 	paused := &pausingQueue{Consumer: store.consumer(t, outbox.ConsumerConfig{Attempt: 50 * time.Millisecond, LaneLease: 100 * time.Millisecond,
 		Now: func() time.Time { return clock }})}
-	w1 := mustNew(t, Deps{Queue: paused, Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, Config{Timeout: 50 * time.Millisecond})
+	w1 := mustNew(t, fx.deps(paused), Config{Timeout: 50 * time.Millisecond})
 	w1.now = func() time.Time { return clock }
 	paused.advance = func() { clock = clock.Add(80 * time.Millisecond) } // 80ms of a 100ms lease gone, 50ms needed
 	toks, err := store.ReadTokens(ctx, store.PartitionOf("paused"), w1.consumer, 10, time.Second)
@@ -222,7 +205,7 @@ func TestPausedWorkerDoesNotPostPastItsLease(t *testing.T) {
 		t.Fatalf("the paused worker POSTed %v", ids)
 	}
 	time.Sleep(150 * time.Millisecond)
-	w2 := mustNew(t, Deps{Queue: store.consumer(t, lease), Tasks: store, Leader: store, Signer: keys, Dial: guard.DialContext, Log: log}, cfg)
+	w2 := mustNew(t, fx.deps(store.consumer(t, lease)), cfg)
 	again, err := store.Reclaim(ctx, store.PartitionOf("paused"), w2.consumer, lease.LaneLease, 10)
 	if err != nil || len(again) != 1 {
 		t.Fatalf("reclaimed %v, err %v", again, err)
@@ -265,7 +248,10 @@ func newFixtureWith(t *testing.T, cfg storeConfig, d a2a.Dialect, taskID string,
 	}
 	srv := httptest.NewServer(hook)
 	t.Cleanup(srv.Close)
-	commit := ingest.NewCommitter(store, nil, time.Hour, ingest.NewHub())
+	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: store, Hub: ingest.NewHub()}, ingest.CommitterConfig{Retention: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
 	task := a2a.Task{ID: taskID, ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
 	push := a2a.PushConfig{ID: "hook", TaskID: taskID, URL: srv.URL + "/hook", Dialect: d}
 	if _, err := commit.Create(ctx, task, d, []a2a.PushConfig{push}); err != nil {
@@ -281,6 +267,17 @@ func newFixtureWith(t *testing.T, cfg storeConfig, d a2a.Dialect, taskID string,
 	}
 	return fixture{store: store, keys: keys, guard: guard, log: slog.New(slog.NewTextHandler(io.Discard, nil)), commit: commit,
 		hookURL: srv.URL + "/hook", rdb: rdb}
+}
+
+// deps are the workers' dependencies on the fixture, taking tokens from q
+// (fx.store.consumer, or a wrapper of it), as set changes them: the one
+// place tests build Deps, so that a new dependency is added here.
+func (fx fixture) deps(q Queue, set ...func(*Deps)) Deps {
+	d := Deps{Queue: q, Tasks: fx.store, Leader: fx.store, Signer: fx.keys, Dial: fx.guard.DialContext, Log: fx.log}
+	for _, f := range set {
+		f(&d)
+	}
+	return d
 }
 
 // drain has w deliver every token of partition 0 until none is left.

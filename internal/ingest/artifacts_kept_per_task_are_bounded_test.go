@@ -22,8 +22,7 @@ func TestArtifactsKeptPerTaskAreBounded(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
-	c := NewCommitter(store, nil, 0, NewHub())
-	c.Limit(TaskLimits{MaxArtifacts: 2})
+	c := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{Limits: TaskLimits{MaxArtifacts: 2}})
 	if _, err := c.Create(ctx, a2a.Task{ID: "arts", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}, a2a.V03, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,26 @@ type Committer struct {
 	turns bool
 }
 
+// CommitterDeps are what a Committer works with.
+type CommitterDeps struct {
+	// Store commits to Redis (required).
+	Store Store
+	// Hub is told of every commit (required).
+	Hub *Hub
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Observe, when set, is told the number of events of every commit.
+	Observe func(events int)
+}
+
+// CommitterConfig is how a Committer commits.
+type CommitterConfig struct {
+	// Retention is how long a finished task is kept (default 7 days).
+	Retention time.Duration
+	// Limits bound what every task keeps.
+	Limits TaskLimits
+}
+
 // TaskLimits bound what one task keeps. Zero values take the documented
 // defaults.
 type TaskLimits struct {
@@ -77,13 +97,29 @@ func (l TaskLimits) withDefaults() TaskLimits {
 	return l
 }
 
-// Limit sets the bounds of every task the Committer commits.
-func (c *Committer) Limit(l TaskLimits) {
-	c.limits = l.withDefaults()
-	c.turns = l.Turn.Any()
-	for _, t := range l.SkillTurn {
-		c.turns = c.turns || t.Any()
+// check returns an error naming the first limit out of range.
+func (l TaskLimits) check() error {
+	if l.MaxHistory < 0 || l.MaxArtifacts < 0 {
+		return fmt.Errorf("MaxHistory (%d) and MaxArtifacts (%d) must not be negative", l.MaxHistory, l.MaxArtifacts)
 	}
+	if l.Turn.Wait < 0 || l.Turn.Run < 0 {
+		return fmt.Errorf("turn limits (wait %s, run %s) must not be negative", l.Turn.Wait, l.Turn.Run)
+	}
+	for skill, t := range l.SkillTurn {
+		if t.Wait < 0 || t.Run < 0 {
+			return fmt.Errorf("turn limits of skill %q (wait %s, run %s) must not be negative", skill, t.Wait, t.Run)
+		}
+	}
+	return nil
+}
+
+// anyTurn reports whether some turn limit is set.
+func (l TaskLimits) anyTurn() bool {
+	turns := l.Turn.Any()
+	for _, t := range l.SkillTurn {
+		turns = turns || t.Any()
+	}
+	return turns
 }
 
 // checkLimits refuses a task that grew past the limits with an event: a
@@ -106,23 +142,30 @@ func HistoryFull(taskID string, max int) error {
 		Problem: fmt.Sprintf("cannot be added: task %s keeps at most %d messages in its history (RELAY_TASK_MAX_HISTORY); start a new task", taskID, max)}
 }
 
-// Observe makes the Committer report the number of events of every commit.
-func (c *Committer) Observe(f func(events int)) { c.observe = f }
-
 func (c *Committer) committed(n int) {
 	if c.observe != nil {
 		c.observe(n)
 	}
 }
 
-// NewCommitter returns a Committer. now may be nil (time.Now); retention is
-// how long a finished task is kept (default 7 days).
-func NewCommitter(store Store, now func() time.Time, retention time.Duration, hub *Hub) *Committer {
+// NewCommitter returns a Committer, or an error naming what is missing or
+// out of range.
+func NewCommitter(d CommitterDeps, cfg CommitterConfig) (*Committer, error) {
+	switch {
+	case d.Store == nil || d.Hub == nil:
+		return nil, errors.New("ingest: committer: Store and Hub are required")
+	case cfg.Retention < 0:
+		return nil, fmt.Errorf("ingest: committer: Retention (%s) must not be negative", cfg.Retention)
+	}
+	if err := cfg.Limits.check(); err != nil {
+		return nil, fmt.Errorf("ingest: committer: %w", err)
+	}
+	now := d.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Committer{store: store, now: now, retention: cmp.Or(retention, 7*24*time.Hour), hub: hub, views: newViewCache(8192, now),
-		limits: TaskLimits{}.withDefaults()}
+	return &Committer{store: d.Store, now: now, retention: cmp.Or(cfg.Retention, 7*24*time.Hour), hub: d.Hub,
+		views: newViewCache(8192, now), observe: d.Observe, limits: cfg.Limits.withDefaults(), turns: cfg.Limits.anyTurn()}, nil
 }
 
 // Field names of the task hash beside the snapshot.
@@ -136,7 +179,7 @@ const (
 // the push configs registered inline. It returns taskstore.ErrConflict when a
 // task with that id exists already.
 func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig) (a2a.TaskView, error) {
-	return c.create(ctx, t, d, push, nil)
+	return c.create(ctx, t, d, push, nil, 0)
 }
 
 // CreateOffered is Create for a task whose first turn is offered to a work
@@ -146,12 +189,17 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 // once the offer is in the queue. Should relay die in between, the
 // Reofferer makes the offer.
 func (c *Committer) CreateOffered(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer taskstore.Offer) (a2a.TaskView, taskstore.Offer, error) {
-	offer.TaskID, offer.Turn = t.ID, 1 // (the version a creation makes: taskstore numbers the record alike)
-	view, err := c.create(ctx, t, d, push, &offer)
+	view, err := c.create(ctx, t, d, push, &offer, 0)
 	return view, offer, err
 }
 
-func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer *taskstore.Offer) (a2a.TaskView, error) {
+// create commits a new task; offer, when not nil, is recorded and
+// numbered (CreateOffered); reserve counts the task's first turn's output
+// in its owner's usage ahead of its writing (taskstore's Reservations).
+func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer *taskstore.Offer, reserve int64) (a2a.TaskView, error) {
+	if offer != nil {
+		offer.TaskID, offer.Turn = t.ID, 1 // (the version a creation makes: taskstore numbers the record alike)
+	}
 	now := c.now().UTC()
 	if t.Status.Timestamp == "" {
 		t.Status.Timestamp = timestamp(now)
@@ -176,15 +224,16 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	if owner != "" {
 		fields[fieldOwner] = owner
 	}
-	ids, err := c.store.Commit(ctx, taskstore.Commit{
+	commit := taskstore.Commit{
 		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
-		Fields: fields, Owner: owner, Offer: offer, Deadline: dl,
-	})
+		Fields: fields, Owner: owner, Offer: offer, Deadline: dl, Reserve: reserve,
+	}
+	ids, err := c.store.Commit(ctx, commit)
 	if err != nil {
 		return a2a.TaskView{}, err
 	}
 	view := a2a.TaskView{Task: t, Dialect: d, EventID: last(ids), Owner: owner}
-	c.views.put(t.ID, cachedView{view: view, version: 1, snapLen: len(snap)})
+	c.views.put(t.ID, cachedView{view: view, version: 1, snapLen: len(snap), reserve: commit.ReserveAfter()})
 	c.committed(1)
 	c.hub.Notify(t.ID)
 	return view, nil
@@ -195,7 +244,7 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 // and their final flag set from the state. A forbidden change returns an
 // *a2a.TransitionError and commits nothing.
 func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Event) (a2a.TaskView, error) {
-	a, err := c.append(ctx, taskID, events, nil, nil, "")
+	a, err := c.append(ctx, taskID, events, nil, nil, "", 0)
 	return a.View, err
 }
 
@@ -204,7 +253,7 @@ func (c *Committer) Append(ctx context.Context, taskID string, events ...a2a.Eve
 // (its TaskID is taskID's) in the same atomic step, and returns it as
 // recorded, numbered as CreateOffered does.
 func (c *Committer) AppendOffered(ctx context.Context, taskID string, offer taskstore.Offer, events ...a2a.Event) (a2a.TaskView, taskstore.Offer, error) {
-	a, err := c.append(ctx, taskID, events, nil, &offer, "")
+	a, err := c.append(ctx, taskID, events, nil, &offer, "", 0)
 	return a.View, a.offer, err
 }
 
@@ -229,11 +278,15 @@ type Appended struct {
 // append commits events, under once when not nil, recording offer when
 // not nil, and, when expect is not empty, only while the task's turn
 // record is expect (a deadline's failure of the turn:
-// taskstore.ErrTurnMoved).
-func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer, expect string) (Appended, error) {
+// taskstore.ErrTurnMoved). reserve counts the output of the turn the
+// events start in the owner's usage ahead of its writing; events that end
+// a turn (a final or interrupted state) give back what is left of the
+// task's reserve (taskstore's Reservations; a turn queued behind the one
+// that ends is then counted as it writes).
+func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer, expect string, reserve int64) (Appended, error) {
 	reread := false
 	for range maxConflictRetries {
-		a, err := c.tryAppend(ctx, taskID, events, once, offer, expect)
+		a, err := c.tryAppend(ctx, taskID, events, once, offer, expect, reserve)
 		var te *a2a.TransitionError
 		switch {
 		case errors.As(err, &te) && !reread:
@@ -250,7 +303,7 @@ func (c *Committer) append(ctx context.Context, taskID string, events []a2a.Even
 	return Appended{}, fmt.Errorf("ingest: task %s: %w after %d tries", taskID, taskstore.ErrConflict, maxConflictRetries)
 }
 
-func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer, expect string) (Appended, error) {
+func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.Event, once *Once, offer *taskstore.Offer, expect string, reserve int64) (Appended, error) {
 	cached, err := c.current(ctx, taskID)
 	if err != nil {
 		return Appended{}, err
@@ -292,6 +345,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	commit := taskstore.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs),
 		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, evs, expect),
+		Reserve: reserve, PrevReserve: cached.reserve, Release: view.Task.Status.State.Terminal() || view.Task.Status.State.Interrupted(),
 	}
 	var ids []string
 	var answer []byte
@@ -315,7 +369,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	if expire > 0 {
 		c.views.drop(taskID)
 	} else {
-		c.views.put(taskID, cachedView{view: view, version: cached.version + 1, snapLen: len(snap)})
+		c.views.put(taskID, cachedView{view: view, version: cached.version + 1, snapLen: len(snap), reserve: commit.ReserveAfter()})
 	}
 	c.committed(len(evs))
 	c.hub.Notify(taskID)
@@ -337,7 +391,7 @@ func (c *Committer) current(ctx context.Context, taskID string) (cachedView, err
 		return cachedView{}, err
 	}
 	view, err := decodeRecord(rec)
-	return cachedView{view: view, version: rec.Version, snapLen: len(rec.Snapshot)}, err
+	return cachedView{view: view, version: rec.Version, snapLen: len(rec.Snapshot), reserve: rec.Reserve}, err
 }
 
 // cloneTask copies the slices Apply appends to, so a cached view is never

@@ -23,8 +23,8 @@ func TestCommittersRaceOnOneTask(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
-	a := NewCommitter(store, nil, 0, NewHub())
-	b := NewCommitter(store, nil, 0, NewHub())
+	a := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{})
+	b := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{})
 	task := a2a.Task{ID: "race", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}
 	if _, err := a.Create(ctx, task, a2a.V03, nil); err != nil {
 		t.Fatal(err)
@@ -73,8 +73,8 @@ func TestStaleCachedViewDoesNotRefuseALegalChange(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
-	a := NewCommitter(store, nil, 0, NewHub())
-	b := NewCommitter(store, nil, 0, NewHub())
+	a := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{})
+	b := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{})
 	task := a2a.Task{ID: "stale", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
 	if _, err := a.Create(ctx, task, a2a.V03, nil); err != nil { // a caches it as submitted
 		t.Fatal(err)

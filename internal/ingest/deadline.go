@@ -148,7 +148,7 @@ func (c *Committer) failTurn(ctx context.Context, taskID, rec string, derr *Dead
 	ev := a2a.Event{Kind: a2a.EventStatus, TaskID: taskID, Status: &a2a.TaskStatus{State: a2a.StateFailed,
 		Message: &a2a.Message{MessageID: uuid.NewString(), Role: a2a.RoleAgent, Metadata: md,
 			Parts: []a2a.Part{{Kind: a2a.PartText, Text: derr.Reason}}}}}
-	_, err := c.append(ctx, taskID, []a2a.Event{ev}, nil, nil, rec)
+	_, err := c.append(ctx, taskID, []a2a.Event{ev}, nil, nil, rec, 0)
 	var te *a2a.TransitionError
 	switch {
 	case errors.Is(err, taskstore.ErrTurnMoved), errors.As(err, &te), isCode(err, a2a.CodeTaskNotFound):

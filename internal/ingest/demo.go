@@ -197,6 +197,54 @@ func (d *Demo) Validate(msg a2a.Message) error {
 	return err
 }
 
+// demoEventBytes is about what one of the demo's status or chunk events
+// stores beside its text: the event (its status message and metadata) and
+// the snapshot's growth.
+const demoEventBytes = 1024
+
+// Estimate is about what the demo stores in answer to msg, read from its
+// options as the turn will (Estimator): an event per step, the end, and,
+// when it completes with an artifact, its echo of the message's text
+// (stored twice: in the chunks' events and the snapshot's artifact) in
+// its chunks' events.
+func (d *Demo) Estimate(_ a2a.Task, msg a2a.Message) Output {
+	steps, _, outcome, chunks, err := d.options(msg)
+	if err != nil {
+		return Output{}
+	}
+	out := Output{Events: steps + 2} // (a first working status, the end)
+	if outcome == a2a.StateCompleted && chunks > 0 {
+		var text int64
+		for _, p := range msg.Parts {
+			if p.Kind == a2a.PartText {
+				text += jsonStringBytes(p.Text)
+			}
+		}
+		out.Events += chunks
+		out.Bytes += 2 * text
+	}
+	out.Bytes += int64(out.Events) * demoEventBytes
+	return out
+}
+
+// jsonStringBytes is the length of s as encoding/json writes it, without
+// its quotes: escapes (HTML's characters included) take more than their
+// bytes.
+func jsonStringBytes(s string) int64 {
+	n := int64(len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+			n++
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			n += 5 // \u00XX
+		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9):
+			n += 3 // U+2028, U+2029: \u2028 for 3 bytes
+		}
+	}
+	return n
+}
+
 // Start offers the task turn to the demo's queue; an instance's Run takes it.
 func (d *Demo) Start(task a2a.Task, msg a2a.Message) error { return d.queue.Start(task, msg) }
 

@@ -41,7 +41,7 @@ func newDemoInstance(t *testing.T, addr, prefix string, lease time.Duration, cfg
 	l := layout.New(prefix, 2)
 	store := taskstore.New(rdb, l, groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
-	commit := NewCommitter(store, nil, 0, hub)
+	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{})
 	pull := NewPull(workqueue.New(rdb, rdb, nil, l), commit, commit.Load, lease, log)
 	cfg.StepDelay = max(cfg.StepDelay, time.Millisecond)
 	demo, err := NewDemo(pull, cfg, log)

@@ -40,7 +40,7 @@ func TestGateHoldsNewTasksOnly(t *testing.T) {
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
 	gate := &countingGate{}
 	hub := NewHub()
-	commit := NewCommitter(store, nil, 0, hub)
+	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{})
 	svc := NewService(store, commit, hub, idleAgent{}, Config{Gate: gate}, slog.Default())
 	msg := func(id string) a2a.Message {
 		return a2a.Message{MessageID: id, Role: a2a.RoleUser, Parts: []a2a.Part{{Kind: a2a.PartText, Text: "hi"}}}

@@ -47,7 +47,7 @@ func (o *Once) replay(first taskstore.Applied) ([]byte, error) {
 // under a recorded key commits nothing and returns the recorded answer
 // (Replayed), or ErrKeyReused when once.Hash is not the recorded one.
 func (c *Committer) AppendOnce(ctx context.Context, taskID string, once Once, events ...a2a.Event) (Appended, error) {
-	return c.append(ctx, taskID, events, &once, nil, "")
+	return c.append(ctx, taskID, events, &once, nil, "", 0)
 }
 
 // Replay looks up the answer recorded for once.Key on taskID: ok is false

@@ -88,6 +88,15 @@ func (r *Router) Offer(ctx context.Context, t a2a.Task, msg a2a.Message, o tasks
 	return q.Offer(ctx, t, msg, o)
 }
 
+// Estimate is the estimate of the backend the task goes to, when that
+// backend is an Estimator, or none.
+func (r *Router) Estimate(t a2a.Task, msg a2a.Message) Output {
+	if e, ok := r.route(t, msg).(Estimator); ok {
+		return e.Estimate(t, msg)
+	}
+	return Output{}
+}
+
 // Start hands the task to its backend.
 func (r *Router) Start(t a2a.Task, msg a2a.Message) error { return r.route(t, msg).Start(t, msg) }
 

@@ -110,6 +110,44 @@ func (s *Service) admit(ctx context.Context, bytes int64, newTask bool) error {
 	return s.cfg.Quota.Admit(ctx, tenant.Owner(ctx), bytes, newTask)
 }
 
+// Estimator is an Agent that tells, before a turn runs, about how much it
+// will store in answer to a message. Admission (Config.Quota) charges a
+// send its message and this estimate, and the commit that starts the turn
+// counts the estimate in the client's usage, as a reserve that the turn's
+// commits draw on and its end gives back (taskstore's Reservations): a
+// client's storage budget refuses the sends whose answers would pass it,
+// on every instance, rather than only those that come after the answers
+// are stored. An Agent that is not one (a worker queue, an upstream agent)
+// is charged for its output as it is committed.
+type Estimator interface {
+	// Estimate is the output of t's turn prompted by msg (t may not be
+	// stored yet: a new task's history starts with msg).
+	Estimate(t a2a.Task, msg a2a.Message) Output
+}
+
+// Output is what an agent's turn stores.
+type Output struct {
+	// Bytes counts its events and the task's growth, as the usage counts
+	// them (taskstore's usage.go).
+	Bytes int64
+	// Events is how many events it commits: each makes a notification
+	// per push config of the task.
+	Events int
+}
+
+// output is what admission charges for the agent's answer to msg in task
+// t with configs push configs: the agent's estimate (Estimator), with
+// taskstore.NotificationBytes per notification it makes; 0 without a
+// quota or an estimate.
+func (s *Service) output(t a2a.Task, msg a2a.Message, configs int) int64 {
+	e, ok := s.agent.(Estimator)
+	if s.cfg.Quota == nil || !ok {
+		return 0
+	}
+	out := e.Estimate(t, msg)
+	return out.Bytes + int64(out.Events)*int64(configs)*taskstore.NotificationBytes
+}
+
 // sendBytes is what a send is counted as storing before its agent
 // answers: the message twice (the snapshot's history and the event) and
 // its inline push config.
@@ -190,7 +228,12 @@ func (s *Service) Send(ctx context.Context, p a2a.SendParams) (a2a.TaskView, err
 }
 
 func (s *Service) create(ctx context.Context, p a2a.SendParams, bytes int64) (a2a.TaskView, error) {
-	if err := s.admit(ctx, bytes, true); err != nil {
+	configs := 0
+	if p.PushConfig != nil {
+		configs = 1
+	}
+	reserve := s.output(a2a.Task{History: []a2a.Message{p.Message}}, p.Message, configs)
+	if err := s.admit(ctx, bytes+reserve, true); err != nil {
 		return a2a.TaskView{}, err
 	}
 	if s.cfg.Gate != nil {
@@ -217,11 +260,7 @@ func (s *Service) create(ctx context.Context, p a2a.SendParams, bytes int64) (a2
 	var view a2a.TaskView
 	var err error
 	offer := s.offerOf(task, msg)
-	if offer != nil {
-		view, *offer, err = s.commit.CreateOffered(ctx, task, p.Dialect, push, *offer)
-	} else {
-		view, err = s.commit.Create(ctx, task, p.Dialect, push)
-	}
+	view, err = s.commit.create(ctx, task, p.Dialect, push, offer, reserve)
 	if err != nil {
 		return a2a.TaskView{}, err
 	}
@@ -306,7 +345,19 @@ func (s *Service) continueTask(ctx context.Context, p a2a.SendParams, bytes int6
 	if max := s.commit.limits.MaxHistory; len(cur.Task.History) >= max && !cur.Task.Status.State.Terminal() {
 		return cur, HistoryFull(cur.Task.ID, max)
 	}
-	if err := s.admit(ctx, bytes, false); err != nil {
+	var reserve int64
+	if s.output(cur.Task, p.Message, 0) > 0 { // (the configs are read only when there is an output to charge)
+		configs, err := s.store.PushConfigs(ctx, cur.Task.ID)
+		if err != nil {
+			return cur, wrapStore("read push configs", err)
+		}
+		n := len(configs)
+		if p.PushConfig != nil {
+			n++ // (errs high by one when it replaces a config)
+		}
+		reserve = s.output(cur.Task, p.Message, n)
+	}
+	if err := s.admit(ctx, bytes+reserve, false); err != nil {
 		return cur, err
 	}
 	msg := p.Message
@@ -321,11 +372,10 @@ func (s *Service) continueTask(ctx context.Context, p a2a.SendParams, bytes int6
 		}
 	}
 	offer := s.offerOf(cur.Task, msg)
-	var view a2a.TaskView
+	a, err := s.commit.append(ctx, p.TaskID, events, nil, offer, "", reserve)
+	view := a.View
 	if offer != nil {
-		view, *offer, err = s.commit.AppendOffered(ctx, p.TaskID, *offer, events...)
-	} else {
-		view, err = s.commit.Append(ctx, p.TaskID, events...)
+		*offer = a.offer
 	}
 	var te *a2a.TransitionError
 	if errors.As(err, &te) {

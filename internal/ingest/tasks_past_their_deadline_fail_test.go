@@ -36,8 +36,7 @@ type deadlineStack struct {
 func newDeadlineStack(rdb redis.UniversalClient, k layout.Keys, clock *fakeClock, limits TaskLimits) *deadlineStack {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
-	commit := NewCommitter(store, clock.now, time.Hour, NewHub())
-	commit.Limit(limits)
+	commit := mustCommitter(CommitterDeps{Store: store, Hub: NewHub(), Now: clock.now}, CommitterConfig{Retention: time.Hour, Limits: limits})
 	pull := NewPull(workqueue.New(rdb, rdb, nil, k), commit, commit.Load, time.Hour, log)
 	pull.now = clock.now
 	sweeper, err := NewDeadlineSweeper(DeadlineSweeperDeps{Store: store, Commit: commit, Log: log}, DeadlineSweeperConfig{})

@@ -26,7 +26,7 @@ func TestListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
-	commit := NewCommitter(store, nil, 100*time.Millisecond, hub) // short retention
+	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
 	svc := NewService(store, commit, hub, idleAgent{}, Config{}, slog.Default())
 	alice := tenant.With(context.Background(), "key:alice")
 	bob := tenant.With(context.Background(), "key:bob")

@@ -42,7 +42,7 @@ func newOfferStack(t *testing.T, broken bool) *offerStack {
 	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
 	clock := &fakeClock{t: time.Now()}
 	hub := NewHub()
-	commit := NewCommitter(store, clock.now, time.Hour, hub)
+	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub, Now: clock.now}, CommitterConfig{Retention: time.Hour})
 	claims := workqueue.New(rdb, rdb, nil, k)
 	pull := NewPull(claims, commit, commit.Load, time.Minute, log)
 	var agent Agent = pull.Queue("q")

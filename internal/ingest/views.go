@@ -14,6 +14,8 @@ type cachedView struct {
 	// snapLen is the length of the stored snapshot of version: a commit
 	// counts in its owner's usage only what the snapshot grows by.
 	snapLen int
+	// reserve is the task's reserve at version (taskstore.Record.Reserve).
+	reserve int64
 	at      time.Time
 }
 

@@ -33,8 +33,8 @@ func TestCachedViewOfAnExpiredTaskIsNotUsed(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 1), groupcommit.New(rdb), taskstore.Config{})
 	clock := &fakeClock{t: time.Now()}
-	a := NewCommitter(store, clock.now, 0, NewHub())
-	b := NewCommitter(store, nil, 0, NewHub())
+	a := mustCommitter(CommitterDeps{Store: store, Hub: NewHub(), Now: clock.now}, CommitterConfig{})
+	b := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{})
 	msg := func(text string) a2a.Event {
 		return a2a.Event{Kind: a2a.EventMessage, TaskID: "same", Message: &a2a.Message{MessageID: text, Role: a2a.RoleUser,
 			Parts: []a2a.Part{{Kind: a2a.PartText, Text: text}}}}

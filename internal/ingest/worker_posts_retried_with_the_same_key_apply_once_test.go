@@ -33,7 +33,7 @@ type pullStack struct {
 
 func newPullStack(rdb redis.UniversalClient, k layout.Keys) *pullStack {
 	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
-	commit := NewCommitter(store, nil, time.Hour, NewHub())
+	commit := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{Retention: time.Hour})
 	pull := NewPull(workqueue.New(rdb, rdb, nil, k), commit, commit.Load, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return &pullStack{rdb: rdb, k: k, store: store, commit: commit, pull: pull}
 }

@@ -51,24 +51,17 @@ func (k Keys) Partition(taskID string) int {
 
 func (k Keys) Tag(p int) string { return k.prefix + ":{" + strconv.Itoa(p) + "}:" }
 
-// Task returns the keys of one task: hash, event stream, push configs, the
-// checkpoint of its event stream, and its partition's index.
+// Task returns the keys of one task (TaskKeys), all in its partition.
 func (k Keys) Task(taskID string) TaskKeys {
 	t := k.Tag(k.Partition(taskID))
 	return TaskKeys{
-		Hash:   t + "task:" + taskID,
-		Events: t + "events:" + taskID,
-		Push:   t + "push:" + taskID,
-		Base:   t + "base:" + taskID,
-		Index:  t + "tasks",
+		Hash:        t + "task:" + taskID,
+		Events:      t + "events:" + taskID,
+		Push:        t + "push:" + taskID,
+		Base:        t + "base:" + taskID,
+		Idempotency: t + "idem:" + taskID,
+		Index:       t + "tasks",
 	}
-}
-
-// Idempotency is a task's record of the idempotency keys its worker
-// posts carried (docs/worker-api.md): a hash, in the task's partition, that
-// the commit script reads and writes with the commit (taskstore's Once).
-func (k Keys) Idempotency(taskID string) string {
-	return k.Tag(k.Partition(taskID)) + "idem:" + taskID
 }
 
 // Index returns the task index of partition p for owner: with client
@@ -189,8 +182,20 @@ func (k Keys) Meta() string { return k.prefix + ":meta" }
 
 // TaskKeys are the keys of one task.
 type TaskKeys struct {
-	Hash, Events, Push, Base, Index string
+	// Hash holds the task's snapshot and fields; Events is its event
+	// stream; Push its push configs; Base the checkpoint of its event
+	// stream (the task just before the stream's first entry).
+	Hash, Events, Push, Base string
+	// Idempotency is the task's record of the idempotency keys its worker
+	// posts carried (docs/worker-api.md): a hash that the commit script
+	// reads and writes with the commit (taskstore's Once).
+	Idempotency string
+	// Index is the task's partition's index (not the task's own key).
+	Index string
 }
+
+// Own lists the keys that belong to the task alone (all but Index).
+func (t TaskKeys) Own() []string { return []string{t.Hash, t.Events, t.Push, t.Base, t.Idempotency} }
 
 // Outbox is partition p's outbox stream: one entry per notification, in
 // commit order, read by the partition's owner (internal/outbox).

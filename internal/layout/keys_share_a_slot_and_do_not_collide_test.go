@@ -1,6 +1,9 @@
 package layout
 
 import (
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -14,9 +17,9 @@ func TestTaskKeysShareTheirPartitionsTagAndLanesDoNotCollide(t *testing.T) {
 	for _, id := range []string{"a", "task-1", "x:y", "{p}", ""} {
 		tag := k.Tag(k.Partition(id))
 		tk := k.Task(id)
-		for _, key := range []string{tk.Hash, tk.Events, tk.Push, tk.Base, tk.Index, k.Lane(id, "c"), k.Lease(id, "c"),
+		for _, key := range append(tk.Own(), tk.Index, k.Lane(id, "c"), k.Lease(id, "c"),
 			k.TaskDeliveries(id), k.Outbox(k.Partition(id)), k.Record(k.Partition(id), "n"),
-			k.Usage(k.Partition(id), "client:a", 7), k.Idempotency(id), k.Offers(k.Partition(id)), k.Deadlines(k.Partition(id))} {
+			k.Usage(k.Partition(id), "client:a", 7), k.Offers(k.Partition(id)), k.Deadlines(k.Partition(id))) {
 			if !strings.HasPrefix(key, tag) {
 				t.Errorf("key %q of task %q lacks its partition's tag %q", key, id, tag)
 			}
@@ -25,13 +28,13 @@ func TestTaskKeysShareTheirPartitionsTagAndLanesDoNotCollide(t *testing.T) {
 	// The idempotency record is a key of its own: no other key of the task
 	// or its partition has its name.
 	for _, id := range []string{"a", "tasks", "x:y"} {
-		idem := k.Idempotency(id)
 		tk := k.Task(id)
+		idem := tk.Idempotency
 		p := k.Partition(id)
 		for _, other := range []string{tk.Hash, tk.Events, tk.Push, tk.Base, tk.Index, k.Index(p, id), k.TaskDeliveries(id),
 			k.Outbox(p), k.Compact(p), k.Deliveries(p), k.Record(p, id), k.Lane(id, "c"), k.Offers(p)} {
 			if idem == other {
-				t.Errorf("Idempotency(%q) = %q names another key of the task", id, idem)
+				t.Errorf("Task(%q).Idempotency = %q names another key of the task", id, idem)
 			}
 		}
 	}
@@ -40,6 +43,32 @@ func TestTaskKeysShareTheirPartitionsTagAndLanesDoNotCollide(t *testing.T) {
 	}
 	if New("", 0) != New("relay", 16) {
 		t.Fatal(`New("", 0) is not relay's default prefix and partitions`)
+	}
+}
+
+// A task's key set is built in one place, Keys.Task: every key of the task
+// alone is a field of TaskKeys and listed by Own (which operators and
+// tests use to find all of a task), its idempotency record included; the
+// partition's index is the one field Own leaves out.
+func TestTaskKeysListEveryKeyOfTheTask(t *testing.T) {
+	t.Parallel()
+	tk := New("pfx", 16).Task("t1")
+	own := tk.Own()
+	v := reflect.ValueOf(tk)
+	for i := range v.NumField() {
+		name, key := v.Type().Field(i).Name, v.Field(i).String()
+		if name == "Index" {
+			if slices.Contains(own, key) {
+				t.Errorf("Own lists the partition's index %q", key)
+			}
+			continue
+		}
+		if !slices.Contains(own, key) {
+			t.Errorf("Own leaves out TaskKeys.%s (%q)", name, key)
+		}
+	}
+	if len(own) != v.NumField()-1 || !slices.Contains(own, "pfx:{"+strconv.Itoa(New("pfx", 16).Partition("t1"))+"}:idem:t1") {
+		t.Errorf("Own = %q: want each field but Index once, the idempotency record among them", own)
 	}
 }
 

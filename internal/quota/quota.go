@@ -8,10 +8,15 @@
 // window after a task's last commit, so as long as a finished task or a
 // delivery record lives). Reading them takes one pipelined round trip, so
 // each instance reads a client's figures at most once per Refresh and in
-// between adds what it admits itself. A client can therefore pass a budget
-// by what other instances admit for it within one Refresh, and by what the
-// agent writes for requests admitted under the budget (the demo's echo of
-// a message, a worker's artifacts): agents are never refused mid-task.
+// between adds what it admits itself. A request is admitted with what its
+// agent estimates it will write in answer, when the agent estimates
+// (ingest.Estimator: the demo's echo and steps), and the commit that
+// starts the turn counts that estimate in Redis as the task's reserve
+// (taskstore's Reservations), so the next read sees it. A client can
+// therefore pass a budget by what other instances admit for it within
+// one Refresh, and by what agents that do not estimate write for requests
+// admitted under the budget (a worker's artifacts): agents are never
+// refused mid-task.
 //
 // The tasks figure is each partition's index of the client's tasks, which
 // also lists tasks that expired since; when it says the client is at its

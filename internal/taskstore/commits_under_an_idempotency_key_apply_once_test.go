@@ -107,7 +107,7 @@ func TestIdempotencyRecordIsBounded(t *testing.T) {
 			t.Errorf("key k%d held: %v (err %v); want the last 3 keys only", v, held, err)
 		}
 	}
-	key := s.k.Idempotency("b")
+	key := s.k.Task("b").Idempotency
 	if n, _ := rdb.HLen(ctx, key).Result(); n != 1+3+3 { // the count, 3 slots, 3 keys
 		t.Errorf("record has %d fields, want 7", n)
 	}

@@ -109,8 +109,8 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		outbox:  cfg.Outbox,
 		onceMax: cmp.Or(cfg.OnceKeys, 128),
 		onceTTL: cmp.Or(cfg.OnceWindow, 24*time.Hour),
-		commit:  layout.Script(commitLua),
-		pushSet: redis.NewScript(pushSetLua),
+		commit:  layout.Script(usageLua + commitLua),
+		pushSet: redis.NewScript(usageLua + pushSetLua),
 		taskAt:  redis.NewScript(taskAtLua),
 		usage:   newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
 	}
@@ -140,7 +140,10 @@ func (s *Store) CheckPartitions(ctx context.Context) error {
 type Record struct {
 	Snapshot []byte
 	Version  int64
-	Fields   map[string]string
+	// Reserve is the bytes counted ahead for the task that its commits
+	// have not drawn yet (Commit.Reserve).
+	Reserve int64
+	Fields  map[string]string
 	// Deadline is the task's turn deadline record ("" for none): see
 	// ParseTurn.
 	Deadline string
@@ -177,7 +180,9 @@ func recordOf(m map[string]string) (Record, error) {
 	delete(m, "pc")
 	dl := m["dl"]
 	delete(m, "dl")
-	return Record{Snapshot: []byte(snap), Version: ver, Fields: m, Deadline: dl}, nil
+	rs, _ := strconv.ParseInt(m[fieldReserve], 10, 64) // (none: 0)
+	delete(m, fieldReserve)
+	return Record{Snapshot: []byte(snap), Version: ver, Reserve: rs, Fields: m, Deadline: dl}, nil
 }
 
 // Commit is one atomic change of a task.
@@ -213,6 +218,10 @@ type Commit struct {
 	// Deadline is what the commit does to the task's turn deadline
 	// (deadline.go): nothing, by default.
 	Deadline Deadline
+	// Reserve, PrevReserve and Release count bytes in the owner's usage
+	// ahead of their writing (usage.go, Reservations).
+	Reserve, PrevReserve int64
+	Release              bool
 }
 
 // Commit applies c atomically and returns the stream ids of its events. It
@@ -295,7 +304,7 @@ func appliedOf(v string) Applied {
 // or ErrNotFound when the task's record does not hold the key (never
 // committed, or forgotten: see Config.OnceKeys and OnceWindow).
 func (s *Store) Applied(ctx context.Context, taskID, key string) (Applied, error) {
-	v, err := s.rdb.HGet(ctx, s.k.Idempotency(taskID), "k"+key).Result()
+	v, err := s.rdb.HGet(ctx, s.k.Task(taskID).Idempotency, "k"+key).Result()
 	if errors.Is(err, redis.Nil) {
 		return Applied{}, ErrNotFound
 	}
@@ -313,7 +322,7 @@ func (s *Store) commitKeys(c Commit) []string {
 	p := s.k.Partition(c.TaskID)
 	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
 		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending"),
-		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), s.k.Idempotency(c.TaskID), s.k.Offers(p), s.k.Deadlines(p)}
+		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), tk.Idempotency, s.k.Offers(p), s.k.Deadlines(p)}
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
@@ -353,7 +362,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 		c.TaskID,                     // task
 		s.maxLen,                     // maxLen
 		c.ExpireAfter.Milliseconds(), // ttl
-		jsonOf(c.Fields),             // extra
+		jsonOf(reserveFields(c)),     // extra
 		jsonOf(configs),              // setConfigs
 		deliverFlags(c),              // flags
 		s.k.LanePrefix(c.TaskID),     // lanes
@@ -498,6 +507,5 @@ func (s *Store) PartitionOf(taskID string) int { return s.k.Partition(taskID) }
 
 // TaskKeys names every key of a task (for tests and operators).
 func (s *Store) TaskKeys(taskID string) []string {
-	tk := s.k.Task(taskID)
-	return []string{tk.Hash, tk.Events, tk.Push, tk.Base, s.k.Idempotency(taskID)}
+	return s.k.Task(taskID).Own()
 }

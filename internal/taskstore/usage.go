@@ -2,7 +2,9 @@ package taskstore
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -34,6 +36,12 @@ import (
 // window drops out of the count while Redis keeps it (relay keeps open
 // tasks until they end). Each client's open tasks are bounded by its tasks
 // budget, counted exactly (Tasks, PruneIndex), not by time.
+
+// usageLua is the one Lua owner of usage counting (countUsage), put before
+// each script that stores bytes: lua/commit.lua and lua/pushset.lua.
+//
+//go:embed lua/usage.lua
+var usageLua string
 
 // usageBuckets is how many buckets a usage window spans.
 const usageBuckets = 4
@@ -71,9 +79,62 @@ func (u usageClock) live(now time.Time) []int64 {
 	return out
 }
 
-// commitUsage is the bytes c stores, but for its notifications (counted
-// by the script): the growth of the snapshot, the events and push configs.
+// commitUsage is what c counts in its owner's usage, but for its
+// notifications (counted by the script): what it stores (dataUsage) less
+// what it draws from the task's reserve, plus what it reserves, less what
+// it releases (Reservations).
 func commitUsage(c Commit) int64 {
+	n := dataUsage(c)
+	drawn := min(c.PrevReserve, n)
+	n += c.Reserve - drawn
+	if c.Release {
+		n -= c.PrevReserve - drawn
+	}
+	return n
+}
+
+// Reservations: an agent's output is counted when a client's request for
+// it is committed, not only as the agent writes it, so that a budget
+// refuses the requests whose answers would pass it. The commit that
+// starts a task's turn counts the agent's estimate of its output
+// (Commit.Reserve) in the owner's usage, and the task hash keeps it
+// (fieldReserve: Record.Reserve). Each later commit draws what it stores
+// from the reserve first and counts only the rest (the caller passes the
+// reserve of the version it computed from, PrevReserve, as it passes
+// PrevSnapshotLen: the version check makes it the stored one). The commit
+// that ends the turn (Release) gives back what is left: the counter goes
+// down by it. Notifications are counted as they are made, so a reserve
+// that covers them counts them twice until it is released.
+
+// fieldReserve is the task-hash field of the task's reserve.
+const fieldReserve = "rs"
+
+// ReserveAfter is the task's reserve once c is committed.
+func (c Commit) ReserveAfter() int64 {
+	left := c.PrevReserve - min(c.PrevReserve, dataUsage(c))
+	if c.Release {
+		left = 0
+	}
+	return left + c.Reserve
+}
+
+// reserveFields are c's task-hash fields with the reserve when it changes.
+func reserveFields(c Commit) map[string]string {
+	after := c.ReserveAfter()
+	if after == c.PrevReserve {
+		return c.Fields
+	}
+	f := maps.Clone(c.Fields)
+	if f == nil {
+		f = map[string]string{}
+	}
+	f[fieldReserve] = strconv.FormatInt(after, 10)
+	return f
+}
+
+// dataUsage is what c stores, as the usage counts it: the growth of the
+// snapshot, the events, push configs and fields.
+func dataUsage(c Commit) int64 {
 	n := int64(max(0, len(c.Snapshot)-c.PrevSnapshotLen))
 	for _, e := range c.Events {
 		n += int64(len(e))

@@ -67,7 +67,7 @@ func newStack(rdb redis.UniversalClient, prefix string, lease time.Duration) *st
 	log := testLog()
 	store := taskstore.New(rdb, layout.New(p, 2), groupcommit.New(rdb), taskstore.Config{})
 	hub := ingest.NewHub()
-	committer := ingest.NewCommitter(store, nil, 0, hub)
+	committer := mustCommitter(ingest.CommitterDeps{Store: store, Hub: hub}, ingest.CommitterConfig{})
 	ra := &routeAgent{}
 	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
 	pull := ingest.NewPull(workqueue.New(rdb, rdb, nil, layout.New(p, 0)), committer, svc.GetTask, lease, log)
@@ -235,4 +235,13 @@ func summary(evs []a2a.Event) []string {
 		}
 	}
 	return out
+}
+
+// mustCommitter is ingest.NewCommitter for a config the test knows is valid.
+func mustCommitter(d ingest.CommitterDeps, cfg ingest.CommitterConfig) *ingest.Committer {
+	c, err := ingest.NewCommitter(d, cfg)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

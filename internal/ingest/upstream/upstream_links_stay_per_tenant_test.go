@@ -44,7 +44,7 @@ func linkReuse(t *testing.T, lenient bool) {
 	log := testLog()
 	store := taskstore.New(rdb, layout.New(p, 2), groupcommit.New(rdb), taskstore.Config{})
 	hub := ingest.NewHub()
-	committer := ingest.NewCommitter(store, nil, 100*time.Millisecond, hub) // short retention
+	committer := mustCommitter(ingest.CommitterDeps{Store: store, Hub: hub}, ingest.CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
 	ra := &routeAgent{}
 	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
 	pull := ingest.NewPull(workqueue.New(rdb, rdb, nil, layout.New(p, 0)), committer, committer.Load, 3*time.Second, log) // as app/agents.go wires it

@@ -21,7 +21,7 @@
 -- KEYS[10] the usage counter of the task's owner in this partition and
 --   usage bucket (layout.Keys.Usage, usage.go): the bytes the commit stores
 --   are added to it
--- KEYS[11] the task's idempotency record (layout.Keys.Idempotency), always
+-- KEYS[11] the task's idempotency record (layout.TaskKeys.Idempotency), always
 --   given, touched only by a commit with an idempotency key (once, below):
 --   a hash of 'k' .. key -> request hash .. answer, and a ring of the keys
 --   it holds ('n': keys recorded so far, 's' .. (n % onceMax) -> key), so
@@ -114,10 +114,11 @@
 --                       many as flags has flags)
 -- Usage (usage.go): the task hash keeps 'us', the bytes counted for the task
 -- so far, and 'ub', the bucket they were last counted in. A commit adds
--- what it stores to KEYS[10]; the first commit of a task in a new bucket
--- adds the task's whole count again, so that a task's bytes stay counted
--- for a usage window after its last commit, which is as long as they live.
--- That is one INCRBY per commit (and a PEXPIRE when it makes the counter).
+-- what it stores to KEYS[10] (usage.lua's countUsage); the first commit of
+-- a task in a new bucket adds the task's whole count again, so that a
+-- task's bytes stay counted for a usage window after its last commit,
+-- which is as long as they live. That is one INCRBY per commit (and a
+-- PEXPIRE when it makes the counter).
 -- Storage grows with what happened, not with copies of it: an event
 -- stream entry holds the event and its task version ('e', 'v'), never a
 -- task; lanes hold references to entries, never copies. The task after
@@ -283,18 +284,10 @@ redis.call('ZADD', KEYS[3], now, task)
 if offer ~= '' then
   redis.call('ZADD', KEYS[12], now, offer)
 end
-local counted = tonumber(stored[5] or '0') + usage + notes * noteBytes
-local add = usage + notes * noteBytes
-if stored[4] ~= bucket then
-  add = counted -- the task's first commit in this bucket: its bytes move here
-end
-if add > 0 and redis.call('INCRBY', KEYS[10], add) == add then
-  redis.call('PEXPIRE', KEYS[10], usageTTL)
-end
 fields[#fields + 1] = 'ub'
 fields[#fields + 1] = bucket
 fields[#fields + 1] = 'us'
-fields[#fields + 1] = string.format('%d', counted)
+fields[#fields + 1] = countUsage(KEYS[10], bucket, usageTTL, stored[4], stored[5], usage + notes * noteBytes)
 -- A stream a quarter (at least 16 entries) over its length is listed for
 -- compaction (looked at every 8th version).
 if #ids > 0 and ver % 8 == 0 and redis.call('XLEN', KEYS[2]) > maxLen + math.max(16, math.floor(maxLen / 4)) then

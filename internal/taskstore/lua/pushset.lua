@@ -5,8 +5,8 @@
 --   keeps: the next commit reads them again)
 -- KEYS[2] task push-config hash
 -- KEYS[3] the usage counter of the task's owner in this partition and usage
---   bucket (layout.Keys.Usage): a stored config's bytes are added to it, as
---   commit.lua adds a commit's (the task hash's 'ub' and 'us' likewise)
+--   bucket (layout.Keys.Usage): a stored config's bytes are added to it by
+--   usage.lua's countUsage, as commit.lua adds a commit's
 -- ARGV, each named (store.go, pushSetArgs, lays them out in this order):
 --   ARGV[1] id           the config id
 --   ARGV[2] config       the config
@@ -37,15 +37,7 @@ if new then
 end
 if usage > 0 then
   local stored = redis.call('HMGET', KEYS[1], 'ub', 'us')
-  local counted = tonumber(stored[2] or '0') + usage
-  local add = usage
-  if stored[1] ~= bucket then
-    add = counted
-  end
-  if redis.call('INCRBY', KEYS[3], add) == add then
-    redis.call('PEXPIRE', KEYS[3], usageTTL)
-  end
-  redis.call('HSET', KEYS[1], 'ub', bucket, 'us', string.format('%d', counted))
+  redis.call('HSET', KEYS[1], 'ub', bucket, 'us', countUsage(KEYS[3], bucket, usageTTL, stored[1], stored[2], usage))
 end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then

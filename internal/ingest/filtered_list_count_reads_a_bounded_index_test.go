@@ -24,7 +24,7 @@ func TestFilteredListCountReadsABoundedIndex(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
-	commit := NewCommitter(store, nil, time.Hour, hub)
+	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{Retention: time.Hour})
 	svc := NewService(store, commit, hub, idleAgent{}, Config{ListCountMax: 10}, slog.Default())
 	alice := tenant.With(context.Background(), "key:alice")
 	for i := range 25 {

@@ -13,12 +13,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 	"github.com/a2arelay/relay/internal/delivery"
 	"github.com/a2arelay/relay/internal/ui"
 )
 
 // newHTTP builds the fiber app and its routes.
-func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.App {
+func (a *App) newHTTP(h *jsonrpc.Handler, card *a2a.Card, api *delivery.API) *fiber.App {
 	f := fiber.New(fiber.Config{
 		AppName:               "relay",
 		DisableStartupMessage: true,
@@ -40,7 +41,7 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 	f.Get("/.well-known/agent.json", card.Serve)
 	f.Get("/.well-known/jwks.json", a.keys.ServeJWKS)
 	rpcFlood := a.limitAuthFailures(func(c *fiber.Ctx) error {
-		return rpcRefusal(c, fiber.StatusTooManyRequests, a2a.CodeLimited, "too many failed authentications from this address; retry after 1 s")
+		return jsonrpc.Refuse(c, fiber.StatusTooManyRequests, a2a.Errorf(a2a.KindLimited, "too many failed authentications from this address; retry after 1 s"))
 	})
 	plainFlood := a.limitAuthFailures(func(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusTooManyRequests).JSON(fiber.Map{"error": "too many failed authentications from this address; retry after 1 s", "code": "rate_limited"})
@@ -98,11 +99,7 @@ func (a *App) errorHandler(c *fiber.Ctx, err error) error {
 	// chunked body runs over the limit: such a request was a POST.
 	forgotten := c.Request().Header.Len() == 0
 	if c.Method() == fiber.MethodPost || forgotten {
-		rpc := a2a.CodeInvalidRequest
-		if code >= 500 {
-			rpc = a2a.CodeInternal
-		}
-		return c.Status(code).JSON(fiber.Map{"jsonrpc": "2.0", "id": nil, "error": fiber.Map{"code": rpc, "message": msg}})
+		return jsonrpc.RefuseTransport(c, code, msg)
 	}
 	return c.Status(code).JSON(fiber.Map{"error": msg})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/ingest"
@@ -157,11 +158,6 @@ func (a *App) cardSecurity() []a2a.SecurityScheme {
 	return out
 }
 
-// rpcRefusal answers an A2A request relay refuses before reading it.
-func rpcRefusal(c *fiber.Ctx, status, code int, msg string) error {
-	return c.Status(status).JSON(fiber.Map{"jsonrpc": "2.0", "id": nil, "error": fiber.Map{"code": code, "message": msg}})
-}
-
 // guardA2A authenticates an A2A request, applies the client's rate limit,
 // and makes the request act for the client.
 func (a *App) guardA2A(c *fiber.Ctx) error {
@@ -175,7 +171,7 @@ func (a *App) guardA2A(c *fiber.Ctx) error {
 			if !errors.Is(err, auth.ErrNoCredentials) {
 				msg = "invalid credentials"
 			}
-			return rpcRefusal(c, fiber.StatusUnauthorized, a2a.CodeUnauthenticated, msg)
+			return jsonrpc.Refuse(c, fiber.StatusUnauthorized, a2a.Errorf(a2a.KindUnauthenticated, "%s", msg))
 		}
 		owner = p.ID
 	}
@@ -190,8 +186,8 @@ func (a *App) guardA2A(c *fiber.Ctx) error {
 		}
 		if !ok {
 			c.Set(fiber.HeaderRetryAfter, "1")
-			return rpcRefusal(c, fiber.StatusTooManyRequests, a2a.CodeLimited,
-				fmt.Sprintf("rate limit exceeded: %d requests per second per client; retry after 1 s", a.cfg.Security.RateLimit))
+			return jsonrpc.Refuse(c, fiber.StatusTooManyRequests, a2a.Errorf(a2a.KindLimited,
+				"rate limit exceeded: %d requests per second per client; retry after 1 s", a.cfg.Security.RateLimit))
 		}
 	}
 	c.SetUserContext(tenant.With(ctx, owner))

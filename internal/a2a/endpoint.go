@@ -1,11 +1,13 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -50,6 +52,13 @@ type Call struct {
 	// Detached: nobody waits for the result (a JSON-RPC notification), so
 	// a send does not block until its task ends.
 	Detached bool
+	// Fields are members of the request a binding takes from elsewhere
+	// than Params (HTTP+JSON: the URL's path and query), named as the
+	// dialect's params name them: they are set into the params object
+	// (an absent Params is an empty one) after its names are normalized.
+	// A member of Params of the same name with another value is refused
+	// as invalid params.
+	Fields map[string]any
 	// LastEventID resumes a stream after the event of that id.
 	LastEventID string
 }
@@ -125,10 +134,52 @@ func (e *Endpoint) Do(ctx context.Context, c Call) (res any, d Dialect, err erro
 // params returns the call's params as its codec reads them: v1.0 names in
 // lowerCamel (ProtoJSON: snake_case names are as good).
 func (c Call) params() (json.RawMessage, error) {
-	if c.Dialect != V10 {
-		return c.Params, nil
+	params := c.Params
+	if c.Dialect == V10 {
+		var err error
+		if params, err = normalizeNames(params); err != nil {
+			return nil, err
+		}
 	}
-	return normalizeNames(c.Params)
+	if len(c.Fields) == 0 {
+		return params, nil
+	}
+	obj := map[string]json.RawMessage{}
+	if p := bytes.TrimSpace(params); len(p) > 0 && string(p) != "null" {
+		if err := json.Unmarshal(p, &obj); err != nil {
+			return nil, InvalidParams("the request body must be a JSON object")
+		}
+	}
+	fields := make(map[string]any, len(c.Fields))
+	for name, v := range c.Fields {
+		if c.Dialect == V10 {
+			name = lowerCamel(name) // ProtoJSON: snake_case names are as good
+		}
+		if _, twice := fields[name]; twice {
+			return nil, InvalidParams("%s is given twice", name)
+		}
+		fields[name] = v
+	}
+	for name, v := range fields {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("a2a: encode field %s: %w", name, err)
+		}
+		if given, ok := obj[name]; ok && !sameValue(given, b) {
+			return nil, InvalidParams("%s in the body is not the one the URL names", name)
+		}
+		obj[name] = b
+	}
+	return json.Marshal(obj)
+}
+
+// sameValue reports whether two JSON values are equal as values.
+func sameValue(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 func (e *Endpoint) dispatch(ctx context.Context, c Call) (any, Dialect, error) {

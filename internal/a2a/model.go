@@ -12,7 +12,7 @@
 // maps them.
 //
 // Bindings are thin adapters in packages beside this one (a2a/jsonrpc:
-// JSON-RPC 2.0 with SSE). A binding decodes its transport's request into an
+// JSON-RPC 2.0 with SSE; a2a/rest: HTTP+JSON with SSE). A binding decodes its transport's request into an
 // Op, a Dialect and the params (Call), runs it on the Endpoint (Do, or Open
 // for a stream, with a Framer for its envelope), and answers with the result
 // or with its mapping of the error's Kind (its status, code and body, the

@@ -21,6 +21,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
+	"github.com/a2arelay/relay/internal/a2a/rest"
 	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/config"
@@ -216,7 +217,17 @@ func (a *App) Start(ctx context.Context) (err error) {
 	}
 	a.metrics.WatchQueue(a.outbox, a.streams.Open, a.log)
 	a.workerAPI = workerapi.New(a.pull, workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}, a.log)
-	a.http = a.newHTTP(rpc, card, delivery.NewAPI(a.outbox))
+	rh, err := rest.New(rest.Deps{Endpoint: a.endpoint, Log: a.log, Observe: func(method string, d a2a.Dialect, e *a2a.Error) {
+		code := 0
+		if e != nil {
+			code = jsonrpc.Code(e.Kind) // the metric counts outcomes by their JSON-RPC codes, whatever the binding
+		}
+		a.metrics.Request(method, string(d), code)
+	}})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.outbox))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen on %s: %w", a.cfg.Addr, err)

@@ -11,7 +11,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/a2arelay/relay/internal/a2a"
-	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/ingest"
@@ -158,9 +157,18 @@ func (a *App) cardSecurity() []a2a.SecurityScheme {
 	return out
 }
 
-// guardA2A authenticates an A2A request, applies the client's rate limit,
-// and makes the request act for the client.
-func (a *App) guardA2A(c *fiber.Ctx) error {
+// refusal answers an A2A request refused before it reaches its binding's
+// handler, in that binding's shape (jsonrpc.Refuse, rest.Refuse).
+type refusal func(c *fiber.Ctx, status int, e *a2a.Error) error
+
+// guardA2A returns the guard of an A2A binding, the same for each: it
+// authenticates the request, applies the client's rate limit, and makes
+// the request act for the client; refuse answers a refusal.
+func (a *App) guardA2A(refuse refusal) fiber.Handler {
+	return func(c *fiber.Ctx) error { return a.guard(c, refuse) }
+}
+
+func (a *App) guard(c *fiber.Ctx, refuse refusal) error {
 	ctx := c.UserContext()
 	owner := ""
 	if a.authOn {
@@ -171,7 +179,7 @@ func (a *App) guardA2A(c *fiber.Ctx) error {
 			if !errors.Is(err, auth.ErrNoCredentials) {
 				msg = "invalid credentials"
 			}
-			return jsonrpc.Refuse(c, fiber.StatusUnauthorized, a2a.Errorf(a2a.KindUnauthenticated, "%s", msg))
+			return refuse(c, fiber.StatusUnauthorized, a2a.Errorf(a2a.KindUnauthenticated, "%s", msg))
 		}
 		owner = p.ID
 	}
@@ -186,7 +194,7 @@ func (a *App) guardA2A(c *fiber.Ctx) error {
 		}
 		if !ok {
 			c.Set(fiber.HeaderRetryAfter, "1")
-			return jsonrpc.Refuse(c, fiber.StatusTooManyRequests, a2a.Errorf(a2a.KindLimited,
+			return refuse(c, fiber.StatusTooManyRequests, a2a.Errorf(a2a.KindLimited,
 				"rate limit exceeded: %d requests per second per client; retry after 1 s", a.cfg.Security.RateLimit))
 		}
 	}

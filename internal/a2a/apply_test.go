@@ -69,7 +69,7 @@ func TestApply(t *testing.T) {
 		t.Parallel()
 		task := base()
 		err := Apply(&task, Event{Kind: EventStatus, TaskID: "t1", ContextID: "other", Status: &TaskStatus{State: StateCompleted}})
-		if e, ok := AsError(err); !ok || e.Code != CodeInvalidParams {
+		if e, ok := AsError(err); !ok || e.Kind != KindInvalidParams {
 			t.Fatalf("err = %v", err)
 		}
 	})

@@ -98,25 +98,6 @@ func TestParseCardErrors(t *testing.T) {
 	}
 }
 
-func TestClientMethods(t *testing.T) {
-	t.Parallel()
-	for _, d := range []Dialect{V10, V03} {
-		m := ClientMethods(d)
-		for name, want := range map[string]op{m.Send: opSend, m.Stream: opStream, m.Get: opGet, m.Cancel: opCancel, m.Subscribe: opResubscribe} {
-			if rt, ok := routes[name]; !ok || rt.dialect != d || rt.op != want {
-				t.Errorf("%s: method %q routes to %+v (%v), want op %d", d, name, rt, ok, want)
-			}
-		}
-	}
-	if (ClientMethods(V10) != Methods{"SendMessage", "SendStreamingMessage", "GetTask", "CancelTask", "SubscribeToTask"}) ||
-		(ClientMethods(V03) != Methods{"message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe"}) {
-		t.Errorf("methods: %+v, %+v", ClientMethods(V10), ClientMethods(V03))
-	}
-	if (ClientMethods(V01) != Methods{}) {
-		t.Errorf("ClientMethods(V01) = %+v, want zero", ClientMethods(V01))
-	}
-}
-
 func TestClientEncodeSendParams(t *testing.T) {
 	t.Parallel()
 	msg := Message{MessageID: "m-1", TaskID: "t-1", ContextID: "c-1", Metadata: json.RawMessage(`{"k":"v"}`),

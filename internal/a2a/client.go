@@ -16,7 +16,7 @@ import (
 // server side is: contextId may be missing, enum names are matched without
 // regard to case, and v1.0 and v0.x state spellings are both accepted.
 //
-// Every decoding error is an *Error with code CodeInvalidAgentResponse whose
+// Every decoding error is an *Error of kind KindInvalidAgentResponse whose
 // message names the offending field by its JSON path, e.g.
 // "invalid agent response: statusUpdate.status.state is required".
 
@@ -91,14 +91,14 @@ func unsupportedDialect(d Dialect) error {
 
 // agentError is the error for an agent reply that does not fit its dialect.
 func agentError(format string, args ...any) *Error {
-	return Errorf(CodeInvalidAgentResponse, "invalid agent response: "+format, args...)
+	return Errorf(KindInvalidAgentResponse, "invalid agent response: "+format, args...)
 }
 
 // asAgentError rewords an error of the server-side helpers (checkParts,
 // partsFromV10), which blame the client's params, as an agent error.
 func asAgentError(err error) error {
 	var e *Error
-	if err == nil || !errors.As(err, &e) || e.Code != CodeInvalidParams {
+	if err == nil || !errors.As(err, &e) || e.Kind != KindInvalidParams {
 		return err
 	}
 	msg := strings.TrimPrefix(e.Message, "invalid params: ")

@@ -14,7 +14,7 @@ import (
 func checkAgentError(t *testing.T, err error, input []byte) {
 	t.Helper()
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeInvalidAgentResponse {
+	if !errors.As(err, &e) || e.Kind != KindInvalidAgentResponse {
 		t.Fatalf("error %v (%T) is not -32006", err, err)
 	}
 	for _, n := range append([]string{"v10", "v03", "v01", "Message.", "Wire"}, goNames...) {

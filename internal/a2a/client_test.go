@@ -234,7 +234,7 @@ func TestDecodeLenient(t *testing.T) {
 func wantAgentError(t testing.TB, err error, substr string) {
 	t.Helper()
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeInvalidAgentResponse {
+	if !errors.As(err, &e) || e.Kind != KindInvalidAgentResponse {
 		t.Fatalf("err = %v (%T), want a -32006 *Error", err, err)
 	}
 	if !strings.Contains(e.Message, substr) {

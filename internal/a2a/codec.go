@@ -94,7 +94,7 @@ func checkHistoryLength(hl *int) error {
 	return nil
 }
 
-// decodeParams unmarshals params into v, turning any failure into -32602.
+// decodeParams unmarshals params into v, turning any failure into KindInvalidParams.
 func decodeParams(params json.RawMessage, v any) error {
 	if len(params) == 0 || string(params) == "null" {
 		return InvalidParams("params are required")

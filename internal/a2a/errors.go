@@ -7,68 +7,147 @@ import (
 	"time"
 )
 
-// JSON-RPC and A2A error codes (PROTOCOL.md §7).
+// Kind is what went wrong with a request, in the terms of the A2A
+// specification's errors (§3.3.2) and relay's own refusals, whatever the
+// binding that carries it. The core (this package, ingest) returns kinds;
+// each binding maps every kind to its own answer (JSON-RPC: a code and
+// data; HTTP+JSON: a status and a google.rpc.Status body).
+type Kind int
+
+// The kinds of the core. Adding one: add it here, to Kinds, to the switch
+// in Kind.String (and Kind.Reason when A2A names it), and to the mapping
+// of every binding; each binding has a test that fails for a kind it does
+// not map.
 const (
-	CodeParseError            = -32700
-	CodeInvalidRequest        = -32600
-	CodeMethodNotFound        = -32601
-	CodeInvalidParams         = -32602
-	CodeInternal              = -32603
-	CodeTaskNotFound          = -32001
-	CodeTaskNotCancelable     = -32002
-	CodePushNotSupported      = -32003
-	CodeUnsupportedOperation  = -32004
-	CodeContentTypeNotSupport = -32005
-	CodeInvalidAgentResponse  = -32006
-	CodeExtendedCardNotConfig = -32007
-	CodeExtensionRequired     = -32008
-	CodeVersionNotSupported   = -32009
-	// CodeLimited (server-defined range) refuses a request because a limit
-	// is reached: a rate, open streams, or a client's storage budget. The
-	// HTTP status says whose (429 the client's, 503 the instance's),
-	// Retry-After when to retry; a storage budget names itself in data.
-	CodeLimited = -32029
-	// CodeUnauthenticated (server-defined range) refuses a request that
-	// carries no valid client credentials; HTTP 401 says the same.
-	CodeUnauthenticated = -32040
+	// KindInternal: relay failed. Its details never reach the client.
+	KindInternal Kind = iota
+	// KindInvalidParams: the request's params do not fit the operation
+	// (Error.Field names the field when one is to blame).
+	KindInvalidParams
+	// KindTaskNotFound: no task of that id for this client.
+	KindTaskNotFound
+	// KindTaskNotCancelable: the task is past canceling.
+	KindTaskNotCancelable
+	// KindPushNotSupported: push notifications are not offered.
+	KindPushNotSupported
+	// KindUnsupportedOperation: the operation is not offered here, or not
+	// for this task in its state.
+	KindUnsupportedOperation
+	// KindContentTypeNotSupported: a part's media type is not accepted.
+	KindContentTypeNotSupported
+	// KindInvalidAgentResponse: an agent relay called answered outside A2A.
+	KindInvalidAgentResponse
+	// KindExtendedCardNotConfigured: no extended agent card is configured.
+	KindExtendedCardNotConfigured
+	// KindExtensionRequired: the client must support an extension.
+	KindExtensionRequired
+	// KindVersionNotSupported: the A2A version asked for is not spoken.
+	KindVersionNotSupported
+	// KindLimited: a limit refused the request: a rate, open streams
+	// (Error.Limit says whose and when to retry) or a storage budget
+	// (Error.Quota names it).
+	KindLimited
+	// KindUnauthenticated: the request carries no valid client credentials.
+	KindUnauthenticated
 )
 
-// reasons names each A2A error code as v1.0 ErrorInfo.reason does.
-var reasons = map[int]string{
-	CodeTaskNotFound:          "TASK_NOT_FOUND",
-	CodeTaskNotCancelable:     "TASK_NOT_CANCELABLE",
-	CodePushNotSupported:      "PUSH_NOTIFICATION_NOT_SUPPORTED",
-	CodeUnsupportedOperation:  "UNSUPPORTED_OPERATION",
-	CodeContentTypeNotSupport: "CONTENT_TYPE_NOT_SUPPORTED",
-	CodeInvalidAgentResponse:  "INVALID_AGENT_RESPONSE",
-	CodeExtendedCardNotConfig: "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-	CodeExtensionRequired:     "EXTENSION_SUPPORT_REQUIRED",
-	CodeVersionNotSupported:   "VERSION_NOT_SUPPORTED",
+// Kinds returns every kind, for the bindings' tests of their mappings.
+func Kinds() []Kind {
+	return []Kind{KindInternal, KindInvalidParams, KindTaskNotFound, KindTaskNotCancelable, KindPushNotSupported,
+		KindUnsupportedOperation, KindContentTypeNotSupported, KindInvalidAgentResponse, KindExtendedCardNotConfigured,
+		KindExtensionRequired, KindVersionNotSupported, KindLimited, KindUnauthenticated}
 }
 
-// Error is an error with a JSON-RPC code, safe to show to a client.
+func (k Kind) String() string {
+	switch k {
+	case KindInternal:
+		return "internal"
+	case KindInvalidParams:
+		return "invalid params"
+	case KindTaskNotFound:
+		return "task not found"
+	case KindTaskNotCancelable:
+		return "task not cancelable"
+	case KindPushNotSupported:
+		return "push notifications not supported"
+	case KindUnsupportedOperation:
+		return "unsupported operation"
+	case KindContentTypeNotSupported:
+		return "content type not supported"
+	case KindInvalidAgentResponse:
+		return "invalid agent response"
+	case KindExtendedCardNotConfigured:
+		return "extended agent card not configured"
+	case KindExtensionRequired:
+		return "extension support required"
+	case KindVersionNotSupported:
+		return "version not supported"
+	case KindLimited:
+		return "limited"
+	case KindUnauthenticated:
+		return "unauthenticated"
+	}
+	return "kind " + strconv.Itoa(int(k))
+}
+
+// Reason names the kinds A2A defines as v1.0's google.rpc.ErrorInfo.reason
+// does (domain "a2a-protocol.org"); "" for the others.
+func (k Kind) Reason() string {
+	switch k {
+	case KindTaskNotFound:
+		return "TASK_NOT_FOUND"
+	case KindTaskNotCancelable:
+		return "TASK_NOT_CANCELABLE"
+	case KindPushNotSupported:
+		return "PUSH_NOTIFICATION_NOT_SUPPORTED"
+	case KindUnsupportedOperation:
+		return "UNSUPPORTED_OPERATION"
+	case KindContentTypeNotSupported:
+		return "CONTENT_TYPE_NOT_SUPPORTED"
+	case KindInvalidAgentResponse:
+		return "INVALID_AGENT_RESPONSE"
+	case KindExtendedCardNotConfigured:
+		return "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
+	case KindExtensionRequired:
+		return "EXTENSION_SUPPORT_REQUIRED"
+	case KindVersionNotSupported:
+		return "VERSION_NOT_SUPPORTED"
+	}
+	return ""
+}
+
+// Error is an error of the core with its kind, safe to show to a client.
 type Error struct {
-	Code    int
+	Kind    Kind
 	Message string
-	// field, for a -32602 made from a *FieldError, goes in error.data.
-	field *FieldError
-	// quota, for a CodeLimited made from a *QuotaError, goes in error.data.
-	quota *QuotaError
+	// Field, for KindInvalidParams made from a *FieldError: the field.
+	Field *FieldError
+	// Quota, for KindLimited made from a *QuotaError: the budget.
+	Quota *QuotaError
+	// Limit, for KindLimited made from a *LimitError: whose limit, and
+	// when to retry.
+	Limit *LimitError
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, e.Message) }
+func (e *Error) Error() string { return fmt.Sprintf("a2a error (%s): %s", e.Kind, e.Message) }
 
-// Errorf returns an *Error with code and a formatted message.
-func Errorf(code int, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+// Errorf returns an *Error of kind k with a formatted message.
+func Errorf(k Kind, format string, args ...any) *Error {
+	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
 }
 
 // ErrTaskNotFound is the error for a task id relay does not know.
-func ErrTaskNotFound(id string) *Error { return Errorf(CodeTaskNotFound, "task not found: %s", id) }
+func ErrTaskNotFound(id string) *Error { return Errorf(KindTaskNotFound, "task not found: %s", id) }
 
 // InvalidParams is the error for params that do not fit the method.
 func InvalidParams(format string, args ...any) *Error {
-	return Errorf(CodeInvalidParams, "invalid params: "+format, args...)
+	return Errorf(KindInvalidParams, "invalid params: "+format, args...)
+}
+
+// IsKind reports whether err is (or wraps) an *Error of kind k.
+func IsKind(err error, k Kind) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind == k
 }
 
 // LimitScope says whose limit refused a request.
@@ -117,8 +196,9 @@ func (e *QuotaError) Error() string {
 }
 
 // AsError returns err as an *Error when it is one (or wraps one), a
-// *FieldError as -32602 naming the field, a *LimitError as CodeLimited, and
-// a generic internal error otherwise: internal details never reach a client.
+// *FieldError as KindInvalidParams naming the field, a *LimitError or a
+// *QuotaError as KindLimited, and a generic internal error otherwise:
+// internal details never reach a client.
 func AsError(err error) (*Error, bool) {
 	var e *Error
 	if errors.As(err, &e) {
@@ -126,104 +206,75 @@ func AsError(err error) (*Error, bool) {
 	}
 	var fe *FieldError
 	if errors.As(err, &fe) {
-		return &Error{Code: CodeInvalidParams, Message: "invalid params: " + fe.Error(), field: fe}, true
+		return &Error{Kind: KindInvalidParams, Message: "invalid params: " + fe.Error(), Field: fe}, true
 	}
 	var le *LimitError
 	if errors.As(err, &le) {
-		return &Error{Code: CodeLimited, Message: le.Message}, true
+		return &Error{Kind: KindLimited, Message: le.Message, Limit: le}, true
 	}
 	var qe *QuotaError
 	if errors.As(err, &qe) {
-		return &Error{Code: CodeLimited, Message: qe.Error(), quota: qe}, true
+		return &Error{Kind: KindLimited, Message: qe.Error(), Quota: qe}, true
 	}
-	return &Error{Code: CodeInternal, Message: "internal error"}, false
+	return &Error{Kind: KindInternal, Message: "internal error"}, false
 }
 
-// wireError is a JSON-RPC error object on the wire.
-type wireError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
+// Details are e's details as google.rpc.Status carries them (v1.0 puts
+// them in JSON-RPC error.data, HTTP+JSON in the error body, gRPC in the
+// status): a google.rpc.BadRequest naming a refused field; an ErrorInfo
+// (reason QUOTA_EXCEEDED, domain relay; metadata limit, max, used) and a
+// google.rpc.QuotaFailure for a storage budget; an ErrorInfo with the
+// A2A reason (domain a2a-protocol.org) for a kind A2A names; none
+// otherwise.
+func (e *Error) Details() []any {
+	if f := e.Field; f != nil {
+		return []any{BadRequest{Type: "type.googleapis.com/google.rpc.BadRequest",
+			FieldViolations: []FieldViolation{{Field: f.Field, Description: f.Error()}}}}
+	}
+	if q := e.Quota; q != nil {
+		return []any{
+			ErrorInfo{Type: typeErrorInfo, Reason: "QUOTA_EXCEEDED", Domain: "relay",
+				Metadata: map[string]string{"limit": q.Limit, "max": strconv.FormatInt(q.Max, 10), "used": strconv.FormatInt(q.Used, 10)}},
+			QuotaFailure{Type: "type.googleapis.com/google.rpc.QuotaFailure",
+				Violations: []QuotaViolation{{Subject: "client:" + q.Limit, Description: q.Error()}}},
+		}
+	}
+	if r := e.Kind.Reason(); r != "" {
+		return []any{ErrorInfo{Type: typeErrorInfo, Reason: r, Domain: "a2a-protocol.org"}}
+	}
+	return nil
 }
 
-// errorInfo is google.rpc.ErrorInfo as v1.0 puts it in error.data.
-type errorInfo struct {
-	Type   string `json:"@type"`
-	Reason string `json:"reason"`
-	Domain string `json:"domain"`
-}
+const typeErrorInfo = "type.googleapis.com/google.rpc.ErrorInfo"
 
-// fieldData is error.data of a refused field in v0.1 and v0.3: the field
-// and, when its length is the problem, the limit in bytes.
-type fieldData struct {
-	Field string `json:"field"`
-	Limit int    `json:"limit,omitempty"`
-}
-
-// quotaData is error.data of a refusal by a storage budget in v0.1 and
-// v0.3: which budget, its size and what the client holds.
-type quotaData struct {
-	Limit string `json:"limit"`
-	Max   int64  `json:"max"`
-	Used  int64  `json:"used"`
-}
-
-// quotaInfo is google.rpc.ErrorInfo with metadata, as v1.0 names a refusal
-// by a storage budget in error.data (reason QUOTA_EXCEEDED, domain relay;
-// metadata: limit, max, used).
-type quotaInfo struct {
+// ErrorInfo is google.rpc.ErrorInfo in ProtoJSON.
+type ErrorInfo struct {
 	Type     string            `json:"@type"`
 	Reason   string            `json:"reason"`
 	Domain   string            `json:"domain"`
-	Metadata map[string]string `json:"metadata"`
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
-// quotaFailure is google.rpc.QuotaFailure, beside it.
-type quotaFailure struct {
+// QuotaFailure is google.rpc.QuotaFailure in ProtoJSON.
+type QuotaFailure struct {
 	Type       string           `json:"@type"`
-	Violations []quotaViolation `json:"violations"`
+	Violations []QuotaViolation `json:"violations"`
 }
 
-type quotaViolation struct {
+// QuotaViolation is one violation of a QuotaFailure.
+type QuotaViolation struct {
 	Subject     string `json:"subject"`
 	Description string `json:"description"`
 }
 
-// badRequest is google.rpc.BadRequest as v1.0 puts it in error.data.
-type badRequest struct {
+// BadRequest is google.rpc.BadRequest in ProtoJSON.
+type BadRequest struct {
 	Type            string           `json:"@type"`
-	FieldViolations []fieldViolation `json:"fieldViolations"`
+	FieldViolations []FieldViolation `json:"fieldViolations"`
 }
 
-type fieldViolation struct {
+// FieldViolation is one violation of a BadRequest.
+type FieldViolation struct {
 	Field       string `json:"field"`
 	Description string `json:"description"`
-}
-
-// toWire shapes e for dialect d: v1.0 adds an ErrorInfo to A2A errors; a
-// refused field is named in data (v1.0: a google.rpc.BadRequest).
-func (e *Error) toWire(d Dialect) wireError {
-	w := wireError{Code: e.Code, Message: e.Message}
-	if r, ok := reasons[e.Code]; ok && d == V10 {
-		w.Data = []errorInfo{{Type: "type.googleapis.com/google.rpc.ErrorInfo", Reason: r, Domain: "a2a-protocol.org"}}
-	}
-	if f := e.field; f != nil {
-		w.Data = fieldData{Field: f.Field, Limit: f.Limit}
-		if d == V10 {
-			w.Data = []badRequest{{Type: "type.googleapis.com/google.rpc.BadRequest",
-				FieldViolations: []fieldViolation{{Field: f.Field, Description: f.Error()}}}}
-		}
-	}
-	if q := e.quota; q != nil {
-		w.Data = quotaData{Limit: q.Limit, Max: q.Max, Used: q.Used}
-		if d == V10 {
-			w.Data = []any{
-				quotaInfo{Type: "type.googleapis.com/google.rpc.ErrorInfo", Reason: "QUOTA_EXCEEDED", Domain: "relay",
-					Metadata: map[string]string{"limit": q.Limit, "max": strconv.FormatInt(q.Max, 10), "used": strconv.FormatInt(q.Used, 10)}},
-				quotaFailure{Type: "type.googleapis.com/google.rpc.QuotaFailure",
-					Violations: []quotaViolation{{Subject: "client:" + q.Limit, Description: q.Error()}}},
-			}
-		}
-	}
-	return w
 }

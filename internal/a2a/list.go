@@ -20,7 +20,7 @@ type v10ListParams struct {
 }
 
 // list serves v1.0 ListTasks.
-func (h *Handler) list(ctx context.Context, params json.RawMessage) (any, Dialect, error) {
+func (e *Endpoint) list(ctx context.Context, params json.RawMessage) (any, Dialect, error) {
 	var w v10ListParams
 	if len(params) > 0 && string(params) != "null" {
 		if err := decodeParams(params, &w); err != nil {
@@ -54,7 +54,7 @@ func (h *Handler) list(ctx context.Context, params json.RawMessage) (any, Dialec
 		}
 		p.UpdatedAfter = t
 	}
-	res, err := h.svc.ListTasks(ctx, p)
+	res, err := e.svc.ListTasks(ctx, p)
 	if err != nil {
 		return nil, V10, err
 	}

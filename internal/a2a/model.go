@@ -1,10 +1,35 @@
-// Package a2a holds relay's canonical task model, the A2A state machine, the
-// JSON-RPC envelope and error codes, one wire codec per A2A dialect (v0.1,
-// v0.3, v1.0), and the fiber handlers for the A2A endpoint and agent card.
+// Package a2a is the transport-neutral core of A2A in relay: the canonical
+// task model, the A2A state machine, the service API (Service, with
+// binding-independent request and response types) and its error kinds
+// (Kind, Error), one wire codec per A2A dialect (v0.1, v0.3, v1.0), the
+// Endpoint that runs an operation from a dialect's JSON and opens its SSE
+// stream, and the agent card.
 //
 // Everything inside relay speaks the canonical model; dialects exist only at
 // the edge, so a task created in one dialect can be read in any other. The
-// package never talks to Redis: handlers call a Service declared here.
+// package never talks to Redis (the Service it calls is ingest's) and knows
+// no transport's codes or statuses: the core returns kinds, and each binding
+// maps them.
+//
+// Bindings are thin adapters in packages beside this one (a2a/jsonrpc:
+// JSON-RPC 2.0 with SSE; a2a/rest: HTTP+JSON with SSE). A binding decodes its transport's request into an
+// Op, a Dialect and the params (Call), runs it on the Endpoint (Do, or Open
+// for a stream, with a Framer for its envelope), and answers with the result
+// or with its mapping of the error's Kind (its status, code and body, the
+// Error's Details in v1.0 shape). A binding that carries no dialect JSON
+// (gRPC) calls the Service directly with the canonical types.
+//
+// Adding a method: an Op here, its case in Endpoint.dispatch (decode with
+// the dialects' codecs, call, encode), the Service method when it needs a
+// new one (ingest implements it); then each binding maps it once (JSON-RPC:
+// its method names in routes; HTTP+JSON: its route). Adding an error kind:
+// Kind, Kinds, Kind.String and Kind.Reason here, then its mapping in each
+// binding, whose tests walk Kinds and fail for a kind without one.
+//
+// Adding a binding: a package beside a2a/jsonrpc that maps its requests to
+// Calls (or Service calls), every Kind to its errors (with a test over
+// Kinds), and frames streams with a Framer; app mounts it behind the same
+// guard (authentication, tenant, rate limit) as the others.
 package a2a
 
 import "encoding/json"

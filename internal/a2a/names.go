@@ -22,7 +22,7 @@ import (
 //
 // Two members of one object that name the same field (task_id and taskId,
 // or one name twice, or names that differ in ASCII case only, which Go's
-// decoder reads as one) are refused with -32602, as ProtoJSON parsers refuse
+// decoder reads as one) are refused as invalid params, as ProtoJSON parsers refuse
 // a field given twice: which of the two the client meant would be a guess.
 // Other unknown names are still ignored, as before.
 
@@ -32,7 +32,7 @@ const maxNameDepth = 32
 
 // normalizeNames returns params with its member names spelled in
 // lowerCamel (see above), or params itself when none needed rewriting.
-// params must be JSON (malformed input gets -32602, never a panic).
+// params must be JSON (malformed input is invalid params, never a panic).
 func normalizeNames(params json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(params)) == 0 {
 		return params, nil

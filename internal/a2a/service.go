@@ -6,9 +6,11 @@ import (
 	"time"
 )
 
-// Service is what the A2A handlers need from the rest of relay
-// (ingest.Service implements it). Errors that are *Error reach the client
-// as they are; any other error becomes -32603 and is logged.
+// Service is the A2A service API: what every binding needs from the rest of
+// relay (ingest.Service implements it), in the canonical types. Its errors
+// are kinds of the core: an *Error, a *FieldError, a *LimitError or a
+// *QuotaError (AsError) reach the client as each binding says them; any
+// other error is KindInternal to the client, and logged.
 type Service interface {
 	Send(ctx context.Context, p SendParams) (TaskView, error)
 	GetTask(ctx context.Context, id string) (TaskView, error)

@@ -22,6 +22,22 @@ func (noEvents) Next(context.Context, string, string, time.Duration) ([]StreamEv
 	return nil, nil
 }
 
+// nopService is a Service that is never called.
+type nopService struct{ Service }
+
+// rpcFramer frames events as a JSON-RPC binding does: each result in a
+// response to request id.
+type rpcFramer struct{ id json.RawMessage }
+
+func (f rpcFramer) Result(v any) ([]byte, error) {
+	return json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.id, "result": v})
+}
+
+func (f rpcFramer) Error(_ Dialect, e *Error) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.id, "error": map[string]any{"message": e.Message}})
+	return b
+}
+
 // wire records what a stream hands the HTTP server: each write, and the
 // time each write deadline left.
 type wire struct {
@@ -63,12 +79,15 @@ func TestSlowStreamClient(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := NewHandler(fakeService{}, nil, slog.New(slog.DiscardHandler))
-			h.EnableStreaming(noEvents{}, StreamConfig{Poll: time.Millisecond})
-			task := fakeTask("v10")
-			task.History[0].Parts[0].Text = strings.Repeat("x", tt.text)
+			ep, err := NewEndpoint(EndpointDeps{Service: nopService{}, Streams: noEvents{}, Log: slog.New(slog.DiscardHandler)},
+				StreamConfig{Poll: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			task := Task{ID: "v10", ContextID: "ctx", Status: TaskStatus{State: StateWorking},
+				History: []Message{{MessageID: "m1", Role: RoleUser, Parts: []Part{{Kind: PartText, Text: strings.Repeat("x", tt.text)}}}}}
 			rec := &wire{}
-			sub := &subscription{h: h, id: json.RawMessage(`1`), d: V10, taskID: "v10", after: "1-0",
+			sub := &subscription{ep: ep, fr: rpcFramer{id: json.RawMessage(`1`)}, d: V10, taskID: "v10", after: "1-0",
 				first: &TaskView{Task: task, Dialect: V10}, release: func() {}, indexes: map[string]int{}, conn: rec, ended: true}
 			sub.run(bufio.NewWriter(rec))
 

@@ -3,7 +3,6 @@ package a2a
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,8 +10,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
-
-	"github.com/gofiber/fiber/v2"
 )
 
 // StreamEvent is one entry of a task's event stream.
@@ -45,17 +42,39 @@ type StreamConfig struct {
 
 var streamIDPattern = regexp.MustCompile(`^\d+-\d+$`)
 
+// StreamConn is the connection a stream writes to: each write gets a
+// deadline; a net.Conn also tells when its client left.
+type StreamConn interface{ SetWriteDeadline(time.Time) error }
+
+// Framer shapes what a stream sends in its binding's envelope: a result (an
+// event, in the stream's dialect: JSON-RPC wraps it in a response, HTTP+JSON
+// sends it as it is) and the error that ends a stream.
+type Framer interface {
+	Result(v any) ([]byte, error)
+	Error(d Dialect, e *Error) []byte
+}
+
+// Stream is one open SSE stream: Run writes it.
+type Stream struct{ sub *subscription }
+
+// Dialect is the dialect the stream speaks (for a shared method, the task's).
+func (s *Stream) Dialect() Dialect { return s.sub.d }
+
+// Run writes the stream to w until the task's final event, the client
+// leaves, or relay shuts down (CloseStreams); it frees the stream's slot.
+func (s *Stream) Run(w *bufio.Writer) { s.sub.run(w) }
+
 // subscription is one open SSE stream.
 type subscription struct {
-	h       *Handler
-	id      json.RawMessage
+	ep      *Endpoint
+	fr      Framer
 	d       Dialect
 	taskID  string
 	after   string
 	first   *TaskView // sent first unless the client resumes with Last-Event-ID
 	release func()
 	indexes map[string]int // v0.1 artifact indexes by artifact id
-	conn    interface{ SetWriteDeadline(time.Time) error }
+	conn    StreamConn
 	// ended: the task was finished when the stream opened, so once the
 	// events after the resume point are sent there is no more to wait for.
 	ended bool
@@ -78,108 +97,82 @@ func (s *subscription) gone() bool {
 	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
 }
 
-// stream answers a streaming method: it opens the subscription (errors so
-// far are ordinary JSON-RPC errors, or one SSE error event when the client
-// accepts only a stream) and hands the rest to the body writer.
-func (h *Handler) stream(c *fiber.Ctx, id json.RawMessage, method string, rt route, params json.RawMessage) error {
-	if h.streams == nil {
-		h.report(method, rt.dialect, CodeUnsupportedOperation)
-		return h.streamError(c, id, rt.dialect, Errorf(CodeUnsupportedOperation, "streaming is not enabled on this relay"))
+// Open opens the stream of a streaming operation (OpStream starts or
+// continues the task, OpSubscribe finds it) on conn, framed by fr: it takes
+// a stream slot and decides where the stream begins. Errors so far (a
+// limit, the task not found, bad params, streaming off) are the binding's
+// to answer; nothing is written yet.
+func (e *Endpoint) Open(ctx context.Context, c Call, conn StreamConn, fr Framer) (st *Stream, err error) {
+	if c.Params, err = c.params(); err != nil {
+		return nil, err
 	}
-	release, err := h.streams.Acquire(c.UserContext())
+	if e.streams == nil {
+		return nil, Errorf(KindUnsupportedOperation, "streaming is not enabled on this relay")
+	}
+	release, err := e.streams.Acquire(ctx)
 	if err != nil {
-		e, _ := AsError(err)
-		h.report(method, rt.dialect, e.Code)
-		return h.streamError(c, id, rt.dialect, err)
+		return nil, err
 	}
-	sub, err := h.safeOpen(c, rt, params)
+	sub, err := e.safeOpen(ctx, c)
 	if err != nil {
 		release()
-		e, known := AsError(err)
-		if !known {
-			h.log.ErrorContext(c.UserContext(), "a2a stream failed to open", "err", err)
+		if _, known := AsError(err); !known {
+			e.log.ErrorContext(ctx, "a2a stream failed to open", "err", err)
 		}
-		h.report(method, rt.dialect, e.Code)
-		return h.streamError(c, id, rt.dialect, err)
+		return nil, err
 	}
-	h.report(method, rt.dialect, 0)
-	sub.h, sub.id, sub.release, sub.conn = h, id, release, c.Context().Conn()
-	setSSEHeaders(c)
-	c.Context().SetBodyStreamWriter(sub.run)
-	return nil
+	sub.ep, sub.fr, sub.release, sub.conn = e, fr, release, conn
+	return &Stream{sub: sub}, nil
 }
 
-func setSSEHeaders(c *fiber.Ctx) {
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set("X-Accel-Buffering", "no")
-}
-
-// streamError answers a streaming method that failed before its stream
-// began: with one SSE error event when the client accepts only a stream
-// (SDK clients refuse anything else), else as an ordinary JSON-RPC error.
-// Either way a refusal by a limit has its HTTP status (errorStatus).
-func (h *Handler) streamError(c *fiber.Ctx, id json.RawMessage, d Dialect, err error) error {
-	e, _ := AsError(err)
-	r := response{JSONRPC: "2.0", ID: id, Error: ptr(e.toWire(d))}
-	status := errorStatus(c, err)
-	if !strings.Contains(c.Get(fiber.HeaderAccept), "text/event-stream") {
-		return writeRPC(c, status, r)
-	}
-	setSSEHeaders(c)
-	b, _ := json.Marshal(r)
-	return c.Status(status).Send(append(append([]byte("data: "), b...), '\n', '\n'))
-}
-
-// safeOpen opens a subscription, turning a panic into -32603.
-func (h *Handler) safeOpen(c *fiber.Ctx, rt route, params json.RawMessage) (sub *subscription, err error) {
+// safeOpen opens a subscription, turning a panic into KindInternal.
+func (e *Endpoint) safeOpen(ctx context.Context, c Call) (sub *subscription, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			h.log.ErrorContext(c.UserContext(), "panic opening an a2a stream", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			sub, err = nil, &Error{Code: CodeInternal, Message: "internal error"}
+			e.log.ErrorContext(ctx, "panic opening an a2a stream", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			sub, err = nil, &Error{Kind: KindInternal, Message: "internal error"}
 		}
 	}()
-	return h.openSubscription(c, rt, params)
+	return e.openSubscription(ctx, c)
 }
 
 // openSubscription starts or continues the task (stream methods) or finds it
 // (re-attach methods) and decides where the stream begins.
-func (h *Handler) openSubscription(c *fiber.Ctx, rt route, params json.RawMessage) (*subscription, error) {
-	ctx := c.UserContext()
-	sub := &subscription{d: rt.dialect, indexes: map[string]int{}}
+func (e *Endpoint) openSubscription(ctx context.Context, c Call) (*subscription, error) {
+	sub := &subscription{d: c.Dialect, indexes: map[string]int{}}
 	var view TaskView
-	if rt.op == opStream {
-		p, _, err := decodeSend(rt.dialect, params)
+	if c.Op == OpStream {
+		p, _, err := decodeSend(c.Dialect, c.Params)
 		if err != nil {
 			return nil, err
 		}
 		p.Blocking = false
-		if view, err = h.svc.Send(ctx, p); err != nil {
-			return nil, inWire(codecFor(rt.dialect), true, err)
+		if view, err = e.svc.Send(ctx, p); err != nil {
+			return nil, inWire(codecFor(c.Dialect), true, err)
 		}
 	} else {
-		taskID, _, err := codecFor(rt.dialect).decodeTaskQuery(params)
+		taskID, _, err := codecFor(c.Dialect).decodeTaskQuery(c.Params)
 		if err != nil {
 			return nil, err
 		}
-		if view, err = h.streams.Current(ctx, taskID); err != nil {
+		if view, err = e.streams.Current(ctx, taskID); err != nil {
 			return nil, err
 		}
 		// A finished task has nothing left to stream, unless a client resumes
 		// and has yet to receive its last events.
-		if st := view.Task.Status.State; st.Terminal() && rt.dialect == V10 && c.Get("Last-Event-ID") == "" {
-			return nil, Errorf(CodeUnsupportedOperation, "task %s is %s: there is nothing left to subscribe to", taskID, st)
+		if st := view.Task.Status.State; st.Terminal() && c.Dialect == V10 && c.LastEventID == "" {
+			return nil, Errorf(KindUnsupportedOperation, "task %s is %s: there is nothing left to subscribe to", taskID, st)
 		}
 	}
 	sub.ended = view.Task.Status.State.Terminal()
-	if rt.shared && view.Dialect == V01 {
+	if c.Shared && view.Dialect == V01 {
 		sub.d = V01 // tasks/resubscribe of a v0.1 task answers in v0.1
 	}
 	sub.taskID, sub.after, sub.first = view.Task.ID, view.EventID, &view
 	for i, a := range view.Task.Artifacts {
 		sub.indexes[a.ArtifactID] = i
 	}
-	if last := c.Get("Last-Event-ID"); last != "" {
+	if last := c.LastEventID; last != "" {
 		if !streamIDPattern.MatchString(last) || (view.EventID != "" && streamIDLess(view.EventID, last)) {
 			return nil, InvalidParams("Last-Event-ID %q is not an event id relay sent for this task", last)
 		}
@@ -199,12 +192,12 @@ func (s *subscription) run(w *bufio.Writer) {
 		// The writer runs outside the handler, where no middleware recovers:
 		// a panic here must end this stream, never the process.
 		if r := recover(); r != nil {
-			s.h.log.Error("panic in a2a stream", "task_id", s.taskID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			s.writeError(w, &Error{Code: CodeInternal, Message: "internal error"})
+			s.ep.log.Error("panic in a2a stream", "task_id", s.taskID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			s.writeError(w, &Error{Kind: KindInternal, Message: "internal error"})
 		}
 	}()
 	ctx := context.Background()
-	cfg := s.h.streamCfg
+	cfg := s.ep.streamCfg
 	if s.first != nil {
 		task := s.first.Task
 		s.first = nil // the stream keeps only the rendered event, and that only while it writes it
@@ -215,14 +208,14 @@ func (s *subscription) run(w *bufio.Writer) {
 	idle := time.Now()
 	for {
 		select {
-		case <-s.h.closing:
+		case <-s.ep.closing:
 			return
 		default:
 		}
-		evs, err := s.h.streams.Next(ctx, s.taskID, s.after, cfg.Poll)
+		evs, err := s.ep.streams.Next(ctx, s.taskID, s.after, cfg.Poll)
 		if err != nil {
-			s.h.log.WarnContext(ctx, "a2a stream read failed", "task_id", s.taskID, "err", err)
-			s.writeError(w, &Error{Code: CodeInternal, Message: "the stream failed; resubscribe with Last-Event-ID to resume"})
+			s.ep.log.WarnContext(ctx, "a2a stream read failed", "task_id", s.taskID, "err", err)
+			s.writeError(w, &Error{Kind: KindInternal, Message: "the stream failed; resubscribe with Last-Event-ID to resume"})
 			return
 		}
 		for i := range evs {
@@ -261,7 +254,7 @@ func (s *subscription) write(w *bufio.Writer, id string, task Task, ev *Event) (
 	default:
 		return false, nil // the task's creation and client messages are in the task sent first
 	}
-	b, err := json.Marshal(response{JSONRPC: "2.0", ID: s.id, Result: result})
+	b, err := s.fr.Result(result)
 	if err != nil {
 		return true, err
 	}
@@ -270,8 +263,8 @@ func (s *subscription) write(w *bufio.Writer, id string, task Task, ev *Event) (
 	}
 	size := len(b)
 	if err := s.sendFrame(w, id, b); err != nil { // b is not used again: sendFrame may free it early
-		if size > s.h.streamCfg.MaxBuffer {
-			s.h.log.Info("a2a stream dropped: its client did not take a large event", "task_id", s.taskID, "event_bytes", size, "err", err)
+		if size > s.ep.streamCfg.MaxBuffer {
+			s.ep.log.Info("a2a stream dropped: its client did not take a large event", "task_id", s.taskID, "event_bytes", size, "err", err)
 		}
 		return true, err
 	}
@@ -279,8 +272,7 @@ func (s *subscription) write(w *bufio.Writer, id string, task Task, ev *Event) (
 }
 
 func (s *subscription) writeError(w *bufio.Writer, e *Error) {
-	b, _ := json.Marshal(response{JSONRPC: "2.0", ID: s.id, Error: ptr(e.toWire(s.d))})
-	_ = s.sendFrame(w, "", b)
+	_ = s.sendFrame(w, "", s.fr.Error(s.d, e))
 }
 
 // streamIDLess orders Redis stream ids ("ms-seq").

@@ -41,7 +41,7 @@ const (
 // gets what was sent, then the end of the stream, and resumes with
 // Last-Event-ID).
 func (s *subscription) sendFrame(w *bufio.Writer, id string, data []byte) error {
-	limit := s.h.streamCfg.MaxBuffer
+	limit := s.ep.streamCfg.MaxBuffer
 	head := "data: "
 	if id != "" {
 		head = "id: " + id + "\n" + head
@@ -77,7 +77,7 @@ func (s *subscription) sendFrame(w *bufio.Writer, id string, data []byte) error 
 func (s *subscription) flushHolding(w *bufio.Writer, held int) error {
 	if s.conn != nil {
 		d := writeTimeout
-		if held > s.h.streamCfg.MaxBuffer {
+		if held > s.ep.streamCfg.MaxBuffer {
 			d = slowClientGrace
 		}
 		_ = s.conn.SetWriteDeadline(time.Now().Add(d))

@@ -20,6 +20,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
+	"github.com/a2arelay/relay/internal/a2a/rest"
 	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/backpressure"
 	"github.com/a2arelay/relay/internal/config"
@@ -53,14 +55,15 @@ type App struct {
 	streamRDB redis.UniversalClient
 	// batch is the group-commit batcher of rdb that the task store, the
 	// outbox and the work queues share.
-	batch   *groupcommit.Batcher
-	handler *a2a.Handler
-	streams *ingest.Streams
-	layout  layout.Keys
-	store   *taskstore.Store
-	outbox  *outbox.Store
-	leases  *leader.Leases
-	demo    *ingest.Demo
+	batch *groupcommit.Batcher
+	// endpoint runs the A2A operations for every binding.
+	endpoint *a2a.Endpoint
+	streams  *ingest.Streams
+	layout   layout.Keys
+	store    *taskstore.Store
+	outbox   *outbox.Store
+	leases   *leader.Leases
+	demo     *ingest.Demo
 	// demoRouted: some task goes to the demo agent, so its runner works
 	// the demo's queue.
 	demoRouted bool
@@ -205,13 +208,29 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: %w", err)
 	}
 	a.startBackground(workers, ingest.NewCompactor(a.store, a.leases, holder, a.log), reoffer, sweeper)
-	a.handler = a2a.NewHandler(svc, card, a.log)
-	a.handler.Observe(func(method string, d a2a.Dialect, code int) { a.metrics.Request(method, string(d), code) })
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)
-	a.handler.EnableStreaming(a.streams, a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive, MaxBuffer: a.cfg.StreamMaxBuffer})
+	if a.endpoint, err = a2a.NewEndpoint(a2a.EndpointDeps{Service: svc, Card: card, Streams: a.streams, Log: a.log},
+		a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive, MaxBuffer: a.cfg.StreamMaxBuffer}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	rpc, err := jsonrpc.New(jsonrpc.Deps{Endpoint: a.endpoint, Log: a.log,
+		Observe: func(method string, d a2a.Dialect, code int) { a.metrics.Request(method, string(d), code) }})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	a.metrics.WatchQueue(a.outbox, a.streams.Open, a.log)
 	a.workerAPI = workerapi.New(a.pull, workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}, a.log)
-	a.http = a.newHTTP(a.handler, card, delivery.NewAPI(a.outbox))
+	rh, err := rest.New(rest.Deps{Endpoint: a.endpoint, Log: a.log, Observe: func(method string, d a2a.Dialect, e *a2a.Error) {
+		code := 0
+		if e != nil {
+			code = jsonrpc.Code(e.Kind) // the metric counts outcomes by their JSON-RPC codes, whatever the binding
+		}
+		a.metrics.Request(method, string(d), code)
+	}})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.outbox))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen on %s: %w", a.cfg.Addr, err)
@@ -234,8 +253,8 @@ func (a *App) Addr() string { return a.ln.Addr().String() }
 func (a *App) Shutdown(ctx context.Context) error {
 	var errs []error
 	if a.http != nil {
-		a.handler.CloseStreams() // open streams end; their clients resume elsewhere
-		a.workerAPI.Close()      // waiting claims end; their workers claim again
+		a.endpoint.CloseStreams() // open streams end; their clients resume elsewhere
+		a.workerAPI.Close()       // waiting claims end; their workers claim again
 		errs = append(errs, a.shutdownHTTP(ctx))
 		// fasthttp misses a listener it had not started serving yet: close it
 		// here too so that Serve always returns.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/redistest"
@@ -55,7 +55,7 @@ func TestFailedAuthenticationsAreLimitedPerAddressAcrossInstances(t *testing.T) 
 		case http.StatusUnauthorized:
 		case http.StatusTooManyRequests:
 			refused[i%2]++
-			if res.Error == nil || res.Error.Code != a2a.CodeLimited {
+			if res.Error == nil || res.Error.Code != jsonrpc.CodeLimited {
 				t.Fatalf("429 without the rate-limit JSON-RPC error: %+v", res)
 			}
 		default:

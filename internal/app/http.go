@@ -13,12 +13,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
+	"github.com/a2arelay/relay/internal/a2a/rest"
 	"github.com/a2arelay/relay/internal/delivery"
 	"github.com/a2arelay/relay/internal/ui"
 )
 
 // newHTTP builds the fiber app and its routes.
-func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.App {
+func (a *App) newHTTP(h *jsonrpc.Handler, rh *rest.Handler, card *a2a.Card, api *delivery.API) *fiber.App {
 	f := fiber.New(fiber.Config{
 		AppName:               "relay",
 		DisableStartupMessage: true,
@@ -39,9 +41,16 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 	f.Get("/.well-known/agent-card.json", card.Serve)
 	f.Get("/.well-known/agent.json", card.Serve)
 	f.Get("/.well-known/jwks.json", a.keys.ServeJWKS)
-	rpcFlood := a.limitAuthFailures(func(c *fiber.Ctx) error {
-		return rpcRefusal(c, fiber.StatusTooManyRequests, a2a.CodeLimited, "too many failed authentications from this address; retry after 1 s")
-	})
+	flood := func(refuse refusal) fiber.Handler {
+		return a.limitAuthFailures(func(c *fiber.Ctx) error {
+			return refuse(c, fiber.StatusTooManyRequests, a2a.Errorf(a2a.KindLimited, "too many failed authentications from this address; retry after 1 s"))
+		})
+	}
+	// The A2A bindings, each behind the same guard, answering in its shape.
+	// The HTTP+JSON routes come before the worker API's /v1/tasks/...
+	// middleware, which they share a prefix with and never reach.
+	rh.Register(f, flood(rest.Refuse), a.guardA2A(rest.Refuse))
+	rpcGuard := []fiber.Handler{flood(jsonrpc.Refuse), a.guardA2A(jsonrpc.Refuse)}
 	plainFlood := a.limitAuthFailures(func(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusTooManyRequests).JSON(fiber.Map{"error": "too many failed authentications from this address; retry after 1 s", "code": "rate_limited"})
 	})
@@ -54,9 +63,9 @@ func (a *App) newHTTP(h *a2a.Handler, card *a2a.Card, api *delivery.API) *fiber.
 	api.Register(f)
 	a.workerAPI.Register(f)
 	ui.Register(f) // the operator page at /ui (static files; the API it calls is guarded)
-	f.Post("/", rpcFlood, a.guardA2A, h.Serve)
+	f.Post("/", append(rpcGuard, h.Serve)...)
 	if u, err := url.Parse(a.cfg.PublicURL); err == nil && u.Path != "" && u.Path != "/" {
-		f.Post(u.Path, rpcFlood, a.guardA2A, h.Serve)
+		f.Post(u.Path, append(rpcGuard, h.Serve)...)
 	}
 	return f
 }
@@ -94,15 +103,14 @@ func (a *App) errorHandler(c *fiber.Ctx, err error) error {
 	if code == fiber.StatusRequestEntityTooLarge {
 		msg = "request body exceeds the limit of " + strconv.Itoa(a.cfg.MaxBodyBytes) + " bytes"
 	}
+	if rest.Owns(c.Path()) {
+		return rest.RefuseTransport(c, code, msg)
+	}
 	// fasthttp forgets the request (its method and path read GET /) when a
 	// chunked body runs over the limit: such a request was a POST.
 	forgotten := c.Request().Header.Len() == 0
 	if c.Method() == fiber.MethodPost || forgotten {
-		rpc := a2a.CodeInvalidRequest
-		if code >= 500 {
-			rpc = a2a.CodeInternal
-		}
-		return c.Status(code).JSON(fiber.Map{"jsonrpc": "2.0", "id": nil, "error": fiber.Map{"code": rpc, "message": msg}})
+		return jsonrpc.RefuseTransport(c, code, msg)
 	}
 	return c.Status(code).JSON(fiber.Map{"error": msg})
 }

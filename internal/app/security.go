@@ -157,14 +157,18 @@ func (a *App) cardSecurity() []a2a.SecurityScheme {
 	return out
 }
 
-// rpcRefusal answers an A2A request relay refuses before reading it.
-func rpcRefusal(c *fiber.Ctx, status, code int, msg string) error {
-	return c.Status(status).JSON(fiber.Map{"jsonrpc": "2.0", "id": nil, "error": fiber.Map{"code": code, "message": msg}})
+// refusal answers an A2A request refused before it reaches its binding's
+// handler, in that binding's shape (jsonrpc.Refuse, rest.Refuse).
+type refusal func(c *fiber.Ctx, status int, e *a2a.Error) error
+
+// guardA2A returns the guard of an A2A binding, the same for each: it
+// authenticates the request, applies the client's rate limit, and makes
+// the request act for the client; refuse answers a refusal.
+func (a *App) guardA2A(refuse refusal) fiber.Handler {
+	return func(c *fiber.Ctx) error { return a.guard(c, refuse) }
 }
 
-// guardA2A authenticates an A2A request, applies the client's rate limit,
-// and makes the request act for the client.
-func (a *App) guardA2A(c *fiber.Ctx) error {
+func (a *App) guard(c *fiber.Ctx, refuse refusal) error {
 	ctx := c.UserContext()
 	owner := ""
 	if a.authOn {
@@ -175,7 +179,7 @@ func (a *App) guardA2A(c *fiber.Ctx) error {
 			if !errors.Is(err, auth.ErrNoCredentials) {
 				msg = "invalid credentials"
 			}
-			return rpcRefusal(c, fiber.StatusUnauthorized, a2a.CodeUnauthenticated, msg)
+			return refuse(c, fiber.StatusUnauthorized, a2a.Errorf(a2a.KindUnauthenticated, "%s", msg))
 		}
 		owner = p.ID
 	}
@@ -190,8 +194,8 @@ func (a *App) guardA2A(c *fiber.Ctx) error {
 		}
 		if !ok {
 			c.Set(fiber.HeaderRetryAfter, "1")
-			return rpcRefusal(c, fiber.StatusTooManyRequests, a2a.CodeLimited,
-				fmt.Sprintf("rate limit exceeded: %d requests per second per client; retry after 1 s", a.cfg.Security.RateLimit))
+			return refuse(c, fiber.StatusTooManyRequests, a2a.Errorf(a2a.KindLimited,
+				"rate limit exceeded: %d requests per second per client; retry after 1 s", a.cfg.Security.RateLimit))
 		}
 	}
 	c.SetUserContext(tenant.With(ctx, owner))

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 	"github.com/a2arelay/relay/internal/config"
 )
 
@@ -244,8 +244,8 @@ func TestStreamResourcesAndLimits(t *testing.T) {
 	if len(refused) != 1 || refused[0].Data.Error == nil || !strings.Contains(refused[0].Data.Error.Message, "too many open streams") {
 		t.Fatalf("second stream: %+v", refused)
 	}
-	if res := r.post(`{"jsonrpc":"2.0","id":4,"method":"SubscribeToTask","params":{"id":"`+res.Task.ID+`"}}`, "A2A-Version", "1.0"); res.Status != http.StatusServiceUnavailable || res.Error == nil || res.Error.Code != a2a.CodeLimited {
-		t.Fatalf("second stream, answered as JSON: HTTP %d, %+v; want 503, code %d", res.Status, res.Error, a2a.CodeLimited)
+	if res := r.post(`{"jsonrpc":"2.0","id":4,"method":"SubscribeToTask","params":{"id":"`+res.Task.ID+`"}}`, "A2A-Version", "1.0"); res.Status != http.StatusServiceUnavailable || res.Error == nil || res.Error.Code != jsonrpc.CodeLimited {
+		t.Fatalf("second stream, answered as JSON: HTTP %d, %+v; want 503, code %d", res.Status, res.Error, jsonrpc.CodeLimited)
 	}
 	cancel()
 	// The demo runner's claims block on the same pool: stop them, so that

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/redistest"
@@ -138,13 +138,13 @@ func TestTenantsSeeOnlyTheirOwnTasks(t *testing.T) {
 }
 
 // Without credentials, or with wrong ones, the A2A endpoint answers 401
-// with a JSON-RPC error (a2a.CodeUnauthenticated); the card stays public and declares the schemes.
+// with a JSON-RPC error (jsonrpc.CodeUnauthenticated); the card stays public and declares the schemes.
 func TestUnauthenticatedRequestsAreRefused(t *testing.T) {
 	t.Parallel()
 	r := startTenantRelay(t, nil)
 	for name, key := range map[string]string{"no credentials": "", "wrong key": otherWrng} {
 		res := as(r, key, "GetTask", map[string]any{"id": "x"})
-		if res.Status != http.StatusUnauthorized || res.Error == nil || res.Error.Code != a2a.CodeUnauthenticated || res.RPC != "2.0" {
+		if res.Status != http.StatusUnauthorized || res.Error == nil || res.Error.Code != jsonrpc.CodeUnauthenticated || res.RPC != "2.0" {
 			t.Errorf("%s: status %d, %+v", name, res.Status, res.Error)
 		}
 	}
@@ -303,8 +303,8 @@ func TestStreamsPerClientLimit(t *testing.T) {
 	if second.Error == nil || !strings.Contains(second.Error.Message, "too many open streams for this client") {
 		t.Fatalf("alice's second stream: %s / %+v", second.Result, second.Error)
 	}
-	if second.Status != http.StatusTooManyRequests || second.Error.Code != a2a.CodeLimited {
-		t.Errorf("alice's second stream: HTTP %d, code %d; want 429, %d", second.Status, second.Error.Code, a2a.CodeLimited)
+	if second.Status != http.StatusTooManyRequests || second.Error.Code != jsonrpc.CodeLimited {
+		t.Errorf("alice's second stream: HTTP %d, code %d; want 429, %d", second.Status, second.Error.Code, jsonrpc.CodeLimited)
 	}
 	bob, stopBob := openStream(t, r, "SendStreamingMessage", map[string]any{"message": v10Message("bob's", long)}, "Authorization", "Bearer "+bobKey)
 	defer stopBob()

@@ -151,7 +151,7 @@ func (c *Committer) failTurn(ctx context.Context, taskID, rec string, derr *Dead
 	_, err := c.append(ctx, taskID, []a2a.Event{ev}, nil, nil, rec, 0)
 	var te *a2a.TransitionError
 	switch {
-	case errors.Is(err, taskstore.ErrTurnMoved), errors.As(err, &te), isCode(err, a2a.CodeTaskNotFound):
+	case errors.Is(err, taskstore.ErrTurnMoved), errors.As(err, &te), a2a.IsKind(err, a2a.KindTaskNotFound):
 		return false, nil // the turn ended, or moved on, first
 	case err != nil:
 		return false, fmt.Errorf("ingest: fail task %s at its deadline: %w", taskID, err)

@@ -165,7 +165,7 @@ func (p *Pull) take(ctx context.Context, w *workqueue.Work) (*Claimed, error) {
 	// whether the task has a turn record to move (ClaimTurn).
 	view, recorded, err := p.commit.loadTurn(ctx, w.TaskID)
 	switch {
-	case isCode(err, a2a.CodeTaskNotFound):
+	case a2a.IsKind(err, a2a.KindTaskNotFound):
 	case err != nil:
 		_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, workqueue.LeaseRelease, p.lease)
 		return nil, err

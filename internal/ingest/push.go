@@ -116,7 +116,7 @@ func (s *Service) GetPushConfig(ctx context.Context, taskID, id string) (a2a.Pus
 	}
 	b, err := s.store.PushConfig(ctx, taskID, cmp.Or(id, taskID))
 	if errors.Is(err, taskstore.ErrNotFound) {
-		return a2a.PushConfig{}, a2a.Errorf(a2a.CodeTaskNotFound, "push notification config %q not found for task %s", cmp.Or(id, taskID), taskID)
+		return a2a.PushConfig{}, a2a.Errorf(a2a.KindTaskNotFound, "push notification config %q not found for task %s", cmp.Or(id, taskID), taskID)
 	}
 	if err != nil {
 		return a2a.PushConfig{}, err

@@ -214,7 +214,7 @@ func (s *Service) Send(ctx context.Context, p a2a.SendParams) (a2a.TaskView, err
 		view, err = s.create(ctx, p, bytes)
 	} else {
 		view, err = s.continueTask(ctx, p, bytes)
-		if isCode(err, a2a.CodeTaskNotFound) && p.ClientChosenID {
+		if a2a.IsKind(err, a2a.KindTaskNotFound) && p.ClientChosenID {
 			view, err = s.create(ctx, p, bytes)
 			if errors.Is(err, taskstore.ErrConflict) { // created concurrently: continue it
 				view, err = s.continueTask(ctx, p, bytes)
@@ -379,7 +379,7 @@ func (s *Service) continueTask(ctx context.Context, p a2a.SendParams, bytes int6
 	}
 	var te *a2a.TransitionError
 	if errors.As(err, &te) {
-		return cur, a2a.Errorf(a2a.CodeUnsupportedOperation, "task %s is %s, a terminal state: it accepts no more messages", p.TaskID, te.From)
+		return cur, a2a.Errorf(a2a.KindUnsupportedOperation, "task %s is %s, a terminal state: it accepts no more messages", p.TaskID, te.From)
 	}
 	if err != nil {
 		return cur, err
@@ -441,7 +441,7 @@ func (s *Service) CancelTask(ctx context.Context, id string) (a2a.TaskView, erro
 	view, err := s.commit.Append(ctx, id, a2a.Event{Kind: a2a.EventStatus, TaskID: id, Status: &a2a.TaskStatus{State: a2a.StateCanceled}})
 	var te *a2a.TransitionError
 	if errors.As(err, &te) {
-		return view, a2a.Errorf(a2a.CodeTaskNotCancelable, "task %s is %s and cannot be canceled", id, te.From)
+		return view, a2a.Errorf(a2a.KindTaskNotCancelable, "task %s is %s and cannot be canceled", id, te.From)
 	}
 	if err != nil {
 		return view, err
@@ -471,11 +471,6 @@ func (s *Service) checkPushURL(raw string) error {
 		}
 	}
 	return nil
-}
-
-func isCode(err error, code int) bool {
-	var e *a2a.Error
-	return errors.As(err, &e) && e.Code == code
 }
 
 func wrapStore(op string, err error) error { return fmt.Errorf("ingest: %s: %w", op, err) }

@@ -43,7 +43,7 @@ func TestListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T) {
 	if _, err := svc.Send(bob, a2a.SendParams{Dialect: a2a.V01, TaskID: "job-1", ClientChosenID: true, Message: msg("b1", "bob's secret")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.GetTask(alice, "job-1"); !isCode(err, a2a.CodeTaskNotFound) {
+	if _, err := svc.GetTask(alice, "job-1"); !a2a.IsKind(err, a2a.KindTaskNotFound) {
 		t.Fatalf("alice GetTask(bob's job-1) = %v, want -32001", err)
 	}
 	res, err := svc.ListTasks(alice, a2a.ListParams{})

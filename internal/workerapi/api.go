@@ -365,9 +365,9 @@ func (a *API) taskError(c *fiber.Ctx, taskID string, err error) error {
 		return fail(c, fiber.StatusBadRequest, "bad_request", bad.Msg)
 	case errors.As(err, &fe): // a limit of the task (RELAY_TASK_MAX_ARTIFACTS, RELAY_TASK_MAX_HISTORY)
 		return fail(c, fiber.StatusBadRequest, "bad_request", fe.Error())
-	case errors.As(err, &ae) && ae.Code == a2a.CodeTaskNotFound:
+	case errors.As(err, &ae) && ae.Kind == a2a.KindTaskNotFound:
 		return fail(c, fiber.StatusNotFound, "not_found", "no task "+taskID)
-	case errors.As(err, &ae) && ae.Code == a2a.CodeInvalidParams:
+	case errors.As(err, &ae) && ae.Kind == a2a.KindInvalidParams:
 		return fail(c, fiber.StatusBadRequest, "bad_request", ae.Message)
 	}
 	a.log.WarnContext(c.UserContext(), "worker API", "task_id", taskID, "err", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 )
 
 // fakeAgent is the upstream A2A agent of the tests: an in-memory
@@ -28,7 +29,8 @@ type fakeAgent struct {
 	url    string
 	ln     *trackListener
 	server *fiber.App
-	h      *a2a.Handler
+	ep     *a2a.Endpoint
+	h      *jsonrpc.Handler
 
 	mu      sync.Mutex
 	tasks   map[string]*fakeTask
@@ -71,8 +73,15 @@ func startAgent(t *testing.T, o agentOptions) *fakeAgent {
 	f := &fakeAgent{t: t, url: "http://" + ln.Addr().String(), ln: &trackListener{Listener: ln},
 		tasks: map[string]*fakeTask{}, wake: make(chan struct{}), subscribing: make(chan struct{}, 16)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f.h = a2a.NewHandler(f, nil, log)
-	f.h.EnableStreaming(f, a2a.StreamConfig{KeepAlive: 30 * time.Millisecond, Poll: 20 * time.Millisecond})
+	ep, err := a2a.NewEndpoint(a2a.EndpointDeps{Service: f, Streams: f, Log: log},
+		a2a.StreamConfig{KeepAlive: 30 * time.Millisecond, Poll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.h, err = jsonrpc.New(jsonrpc.Deps{Endpoint: ep, Log: log}); err != nil {
+		t.Fatal(err)
+	}
+	f.ep = ep
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	app.Use(func(c *fiber.Ctx) error {
 		var env struct{ Method string }
@@ -102,7 +111,7 @@ func startAgent(t *testing.T, o agentOptions) *fakeAgent {
 	f.server = app
 	go func() { _ = app.Listener(f.ln) }()
 	t.Cleanup(func() {
-		f.h.CloseStreams()
+		f.ep.CloseStreams()
 		_ = app.ShutdownWithTimeout(2 * time.Second)
 	})
 	return f
@@ -188,7 +197,7 @@ func (f *fakeAgent) Send(_ context.Context, p a2a.SendParams) (a2a.TaskView, err
 			return f.view(ft), nil
 		}
 		if err := f.apply(ft, a2a.Event{Kind: a2a.EventStatus, Status: &a2a.TaskStatus{State: a2a.StateWorking}}); err != nil {
-			return a2a.TaskView{}, a2a.Errorf(a2a.CodeUnsupportedOperation, "%v", err)
+			return a2a.TaskView{}, a2a.Errorf(a2a.KindUnsupportedOperation, "%v", err)
 		}
 		return f.view(ft), nil
 	}
@@ -221,29 +230,29 @@ func (f *fakeAgent) CancelTask(_ context.Context, id string) (a2a.TaskView, erro
 	}
 	f.cancels = append(f.cancels, id)
 	if err := f.apply(ft, a2a.Event{Kind: a2a.EventStatus, Status: &a2a.TaskStatus{State: a2a.StateCanceled}}); err != nil {
-		return a2a.TaskView{}, a2a.Errorf(a2a.CodeTaskNotCancelable, "%v", err)
+		return a2a.TaskView{}, a2a.Errorf(a2a.KindTaskNotCancelable, "%v", err)
 	}
 	return f.view(ft), nil
 }
 
 func (f *fakeAgent) ListTasks(context.Context, a2a.ListParams) (a2a.ListResult, error) {
-	return a2a.ListResult{}, a2a.Errorf(a2a.CodeUnsupportedOperation, "not here")
+	return a2a.ListResult{}, a2a.Errorf(a2a.KindUnsupportedOperation, "not here")
 }
 
 func (f *fakeAgent) SetPushConfig(context.Context, a2a.PushConfig) (a2a.PushConfig, error) {
-	return a2a.PushConfig{}, a2a.Errorf(a2a.CodePushNotSupported, "not here")
+	return a2a.PushConfig{}, a2a.Errorf(a2a.KindPushNotSupported, "not here")
 }
 
 func (f *fakeAgent) GetPushConfig(context.Context, string, string) (a2a.PushConfig, error) {
-	return a2a.PushConfig{}, a2a.Errorf(a2a.CodePushNotSupported, "not here")
+	return a2a.PushConfig{}, a2a.Errorf(a2a.KindPushNotSupported, "not here")
 }
 
 func (f *fakeAgent) ListPushConfigs(context.Context, string) ([]a2a.PushConfig, error) {
-	return nil, a2a.Errorf(a2a.CodePushNotSupported, "not here")
+	return nil, a2a.Errorf(a2a.KindPushNotSupported, "not here")
 }
 
 func (f *fakeAgent) DeletePushConfig(context.Context, string, string) error {
-	return a2a.Errorf(a2a.CodePushNotSupported, "not here")
+	return a2a.Errorf(a2a.KindPushNotSupported, "not here")
 }
 
 // Acquire, Current and Next make the agent its own a2a.Streamer.

@@ -144,7 +144,7 @@ func TestResubscribeFailsPolls(t *testing.T) {
 	t.Parallel()
 	f := startAgent(t, agentOptions{streaming: true})
 	f.mu.Lock()
-	f.subscribeErr = a2a.Errorf(a2a.CodeUnsupportedOperation, "resubscribe is not supported here")
+	f.subscribeErr = a2a.Errorf(a2a.KindUnsupportedOperation, "resubscribe is not supported here")
 	f.mu.Unlock()
 	rdb, prefix := redistest.New(t)
 	s := newStack(rdb, prefix, 3*time.Second)

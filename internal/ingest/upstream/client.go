@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 )
 
 // client calls the upstream agent: its card (fetched and cached), JSON-RPC
@@ -72,11 +73,11 @@ var errStreamIdle = errors.New("nothing arrived on the stream for too long")
 // permanentCodes are the JSON-RPC errors that repeating the same request
 // cannot fix. Others (-32603 internal, server-defined ones) are retried.
 var permanentCodes = map[int]bool{
-	a2a.CodeParseError: true, a2a.CodeInvalidRequest: true, a2a.CodeMethodNotFound: true,
-	a2a.CodeInvalidParams: true, a2a.CodeTaskNotFound: true, a2a.CodePushNotSupported: true,
-	a2a.CodeUnsupportedOperation: true, a2a.CodeContentTypeNotSupport: true,
-	a2a.CodeInvalidAgentResponse: true, a2a.CodeExtendedCardNotConfig: true,
-	a2a.CodeExtensionRequired: true, a2a.CodeVersionNotSupported: true,
+	jsonrpc.CodeParseError: true, jsonrpc.CodeInvalidRequest: true, jsonrpc.CodeMethodNotFound: true,
+	jsonrpc.CodeInvalidParams: true, jsonrpc.CodeTaskNotFound: true, jsonrpc.CodePushNotSupported: true,
+	jsonrpc.CodeUnsupportedOperation: true, jsonrpc.CodeContentTypeNotSupport: true,
+	jsonrpc.CodeInvalidAgentResponse: true, jsonrpc.CodeExtendedCardNotConfig: true,
+	jsonrpc.CodeExtensionRequired: true, jsonrpc.CodeVersionNotSupported: true,
 }
 
 // permanent reports whether retrying err is pointless.
@@ -242,11 +243,11 @@ func decodeResponse(method string, id int64, status int, body []byte) (json.RawM
 	case status/100 != 2:
 		return nil, &httpError{What: method, Status: status, Excerpt: excerpt(body)}
 	case jsonErr != nil:
-		return nil, a2a.Errorf(a2a.CodeInvalidAgentResponse, "%s: the answer is not a JSON-RPC response: %s", method, excerpt(body))
+		return nil, a2a.Errorf(a2a.KindInvalidAgentResponse, "%s: the answer is not a JSON-RPC response: %s", method, excerpt(body))
 	case id >= 0 && string(bytes.TrimSpace(r.ID)) != strconv.FormatInt(id, 10):
-		return nil, a2a.Errorf(a2a.CodeInvalidAgentResponse, "%s: the answer's id %s is not the request's %d", method, clip(string(r.ID), 40), id)
+		return nil, a2a.Errorf(a2a.KindInvalidAgentResponse, "%s: the answer's id %s is not the request's %d", method, clip(string(r.ID), 40), id)
 	case len(r.Result) == 0:
-		return nil, a2a.Errorf(a2a.CodeInvalidAgentResponse, "%s: the answer has neither a result nor an error", method)
+		return nil, a2a.Errorf(a2a.KindInvalidAgentResponse, "%s: the answer has neither a result nor an error", method)
 	}
 	return r.Result, nil
 }

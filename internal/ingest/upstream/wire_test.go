@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
@@ -102,7 +103,7 @@ func TestUpstreamErrors(t *testing.T) {
 	t.Run("permanent", func(t *testing.T) {
 		t.Parallel()
 		agent := startScripted(t, false, func(w http.ResponseWriter, _ *http.Request, _, id string, _ int) {
-			rpcFailure(w, id, a2a.CodeInvalidParams, "invalid params: message.parts: bad")
+			rpcFailure(w, id, jsonrpc.CodeInvalidParams, "invalid params: message.parts: bad")
 		})
 		rdb, prefix := redistest.New(t)
 		s := newStack(rdb, prefix, 3*time.Second)
@@ -121,7 +122,7 @@ func TestUpstreamErrors(t *testing.T) {
 		t.Parallel()
 		agent := startScripted(t, false, func(w http.ResponseWriter, _ *http.Request, _, id string, n int) {
 			if n <= 2 {
-				rpcFailure(w, id, a2a.CodeInternal, "busy")
+				rpcFailure(w, id, jsonrpc.CodeInternal, "busy")
 				return
 			}
 			rpcResult(w, id, replyMessage)
@@ -156,7 +157,7 @@ func TestSilentStreamV03(t *testing.T) {
 		case "tasks/get":
 			rpcResult(w, id, task("completed"))
 		default:
-			rpcFailure(w, id, a2a.CodeMethodNotFound, method)
+			rpcFailure(w, id, jsonrpc.CodeMethodNotFound, method)
 		}
 	})
 	rdb, prefix := redistest.New(t)

@@ -1,4 +1,4 @@
-package a2a
+package jsonrpc
 
 import (
 	"cmp"
@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2arelay/relay/internal/a2a"
+
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -28,13 +30,13 @@ const (
 	boomText  = "dial tcp 10.1.2.3:6379: connection refused"
 )
 
-func fakeTask(id string) Task {
-	return Task{ID: id, ContextID: "ctx-" + id,
-		Status:  TaskStatus{State: StateWorking, Timestamp: "2025-01-02T03:04:05Z"},
-		History: []Message{{MessageID: "m1", Role: RoleUser, Parts: []Part{{Kind: PartText, Text: "hi"}}}}}
+func fakeTask(id string) a2a.Task {
+	return a2a.Task{ID: id, ContextID: "ctx-" + id,
+		Status:  a2a.TaskStatus{State: a2a.StateWorking, Timestamp: "2025-01-02T03:04:05Z"},
+		History: []a2a.Message{{MessageID: "m1", Role: a2a.RoleUser, Parts: []a2a.Part{{Kind: a2a.PartText, Text: "hi"}}}}}
 }
 
-func (f fakeService) lookup(id string) (TaskView, error) {
+func (f fakeService) lookup(id string) (a2a.TaskView, error) {
 	if f.failures != nil && (id == "panic" || id == "boom") {
 		f.failures.Add(1)
 	}
@@ -42,53 +44,55 @@ func (f fakeService) lookup(id string) (TaskView, error) {
 	case "panic":
 		panic(panicText)
 	case "boom":
-		return TaskView{}, errors.New(boomText)
+		return a2a.TaskView{}, errors.New(boomText)
 	case "v01":
-		return TaskView{Task: fakeTask(id), Dialect: V01}, nil
+		return a2a.TaskView{Task: fakeTask(id), Dialect: a2a.V01}, nil
 	case "v03":
-		return TaskView{Task: fakeTask(id), Dialect: V03}, nil
+		return a2a.TaskView{Task: fakeTask(id), Dialect: a2a.V03}, nil
 	case "v10":
-		return TaskView{Task: fakeTask(id), Dialect: V10}, nil
+		return a2a.TaskView{Task: fakeTask(id), Dialect: a2a.V10}, nil
 	}
-	return TaskView{}, ErrTaskNotFound(id)
+	return a2a.TaskView{}, a2a.ErrTaskNotFound(id)
 }
 
-func (f fakeService) Send(_ context.Context, p SendParams) (TaskView, error) {
+func (f fakeService) Send(_ context.Context, p a2a.SendParams) (a2a.TaskView, error) {
 	if p.TaskID != "" && p.TaskID != "new" {
 		if _, err := f.lookup(p.TaskID); err != nil {
-			return TaskView{}, err
+			return a2a.TaskView{}, err
 		}
 	}
-	t := Task{ID: "new", ContextID: p.ContextID, Status: TaskStatus{State: StateSubmitted},
-		History: []Message{p.Message}, Metadata: p.Metadata}
-	return TaskView{Task: t, Dialect: p.Dialect}, nil
+	t := a2a.Task{ID: "new", ContextID: p.ContextID, Status: a2a.TaskStatus{State: a2a.StateSubmitted},
+		History: []a2a.Message{p.Message}, Metadata: p.Metadata}
+	return a2a.TaskView{Task: t, Dialect: p.Dialect}, nil
 }
 
-func (f fakeService) GetTask(_ context.Context, id string) (TaskView, error)    { return f.lookup(id) }
-func (f fakeService) CancelTask(_ context.Context, id string) (TaskView, error) { return f.lookup(id) }
-
-func (f fakeService) ListTasks(context.Context, ListParams) (ListResult, error) {
-	return ListResult{Tasks: []Task{fakeTask("v10")}, PageSize: 50, TotalSize: 1}, nil
+func (f fakeService) GetTask(_ context.Context, id string) (a2a.TaskView, error) { return f.lookup(id) }
+func (f fakeService) CancelTask(_ context.Context, id string) (a2a.TaskView, error) {
+	return f.lookup(id)
 }
 
-func (f fakeService) SetPushConfig(_ context.Context, c PushConfig) (PushConfig, error) {
+func (f fakeService) ListTasks(context.Context, a2a.ListParams) (a2a.ListResult, error) {
+	return a2a.ListResult{Tasks: []a2a.Task{fakeTask("v10")}, PageSize: 50, TotalSize: 1}, nil
+}
+
+func (f fakeService) SetPushConfig(_ context.Context, c a2a.PushConfig) (a2a.PushConfig, error) {
 	if _, err := f.lookup(c.TaskID); err != nil {
-		return PushConfig{}, err
+		return a2a.PushConfig{}, err
 	}
 	c.ID = cmp.Or(c.ID, "cfg-1")
 	return c, nil
 }
 
-func (f fakeService) GetPushConfig(_ context.Context, taskID, id string) (PushConfig, error) {
+func (f fakeService) GetPushConfig(_ context.Context, taskID, id string) (a2a.PushConfig, error) {
 	if _, err := f.lookup(taskID); err != nil {
-		return PushConfig{}, err
+		return a2a.PushConfig{}, err
 	}
-	return PushConfig{ID: cmp.Or(id, taskID), TaskID: taskID, URL: "https://hooks.example.com/x"}, nil
+	return a2a.PushConfig{ID: cmp.Or(id, taskID), TaskID: taskID, URL: "https://hooks.example.com/x"}, nil
 }
 
-func (f fakeService) ListPushConfigs(ctx context.Context, taskID string) ([]PushConfig, error) {
+func (f fakeService) ListPushConfigs(ctx context.Context, taskID string) ([]a2a.PushConfig, error) {
 	c, err := f.GetPushConfig(ctx, taskID, "")
-	return []PushConfig{c}, err
+	return []a2a.PushConfig{c}, err
 }
 
 func (f fakeService) DeletePushConfig(_ context.Context, taskID, _ string) error {
@@ -97,16 +101,31 @@ func (f fakeService) DeletePushConfig(_ context.Context, taskID, _ string) error
 }
 
 // newTestApp serves h.Serve at POST /a2a and the card at its well-known paths.
-func newTestApp(card *Card) *fiber.App { return newTestAppWith(fakeService{}, card) }
+func newTestApp(card *a2a.Card) *fiber.App { return newTestAppWith(fakeService{}, card) }
 
-func newTestAppWith(svc Service, card *Card) *fiber.App {
+func newTestAppWith(svc a2a.Service, card *a2a.Card) *fiber.App {
 	app := fiber.New()
-	h := NewHandler(svc, card, slog.New(slog.DiscardHandler))
+	h := newHandler(svc, card, nil, a2a.StreamConfig{}, nil)
 	app.Post("/a2a", h.Serve)
 	if card != nil {
 		app.Get("/.well-known/agent-card.json", card.Serve)
 	}
 	return app
+}
+
+// newHandler returns a Handler over an Endpoint of svc, card and streams
+// (nil: streaming off), reporting to observe (nil: nowhere).
+func newHandler(svc a2a.Service, card *a2a.Card, streams a2a.Streamer, cfg a2a.StreamConfig, observe func(string, a2a.Dialect, int)) *Handler {
+	log := slog.New(slog.DiscardHandler)
+	ep, err := a2a.NewEndpoint(a2a.EndpointDeps{Service: svc, Card: card, Streams: streams, Log: log}, cfg)
+	if err != nil {
+		panic(err)
+	}
+	h, err := New(Deps{Endpoint: ep, Log: log, Observe: observe})
+	if err != nil {
+		panic(err)
+	}
+	return h
 }
 
 type rpcReply struct {
@@ -298,9 +317,9 @@ func TestHandlerDialects(t *testing.T) {
 
 func TestCard(t *testing.T) {
 	t.Parallel()
-	card, err := NewCard(CardConfig{Name: "relay", Description: "public", Version: "1.2.3",
+	card, err := a2a.NewCard(a2a.CardConfig{Name: "relay", Description: "public", Version: "1.2.3",
 		URL: "https://relay.example.com/a2a", MaxAge: time.Minute,
-		Skills: []Skill{{ID: "echo", Name: "Echo", Description: "echoes", Tags: []string{"demo"}}}})
+		Skills: []a2a.Skill{{ID: "echo", Name: "Echo", Description: "echoes", Tags: []string{"demo"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +340,7 @@ func TestCard(t *testing.T) {
 		ProtocolVersion     string `json:"protocolVersion"`
 		SupportedInterfaces []struct{ URL, ProtocolBinding, ProtocolVersion string }
 		Capabilities        struct{ PushNotifications bool }
-		Skills              []Skill
+		Skills              []a2a.Skill
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
 		t.Fatalf("card %s: %v", body, err)
@@ -361,10 +380,10 @@ func TestCard(t *testing.T) {
 
 func TestExtendedCard(t *testing.T) {
 	t.Parallel()
-	card, err := NewCard(CardConfig{Name: "relay", Description: "public", URL: "https://relay.example.com/a2a",
+	card, err := a2a.NewCard(a2a.CardConfig{Name: "relay", Description: "public", URL: "https://relay.example.com/a2a",
 		HasExtended: true, ExtendedDescription: "for members",
-		Skills:         []Skill{{ID: "echo", Name: "Echo", Description: "e", Tags: []string{}}},
-		ExtendedSkills: []Skill{{ID: "secret", Name: "Secret", Description: "s", Tags: []string{}}}})
+		Skills:         []a2a.Skill{{ID: "echo", Name: "Echo", Description: "e", Tags: []string{}}},
+		ExtendedSkills: []a2a.Skill{{ID: "secret", Name: "Secret", Description: "s", Tags: []string{}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +392,7 @@ func TestExtendedCard(t *testing.T) {
 		_, raw, r := post(t, app, rpcBody(`"x"`, m, `{}`), nil)
 		var doc struct {
 			Description string
-			Skills      []Skill
+			Skills      []a2a.Skill
 		}
 		if r.Error != nil || json.Unmarshal(r.Result, &doc) != nil || doc.Description != "for members" || len(doc.Skills) != 2 {
 			t.Errorf("%s: %s", m, raw)

@@ -1,14 +1,15 @@
-package a2a
+package jsonrpc
 
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2arelay/relay/internal/a2a"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -79,15 +80,15 @@ func TestStrictRequestDecoding(t *testing.T) {
 }
 
 // limitStreamer refuses every stream with a limit of scope.
-type limitStreamer struct{ scope LimitScope }
+type limitStreamer struct{ scope a2a.LimitScope }
 
 func (s limitStreamer) Acquire(context.Context) (func(), error) {
-	return nil, &LimitError{Scope: s.scope, Message: "too many open streams", RetryAfter: 1500 * time.Millisecond}
+	return nil, &a2a.LimitError{Scope: s.scope, Message: "too many open streams", RetryAfter: 1500 * time.Millisecond}
 }
-func (limitStreamer) Current(_ context.Context, id string) (TaskView, error) {
-	return TaskView{}, ErrTaskNotFound(id)
+func (limitStreamer) Current(_ context.Context, id string) (a2a.TaskView, error) {
+	return a2a.TaskView{}, a2a.ErrTaskNotFound(id)
 }
-func (limitStreamer) Next(context.Context, string, string, time.Duration) ([]StreamEvent, error) {
+func (limitStreamer) Next(context.Context, string, string, time.Duration) ([]a2a.StreamEvent, error) {
 	return nil, nil
 }
 
@@ -98,21 +99,20 @@ func TestStreamLimitRefusal(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		scope  LimitScope
+		scope  a2a.LimitScope
 		accept string
 		status int
 	}{
-		{"client limit", LimitClient, "application/json", http.StatusTooManyRequests},
-		{"instance limit", LimitInstance, "application/json", http.StatusServiceUnavailable},
-		{"client limit, SSE only", LimitClient, "text/event-stream", http.StatusTooManyRequests},
-		{"instance limit, SSE only", LimitInstance, "text/event-stream", http.StatusServiceUnavailable},
+		{"client limit", a2a.LimitClient, "application/json", http.StatusTooManyRequests},
+		{"instance limit", a2a.LimitInstance, "application/json", http.StatusServiceUnavailable},
+		{"client limit, SSE only", a2a.LimitClient, "text/event-stream", http.StatusTooManyRequests},
+		{"instance limit, SSE only", a2a.LimitInstance, "text/event-stream", http.StatusServiceUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			app := fiber.New()
-			h := NewHandler(fakeService{}, nil, slog.New(slog.DiscardHandler))
-			h.EnableStreaming(limitStreamer{tt.scope}, StreamConfig{Poll: time.Millisecond})
+			h := newHandler(fakeService{}, nil, limitStreamer{tt.scope}, a2a.StreamConfig{Poll: time.Millisecond}, nil)
 			app.Post("/a2a", h.Serve)
 			req := httptest.NewRequest(http.MethodPost, "/a2a", strings.NewReader(rpcBody(`"s1"`, "SubscribeToTask", `{"id":"v10"}`)))
 			req.Header.Set("Content-Type", "application/json")

@@ -1,15 +1,16 @@
-package a2a
+package jsonrpc
 
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/a2arelay/relay/internal/a2a"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -19,12 +20,12 @@ import (
 type refusingStreamer struct{}
 
 func (refusingStreamer) Acquire(context.Context) (func(), error) {
-	return nil, Errorf(CodeInternal, "too many open streams")
+	return nil, a2a.Errorf(CodeInternal, "too many open streams")
 }
-func (refusingStreamer) Current(_ context.Context, id string) (TaskView, error) {
-	return TaskView{}, ErrTaskNotFound(id)
+func (refusingStreamer) Current(_ context.Context, id string) (a2a.TaskView, error) {
+	return a2a.TaskView{}, a2a.ErrTaskNotFound(id)
 }
-func (refusingStreamer) Next(context.Context, string, string, time.Duration) ([]StreamEvent, error) {
+func (refusingStreamer) Next(context.Context, string, string, time.Duration) ([]a2a.StreamEvent, error) {
 	return nil, nil
 }
 
@@ -34,11 +35,10 @@ func (refusingStreamer) Next(context.Context, string, string, time.Duration) ([]
 // relay_a2a_requests_total{outcome="ok"} although the client got an error.
 func TestRefusedStreamCountedAsOK(t *testing.T) {
 	app := fiber.New()
-	h := NewHandler(fakeService{}, nil, slog.New(slog.DiscardHandler))
-	h.EnableStreaming(refusingStreamer{}, StreamConfig{Poll: time.Millisecond})
 	var mu sync.Mutex
 	var codes []int
-	h.Observe(func(_ string, _ Dialect, code int) { mu.Lock(); codes = append(codes, code); mu.Unlock() })
+	h := newHandler(fakeService{}, nil, refusingStreamer{}, a2a.StreamConfig{Poll: time.Millisecond},
+		func(_ string, _ a2a.Dialect, code int) { mu.Lock(); codes = append(codes, code); mu.Unlock() })
 	app.Post("/a2a", h.Serve)
 	req := httptest.NewRequest(http.MethodPost, "/a2a", strings.NewReader(rpcBody("5", "SubscribeToTask", `{"id":"missing"}`)))
 	req.Header.Set("Content-Type", "application/json")

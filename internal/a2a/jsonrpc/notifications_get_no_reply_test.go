@@ -1,4 +1,4 @@
-package a2a
+package jsonrpc
 
 import (
 	"context"
@@ -8,16 +8,18 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/a2arelay/relay/internal/a2a"
 )
 
 // recordingService records the sends it gets.
 type recordingService struct {
 	fakeService
 	mu    sync.Mutex
-	sends []SendParams
+	sends []a2a.SendParams
 }
 
-func (r *recordingService) Send(ctx context.Context, p SendParams) (TaskView, error) {
+func (r *recordingService) Send(ctx context.Context, p a2a.SendParams) (a2a.TaskView, error) {
 	r.mu.Lock()
 	r.sends = append(r.sends, p)
 	r.mu.Unlock()

@@ -1,8 +1,10 @@
-package a2a
+package jsonrpc
 
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/a2arelay/relay/internal/a2a"
 )
 
 func TestParseRequest(t *testing.T) {
@@ -106,31 +108,31 @@ func TestParseVersion(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		h  string
-		d  Dialect
+		d  a2a.Dialect
 		ok bool
 	}{
 		{"", "", true}, {"  ", "", true},
-		{"0.1", V01, true}, {"0.1.0", V01, true}, {"0.2", V01, true}, {"0.2.5", V01, true},
-		{"0.3", V03, true}, {"0.3.0", V03, true}, {" 0.3 ", V03, true},
-		{"1", V10, true}, {"1.0", V10, true}, {"1.0.0", V10, true}, {"1.0.1", V10, true},
+		{"0.1", a2a.V01, true}, {"0.1.0", a2a.V01, true}, {"0.2", a2a.V01, true}, {"0.2.5", a2a.V01, true},
+		{"0.3", a2a.V03, true}, {"0.3.0", a2a.V03, true}, {" 0.3 ", a2a.V03, true},
+		{"1", a2a.V10, true}, {"1.0", a2a.V10, true}, {"1.0.0", a2a.V10, true}, {"1.0.1", a2a.V10, true},
 		{"2.0", "", false}, {"0.4", "", false}, {"v1.0", "", false}, {"1.0,0.3", "", false}, {"latest", "", false},
 	}
 	for _, tc := range cases {
-		d, ok := parseVersion(tc.h)
+		d, ok := a2a.ParseVersion(tc.h)
 		if d != tc.d || ok != tc.ok {
-			t.Errorf("parseVersion(%q) = %q, %v; want %q, %v", tc.h, d, ok, tc.d, tc.ok)
+			t.Errorf("a2a.ParseVersion(%q) = %q, %v; want %q, %v", tc.h, d, ok, tc.d, tc.ok)
 		}
 	}
 }
 
 func TestRoutes(t *testing.T) {
 	t.Parallel()
-	want := map[Dialect][]string{
-		V01: {"tasks/send", "tasks/sendSubscribe", "tasks/pushNotification/set", "tasks/pushNotification/get"},
-		V03: {"tasks/get", "tasks/cancel", "tasks/resubscribe", "message/send", "message/stream",
+	want := map[a2a.Dialect][]string{
+		a2a.V01: {"tasks/send", "tasks/sendSubscribe", "tasks/pushNotification/set", "tasks/pushNotification/get"},
+		a2a.V03: {"tasks/get", "tasks/cancel", "tasks/resubscribe", "message/send", "message/stream",
 			"tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get", "tasks/pushNotificationConfig/list",
 			"tasks/pushNotificationConfig/delete", "agent/getAuthenticatedExtendedCard"},
-		V10: {"SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask",
+		a2a.V10: {"SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask",
 			"CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs",
 			"DeleteTaskPushNotificationConfig", "GetExtendedAgentCard"},
 	}
@@ -151,10 +153,10 @@ func TestRoutes(t *testing.T) {
 	if len(routes) != n {
 		t.Errorf("routes has %d methods, want %d", len(routes), n)
 	}
-	ops := map[string]op{"tasks/send": opSend, "message/send": opSend, "SendMessage": opSend,
-		"tasks/pushNotification/get": opPushGet, "ListTaskPushNotificationConfigs": opPushList,
-		"tasks/pushNotificationConfig/delete": opPushDelete, "GetExtendedAgentCard": opExtendedCard,
-		"SubscribeToTask": opResubscribe, "ListTasks": opList, "CancelTask": opCancel}
+	ops := map[string]a2a.Op{"tasks/send": a2a.OpSend, "message/send": a2a.OpSend, "SendMessage": a2a.OpSend,
+		"tasks/pushNotification/get": a2a.OpPushGet, "ListTaskPushNotificationConfigs": a2a.OpPushList,
+		"tasks/pushNotificationConfig/delete": a2a.OpPushDelete, "GetExtendedAgentCard": a2a.OpExtendedCard,
+		"SubscribeToTask": a2a.OpSubscribe, "ListTasks": a2a.OpList, "CancelTask": a2a.OpCancel}
 	for m, o := range ops {
 		if routes[m].op != o {
 			t.Errorf("routes[%s].op = %d, want %d", m, routes[m].op, o)

@@ -1,0 +1,9 @@
+package jsonrpc
+
+import (
+	"testing"
+
+	"github.com/a2arelay/relay/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.CheckLeaksMain(m) }

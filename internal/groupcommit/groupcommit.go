@@ -40,11 +40,12 @@ type batchReq struct {
 // maxRunners bounds the pipelines in flight. Redis runs one command at a
 // time, so pipelines beyond a few do not finish sooner: they only split
 // what would have shared a round trip. On the load tool's default workload
-// (relay bench with real Redis, 2 cores, 10 interleaved runs each) 4
-// runners that return after their own round trip, against 16 that drained
-// the queue, took the reads Redis serves from 1.5-2.5 to 0.9-1.5 per
-// notification and its CPU per notification from a median of about 71 µs
-// to 66, with throughput and p99 within the machine's noise.
+// (relay bench with real Redis, 2 cores, 13 interleaved pairs) 4 runners
+// that return after their own round trip, against 16 that drained the
+// queue, took the reads Redis serves from 1.5-2.5 to 0.9-1.5 per
+// notification and its CPU per notification from a median of 73 µs to 66
+// (lower in 10 pairs of 13), with throughput and p99 within the machine's
+// noise.
 const maxRunners = 4
 
 // New returns a Batcher over rdb.

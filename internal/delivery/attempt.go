@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -87,9 +88,14 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2a.Notification, nid string) error {
 	sum := sha256.Sum256(n.Body)
 	now := w.now()
-	tok, err := w.signer.Sign(&webhook.Claims{Issuer: w.cfg.Issuer, Audience: cfg.URL, IssuedAt: now.Unix(),
-		ExpiresAt: now.Add(w.cfg.TokenTTL).Unix(), ID: nid,
+	bp := tokenBufs.Get().(*[]byte)
+	defer tokenBufs.Put(bp)
+	// "Bearer " and the token, in one buffer: the token alone is the JWT
+	// header; both are the Authorization when the config has no credentials.
+	buf, err := w.signer.AppendSign(append((*bp)[:0], bearer...), &webhook.Claims{Issuer: w.cfg.Issuer,
+		Audience: cfg.URL, IssuedAt: now.Unix(), ExpiresAt: now.Add(w.cfg.TokenTTL).Unix(), ID: nid,
 		RelayClaims: webhook.RelayClaims{TaskID: cfg.TaskID, BodySHA256: hex.EncodeToString(sum[:])}})
+	*bp = buf
 	if err != nil {
 		return err
 	}
@@ -97,7 +103,7 @@ func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2
 	h.SetUserAgent(w.cfg.UserAgent)
 	h.Set(webhook.HeaderVersion, n.Version)
 	h.Set(webhook.HeaderID, nid)
-	h.Set(webhook.HeaderJWT, tok)
+	h.SetBytesV(webhook.HeaderJWT, buf[len(bearer):])
 	if a := cfg.Auth; a != nil && a.Credentials != "" {
 		scheme := "Bearer"
 		if len(a.Schemes) > 0 && a.Schemes[0] != "" {
@@ -105,7 +111,7 @@ func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2
 		}
 		h.Set("Authorization", scheme+" "+a.Credentials)
 	} else {
-		h.Set("Authorization", "Bearer "+tok)
+		h.SetBytesV("Authorization", buf)
 	}
 	if cfg.Token != "" {
 		h.Set(webhook.HeaderToken, cfg.Token)
@@ -113,6 +119,13 @@ func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2
 	}
 	return nil
 }
+
+// bearer starts the Authorization header relay sends with its JWT.
+const bearer = "Bearer "
+
+// tokenBufs holds buffers for the Authorization header being built (the
+// header copies it).
+var tokenBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // redactURL is raw with its password, if any, replaced by "xxxxx"; "" when
 // raw does not parse.

@@ -84,9 +84,10 @@ type Leader interface {
 	Lead(ctx context.Context, role, holder string, ttl time.Duration) (bool, error)
 }
 
-// Signer signs notification JWTs (auth.Keys implements it).
+// Signer signs notification JWTs (auth.Keys implements it): it appends
+// the token to dst.
 type Signer interface {
-	Sign(claims jwt.Claims) (string, error)
+	AppendSign(dst []byte, claims jwt.Claims) ([]byte, error)
 }
 
 // Config configures the workers. Zero values take the documented defaults.

@@ -170,6 +170,8 @@ func (s *storedScanner) str() (span, bool) {
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {
+		case byteClass[c]&inString == 0:
+			s.i++ // the common case first
 		case c == '"':
 			s.i++
 			return span(s.b[start:s.i]), true
@@ -718,12 +720,30 @@ func (e *storedEmitter) str(v span) {
 // printable ASCII, no escapes, none of the characters it escapes for HTML.
 func plainString(v span) bool {
 	for _, c := range v[1 : len(v)-1] {
-		if c < 0x20 || c >= 0x7f || c == '\\' || c == '"' || c == '<' || c == '>' || c == '&' {
+		if byteClass[c]&notPlain != 0 {
 			return false
 		}
 	}
 	return true
 }
+
+// byteClass holds, for each byte, the classes below.
+var byteClass = func() (t [256]uint8) {
+	for c := range 256 {
+		if c < 0x20 || c == '"' || c == '\\' {
+			t[c] |= inString
+		}
+		if c < 0x20 || c >= 0x7f || c == '\\' || c == '"' || c == '<' || c == '>' || c == '&' {
+			t[c] |= notPlain
+		}
+	}
+	return t
+}()
+
+const (
+	inString = 1 << iota // ends a string, or is not allowed in one as it is
+	notPlain             // json.Marshal would write it otherwise
+)
 
 // field writes ,"name":value for a raw value present; omitempty: absent
 // ones are left out.

@@ -512,7 +512,7 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 	if f.Outcome == outbox.Retry {
 		a.NextAttempt = &f.Due
 	}
-	f.Attempt, err = a.appendJSON(nil)
+	f.Attempt, err = a.appendJSON(make([]byte, 0, 512))
 	*rec = a
 	if f.Outcome != outbox.Delivered {
 		w.log.InfoContext(ctx, "delivery attempt failed", "notification_id", h.NotificationID, "task_id", t.TaskID,

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -38,6 +40,40 @@ type Claims struct {
 	ExpiresAt int64  `json:"exp"`
 	ID        string `json:"jti"`
 	RelayClaims
+}
+
+// AppendJSON appends the claims' JSON to b: the bytes json.Marshal writes
+// for c, without its reflection (relay signs one set per notification).
+func (c *Claims) AppendJSON(b []byte) []byte {
+	b = append(b, `{"iss":`...)
+	b = appendJSONString(b, c.Issuer)
+	b = append(b, `,"aud":`...)
+	b = appendJSONString(b, c.Audience)
+	b = append(b, `,"iat":`...)
+	b = strconv.AppendInt(b, c.IssuedAt, 10)
+	b = append(b, `,"exp":`...)
+	b = strconv.AppendInt(b, c.ExpiresAt, 10)
+	b = append(b, `,"jti":`...)
+	b = appendJSONString(b, c.ID)
+	b = append(b, `,"taskId":`...)
+	b = appendJSONString(b, c.TaskID)
+	b = append(b, `,"request_body_sha256":`...)
+	b = appendJSONString(b, c.BodySHA256)
+	return append(b, '}')
+}
+
+// appendJSONString appends s as json.Marshal writes it: printable ASCII
+// that needs no escape as it is, anything else through json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '\\' || c == '"' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // GetExpirationTime implements jwt.Claims.

@@ -27,31 +27,51 @@ var (
 	errSignature = errors.New("auth: malformed ECDSA signature")
 )
 
+// es256Size is the size of r and of s in an ES256 signature.
+const es256Size = 32
+
 // Sign returns the JWS signature of signingString: r and s, 32 bytes each.
-func (es256) Sign(signingString string, key any) ([]byte, error) {
-	k, ok := key.(*ecdsa.PrivateKey)
-	if !ok || k.Curve.Params().BitSize != 256 {
-		return nil, errES256Key
-	}
-	digest := sha256.Sum256([]byte(signingString))
-	der, err := k.Sign(nil, digest[:], crypto.SHA256) // nil: RFC 6979
-	if err != nil {
+func (es es256) Sign(signingString string, key any) ([]byte, error) {
+	sig := make([]byte, 2*es256Size)
+	if err := es.signInto((*[2 * es256Size]byte)(sig), []byte(signingString), key); err != nil {
 		return nil, err
 	}
-	return rawSignature(der, 32)
+	return sig, nil
+}
+
+// signInto writes the ES256 signature of signing into sig.
+func (es256) signInto(sig *[2 * es256Size]byte, signing []byte, key any) error {
+	k, ok := key.(*ecdsa.PrivateKey)
+	if !ok || k.Curve.Params().BitSize != 256 {
+		return errES256Key
+	}
+	digest := sha256.Sum256(signing)
+	der, err := k.Sign(nil, digest[:], crypto.SHA256) // nil: RFC 6979
+	if err != nil {
+		return err
+	}
+	return rawSignatureInto(sig[:], der, es256Size)
 }
 
 // rawSignature turns an ASN.1 DER ECDSA signature (SEQUENCE of INTEGER r,
 // INTEGER s) into r || s, each left-padded to size bytes (RFC 7518 §3.4).
 func rawSignature(der []byte, size int) ([]byte, error) {
+	out := make([]byte, 2*size)
+	if err := rawSignatureInto(out, der, size); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// rawSignatureInto is rawSignature into out (2*size bytes, zeroed).
+func rawSignatureInto(out, der []byte, size int) error {
 	if len(der) < 2 || der[0] != 0x30 || int(der[1]) != len(der)-2 || der[1] >= 0x80 {
-		return nil, errSignature
+		return errSignature
 	}
 	rest := der[2:]
-	out := make([]byte, 2*size)
 	for i := range 2 {
 		if len(rest) < 2 || rest[0] != 0x02 || rest[1] >= 0x80 || int(rest[1]) > len(rest)-2 {
-			return nil, errSignature
+			return errSignature
 		}
 		n := int(rest[1])
 		v := rest[2 : 2+n]
@@ -60,12 +80,12 @@ func rawSignature(der []byte, size int) ([]byte, error) {
 			v = v[1:]
 		}
 		if len(v) > size {
-			return nil, errSignature
+			return errSignature
 		}
 		copy(out[(i+1)*size-len(v):(i+1)*size], v)
 	}
 	if len(rest) != 0 {
-		return nil, errSignature
+		return errSignature
 	}
-	return out, nil
+	return nil
 }

@@ -8,26 +8,64 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
+// JSONAppender is claims that append their own JSON (the bytes json.Marshal
+// would write): webhook.Claims, signed once per notification.
+type JSONAppender interface {
+	AppendJSON(b []byte) []byte
+}
+
 // Sign returns claims as a JWT signed with the current key, with the
-// header's kid naming that key. The header is the key's, encoded once; the
-// claims are encoded as JSON, and the signature is the key's method's.
+// header's kid naming that key (see AppendSign).
 func (k *Keys) Sign(claims jwt.Claims) (string, error) {
+	tok, err := k.AppendSign(nil, claims)
+	if err != nil {
+		return "", err
+	}
+	return string(tok), nil
+}
+
+// AppendSign appends claims as a JWT signed with the current key to dst
+// and returns the extended slice. The header is the key's, encoded once;
+// the claims are their AppendJSON when they have one (else json.Marshal),
+// base64url-encoded in place in dst; an ES256 signature is made over dst's
+// bytes and encoded into it, so that a token costs the signature's own
+// allocations and, when dst has room, no other.
+func (k *Keys) AppendSign(dst []byte, claims jwt.Claims) ([]byte, error) {
 	cur := k.state.Load().current
-	body, err := json.Marshal(claims)
-	if err != nil {
-		return "", fmt.Errorf("auth: sign: %w", err)
-	}
 	enc := base64.RawURLEncoding
-	buf := make([]byte, 0, len(cur.header)+1+enc.EncodedLen(len(body))+1+enc.EncodedLen(512))
-	buf = append(buf, cur.header...)
-	buf = append(buf, '.')
-	buf = enc.AppendEncode(buf, body)
-	sig, err := cur.method.Sign(string(buf), cur.private)
-	if err != nil {
-		return "", fmt.Errorf("auth: sign: %w", err)
+	start := len(dst)
+	dst = append(dst, cur.header...)
+	dst = append(dst, '.')
+	at := len(dst)
+	if a, ok := claims.(JSONAppender); ok {
+		dst = a.AppendJSON(dst)
+	} else {
+		body, err := json.Marshal(claims)
+		if err != nil {
+			return dst[:start], fmt.Errorf("auth: sign: %w", err)
+		}
+		dst = append(dst, body...)
 	}
-	buf = append(buf, '.')
-	return string(enc.AppendEncode(buf, sig)), nil
+	// The claims' JSON sits at dst[at:]: encode it after itself, then move
+	// the encoding over it.
+	n := len(dst) - at
+	dst = enc.AppendEncode(dst, dst[at:at+n])
+	dst = append(dst[:at], dst[at+n:]...)
+	signing := dst[start:]
+	if es, ok := cur.method.(es256); ok {
+		var sig [2 * es256Size]byte
+		if err := es.signInto(&sig, signing, cur.private); err != nil {
+			return dst[:start], fmt.Errorf("auth: sign: %w", err)
+		}
+		dst = append(dst, '.')
+		return enc.AppendEncode(dst, sig[:]), nil
+	}
+	sig, err := cur.method.Sign(string(signing), cur.private)
+	if err != nil {
+		return dst[:start], fmt.Errorf("auth: sign: %w", err)
+	}
+	dst = append(dst, '.')
+	return enc.AppendEncode(dst, sig), nil
 }
 
 // CurrentKID returns the kid Sign uses now.

@@ -5,9 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"math"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -33,6 +37,86 @@ type Attempt struct {
 	Response       string     `json:"response,omitempty"`
 	Outcome        string     `json:"outcome"`
 	NextAttempt    *time.Time `json:"nextAttempt,omitempty"`
+}
+
+// appendJSON appends the attempt's JSON to b: the bytes json.Marshal
+// writes for a (one attempt is logged per notification), written without
+// reflection when its strings need no escapes, else by json.Marshal.
+func (a *Attempt) appendJSON(b []byte) ([]byte, error) {
+	if !plainJSON(a.NotificationID) || !plainJSON(a.TaskID) || !plainJSON(a.ConfigID) || !plainJSON(a.URL) ||
+		!plainJSON(a.ErrorClass) || !plainJSON(a.Error) || !plainJSON(a.Response) || !plainJSON(a.Outcome) ||
+		math.IsNaN(a.LatencyMs) || math.IsInf(a.LatencyMs, 0) {
+		j, err := json.Marshal(a)
+		return append(b, j...), err
+	}
+	start := len(b)
+	b, err := appendJSONTime(append(b, `{"time":`...), a.Time)
+	if err != nil {
+		j, err := json.Marshal(a) // the error json.Marshal gives
+		return append(b[:start], j...), err
+	}
+	b = appendField(b, `,"notificationId":`, a.NotificationID, false)
+	b = appendField(b, `,"taskId":`, a.TaskID, false)
+	b = appendField(b, `,"configId":`, a.ConfigID, false)
+	b = appendField(b, `,"url":`, a.URL, false)
+	b = strconv.AppendInt(append(b, `,"attempt":`...), int64(a.Attempt), 10)
+	if a.Status != 0 {
+		b = strconv.AppendInt(append(b, `,"status":`...), int64(a.Status), 10)
+	}
+	b = appendField(b, `,"errorClass":`, a.ErrorClass, true)
+	b = appendField(b, `,"error":`, a.Error, true)
+	b = appendJSONFloat(append(b, `,"latencyMs":`...), a.LatencyMs)
+	b = appendField(b, `,"response":`, a.Response, true)
+	b = appendField(b, `,"outcome":`, a.Outcome, false)
+	if a.NextAttempt != nil {
+		if b, err = appendJSONTime(append(b, `,"nextAttempt":`...), *a.NextAttempt); err != nil {
+			j, err := json.Marshal(a)
+			return append(b[:start], j...), err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// plainJSON: s is printable ASCII that json.Marshal writes as it is.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '\\' || c == '"' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendField appends name and the plain string s, quoted; omitempty: an
+// empty s is left out.
+func appendField(b []byte, name, s string, omitempty bool) []byte {
+	if omitempty && s == "" {
+		return b
+	}
+	b = append(b, name...)
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendJSONTime appends t as time.Time's MarshalJSON writes it.
+func appendJSONTime(b []byte, t time.Time) ([]byte, error) {
+	b, err := t.AppendText(append(b, '"'))
+	return append(b, '"'), err
+}
+
+// appendJSONFloat appends f as json.Marshal writes a float64 (f finite).
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1] // e-07 as e-7
+		b = b[:n-1]
+	}
+	return b
 }
 
 // post sends one notification and returns what happened, filling a. ctx
@@ -87,9 +171,14 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2a.Notification, nid string) error {
 	sum := sha256.Sum256(n.Body)
 	now := w.now()
-	tok, err := w.signer.Sign(&webhook.Claims{Issuer: w.cfg.Issuer, Audience: cfg.URL, IssuedAt: now.Unix(),
-		ExpiresAt: now.Add(w.cfg.TokenTTL).Unix(), ID: nid,
+	bp := tokenBufs.Get().(*[]byte)
+	defer tokenBufs.Put(bp)
+	// "Bearer " and the token, in one buffer: the token alone is the JWT
+	// header; both are the Authorization when the config has no credentials.
+	buf, err := w.signer.AppendSign(append((*bp)[:0], bearer...), &webhook.Claims{Issuer: w.cfg.Issuer,
+		Audience: cfg.URL, IssuedAt: now.Unix(), ExpiresAt: now.Add(w.cfg.TokenTTL).Unix(), ID: nid,
 		RelayClaims: webhook.RelayClaims{TaskID: cfg.TaskID, BodySHA256: hex.EncodeToString(sum[:])}})
+	*bp = buf
 	if err != nil {
 		return err
 	}
@@ -97,7 +186,7 @@ func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2
 	h.SetUserAgent(w.cfg.UserAgent)
 	h.Set(webhook.HeaderVersion, n.Version)
 	h.Set(webhook.HeaderID, nid)
-	h.Set(webhook.HeaderJWT, tok)
+	h.SetBytesV(webhook.HeaderJWT, buf[len(bearer):])
 	if a := cfg.Auth; a != nil && a.Credentials != "" {
 		scheme := "Bearer"
 		if len(a.Schemes) > 0 && a.Schemes[0] != "" {
@@ -105,7 +194,7 @@ func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2
 		}
 		h.Set("Authorization", scheme+" "+a.Credentials)
 	} else {
-		h.Set("Authorization", "Bearer "+tok)
+		h.SetBytesV("Authorization", buf)
 	}
 	if cfg.Token != "" {
 		h.Set(webhook.HeaderToken, cfg.Token)
@@ -113,6 +202,13 @@ func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2
 	}
 	return nil
 }
+
+// bearer starts the Authorization header relay sends with its JWT.
+const bearer = "Bearer "
+
+// tokenBufs holds buffers for the Authorization header being built (the
+// header copies it).
+var tokenBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // redactURL is raw with its password, if any, replaced by "xxxxx"; "" when
 // raw does not parse.

@@ -21,6 +21,14 @@ func (w *Workers) render(ctx context.Context, t outbox.Token, h outbox.Head, d a
 	if n, ok := w.bodies.get(key); ok {
 		return n, nil
 	}
+	if d == a2a.V10 {
+		// Most v1.0 bodies are read straight from the stored event's bytes;
+		// the few it does not read go the decoding way below.
+		if n, ok := a2a.EncodeStoredV10(h.Event); ok {
+			w.bodies.put(key, n)
+			return n, nil
+		}
+	}
 	var ev a2a.Event
 	if err := decodeInto(h.Event, &ev, "event"); err != nil {
 		return a2a.Notification{}, err

@@ -11,7 +11,6 @@ package delivery
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -84,9 +83,10 @@ type Leader interface {
 	Lead(ctx context.Context, role, holder string, ttl time.Duration) (bool, error)
 }
 
-// Signer signs notification JWTs (auth.Keys implements it).
+// Signer signs notification JWTs (auth.Keys implements it): it appends
+// the token to dst.
 type Signer interface {
-	Sign(claims jwt.Claims) (string, error)
+	AppendSign(dst []byte, claims jwt.Claims) ([]byte, error)
 }
 
 // Config configures the workers. Zero values take the documented defaults.
@@ -512,7 +512,7 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 	if f.Outcome == outbox.Retry {
 		a.NextAttempt = &f.Due
 	}
-	f.Attempt, err = json.Marshal(a)
+	f.Attempt, err = a.appendJSON(make([]byte, 0, 512))
 	*rec = a
 	if f.Outcome != outbox.Delivered {
 		w.log.InfoContext(ctx, "delivery attempt failed", "notification_id", h.NotificationID, "task_id", t.TaskID,

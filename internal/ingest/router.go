@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/taskstore"
@@ -34,15 +35,31 @@ func NewRouter(def Agent, skills []string, bySkill map[string]Agent) *Router {
 	return r
 }
 
-// skillOf returns the "skill" of a message's metadata, or "".
+// skillOf returns the "skill" of a message's metadata, or "". Metadata
+// that cannot name it (most: see mayNameSkill) is not decoded.
 func skillOf(m a2a.Message) string {
 	var md struct {
 		Skill string `json:"skill"`
 	}
-	if len(m.Metadata) > 0 {
+	if mayNameSkill(m.Metadata) {
 		_ = json.Unmarshal(m.Metadata, &md)
 	}
 	return md.Skill
+}
+
+// mayNameSkill reports whether json.Unmarshal could find a "skill" key in
+// md: md holds an escape, a non-ASCII byte (keys match under Unicode case
+// folding) or "skill" in any ASCII case.
+func mayNameSkill(md []byte) bool {
+	for i, c := range md {
+		if c == '\\' || c >= 0x80 {
+			return true
+		}
+		if (c == 's' || c == 'S') && len(md)-i >= 5 && strings.EqualFold(string(md[i:i+5]), "skill") {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Router) route(t a2a.Task, msg a2a.Message) Agent {

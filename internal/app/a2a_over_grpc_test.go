@@ -385,27 +385,46 @@ func TestGRPCIsRateLimitedAsJSONRPC(t *testing.T) {
 	}
 }
 
-// A gRPC address relay cannot listen on fails Start, which undoes what it
-// started (the leak check of TestMain sees what it would leave).
-func TestStartFailsWhenTheGRPCAddressIsTaken(t *testing.T) {
+// A gRPC address relay cannot listen on fails Start; so does an HTTP
+// address taken after the gRPC server started, and Start then stops the
+// gRPC server (its port is free again).
+func TestStartFailsWhenAnAddressIsTaken(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	rdb, prefix := redistest.New(t)
-	cfg := testConfig(t)
-	cfg.RedisURL, cfg.RedisPrefix = redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
-	cfg.GRPCAddr = ln.Addr().String()
-	a, err := New(cfg, testLogger())
+	defer taken.Close()
+	free, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := a.Start(ctx); err == nil {
-		_ = a.Shutdown(ctx)
-		t.Fatal("Start succeeded on a taken gRPC address")
+	freeAddr := free.Addr().String()
+	_ = free.Close()
+	for _, tc := range []struct{ name, http, grpc string }{
+		{"grpc", "127.0.0.1:0", taken.Addr().String()},
+		{"http", taken.Addr().String(), freeAddr},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rdb, prefix := redistest.New(t)
+			cfg := testConfig(t)
+			cfg.RedisURL, cfg.RedisPrefix = redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
+			cfg.Addr, cfg.GRPCAddr = tc.http, tc.grpc
+			a, err := New(cfg, testLogger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := a.Start(ctx); err == nil {
+				_ = a.Shutdown(ctx)
+				t.Fatal("Start succeeded on a taken address")
+			}
+			ln, err := net.Listen("tcp", freeAddr)
+			if err != nil {
+				t.Fatalf("the gRPC port is still held after Start failed: %v", err)
+			}
+			_ = ln.Close()
+		})
 	}
 }

@@ -144,8 +144,14 @@ func (s *service) stream(op a2a.Op, name string, in proto.Message, ss grpc.Serve
 		return statusOf(fr.end)
 	case fr.sendErr != nil:
 		return fr.sendErr
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case !fr.final:
+		// relay is shutting down: over SSE the connection closes and the
+		// client resumes; here the status says so.
+		return status.Error(codes.Unavailable, "the stream ended before the task did (relay is shutting down); subscribe to the task again")
 	}
-	return ctx.Err()
+	return nil
 }
 
 // lastEventID is the stream resume point a client sends in the metadata
@@ -165,6 +171,9 @@ type framer struct {
 	log     *slog.Logger
 	end     *a2a.Error
 	sendErr error
+	// final: the last event sent leaves the task final or waiting for
+	// the client, which ends a stream.
+	final bool
 }
 
 func (f *framer) Result(v any) ([]byte, error) {
@@ -182,12 +191,28 @@ func (f *framer) Result(v any) ([]byte, error) {
 		f.sendErr = err
 		return nil, err
 	}
+	f.final = ends(&ev)
 	return []byte{}, nil
 }
 
 func (f *framer) Error(_ a2a.Dialect, e *a2a.Error) []byte {
 	f.end = e
 	return nil
+}
+
+// ends reports whether ev leaves its task in a state that ends a stream:
+// final, or waiting for the client.
+func ends(ev *a2apb.StreamResponse) bool {
+	st := ev.GetStatusUpdate().GetStatus().GetState()
+	if t := ev.GetTask(); t != nil {
+		st = t.GetStatus().GetState()
+	}
+	switch st {
+	case a2apb.TaskState_TASK_STATE_COMPLETED, a2apb.TaskState_TASK_STATE_FAILED, a2apb.TaskState_TASK_STATE_CANCELED,
+		a2apb.TaskState_TASK_STATE_REJECTED, a2apb.TaskState_TASK_STATE_INPUT_REQUIRED, a2apb.TaskState_TASK_STATE_AUTH_REQUIRED:
+		return true
+	}
+	return false
 }
 
 // nowhere takes the SSE framing the core writes; writes fail once the

@@ -428,3 +428,34 @@ func TestStartFailsWhenAnAddressIsTaken(t *testing.T) {
 		})
 	}
 }
+
+// A remote address that keeps failing authentication over gRPC is
+// refused with ResourceExhausted, as on the HTTP bindings; an API key in
+// the API key header (metadata x-api-key) is as good as a bearer one.
+func TestGRPCFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
+	t.Parallel()
+	r := startTenantRelay(t, func(c *config.Config) {
+		withGRPC(c)
+		c.Security.AuthFailureLimit = 3
+	})
+	c := grpcClient(t, r)
+	sent, err := c.SendMessage(metadata.AppendToOutgoingContext(context.Background(), "x-api-key", aliceKey),
+		&a2apb.SendMessageRequest{Message: pbMessage(t, "by header", nil)})
+	if err != nil || sent.GetTask().GetId() == "" {
+		t.Fatalf("x-api-key: %v, %v", sent, err)
+	}
+	refused := 0
+	for range 40 {
+		_, err := c.GetTask(bearer(otherWrng), &a2apb.GetTaskRequest{Id: "x"})
+		switch status.Code(err) {
+		case codes.Unauthenticated:
+		case codes.ResourceExhausted:
+			refused++
+		default:
+			t.Fatalf("a wrong key: %v", err)
+		}
+	}
+	if refused == 0 {
+		t.Fatal("40 wrong keys at a limit of 3 a second: none refused")
+	}
+}

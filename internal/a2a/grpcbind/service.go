@@ -131,7 +131,6 @@ func (s *service) stream(op a2a.Op, name string, in proto.Message, ss grpc.Serve
 	if err != nil {
 		return s.fail(ctx, name, err)
 	}
-	c.LastEventID = lastEventID(ctx)
 	fr := &framer{ss: ss, log: s.log}
 	st, err := s.ep.Open(ctx, c, clientConn{ctx: ctx}, fr)
 	if err != nil {
@@ -152,15 +151,6 @@ func (s *service) stream(op a2a.Op, name string, in proto.Message, ss grpc.Serve
 		return status.Error(codes.Unavailable, "the stream ended before the task did (relay is shutting down); subscribe to the task again")
 	}
 	return nil
-}
-
-// lastEventID is the stream resume point a client sends in the metadata
-// (last-event-id, as SSE's header).
-func lastEventID(ctx context.Context) string {
-	if v := metadata.ValueFromIncomingContext(ctx, "last-event-id"); len(v) > 0 {
-		return v[0]
-	}
-	return ""
 }
 
 // framer sends each event of the core's stream as a StreamResponse, and

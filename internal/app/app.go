@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/a2a/grpcbind"
 	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 	"github.com/a2arelay/relay/internal/a2a/rest"
 	"github.com/a2arelay/relay/internal/auth"
@@ -101,6 +102,8 @@ type App struct {
 	quiet          *quietConns // the server's connections that have sent nothing yet
 	ln             net.Listener
 	served         chan error
+	// grpc is the A2A gRPC server (nil: RELAY_GRPC_ADDR is empty).
+	grpc *grpcbind.Server
 }
 
 // New returns an App for cfg. It connects to nothing until Start.
@@ -132,6 +135,10 @@ func (a *App) Run(ctx context.Context) error {
 func (a *App) Start(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
+			if a.grpc != nil {
+				_ = a.grpc.Shutdown(context.Background()) // nothing was served yet: it stops at once
+				a.grpc = nil
+			}
 			if a.demo != nil {
 				a.demo.Close()
 			}
@@ -230,6 +237,9 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
+	if err := a.startGRPC(ctx); err != nil {
+		return err
+	}
 	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.outbox))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
@@ -248,6 +258,41 @@ func (a *App) Start(ctx context.Context) (err error) {
 // Addr is the address relay listens on (useful with port 0).
 func (a *App) Addr() string { return a.ln.Addr().String() }
 
+// GRPCAddr is the address the gRPC server listens on ("": none).
+func (a *App) GRPCAddr() string {
+	if a.grpc == nil {
+		return ""
+	}
+	return a.grpc.Addr()
+}
+
+// startGRPC starts the A2A gRPC server when RELAY_GRPC_ADDR is set: the
+// same Endpoint, guard and metrics as the HTTP bindings, on a listener of
+// its own (fasthttp has no HTTP/2).
+func (a *App) startGRPC(ctx context.Context) error {
+	if a.cfg.GRPCAddr == "" {
+		return nil
+	}
+	gs, err := grpcbind.New(grpcbind.Deps{Endpoint: a.endpoint, Guard: grpcGuard{a}, Log: a.log,
+		Observe: func(method string, e *a2a.Error) {
+			code := 0
+			if e != nil {
+				code = jsonrpc.Code(e.Kind) // the metric counts outcomes by their JSON-RPC codes, whatever the binding
+			}
+			a.metrics.Request(method, string(a2a.V10), code)
+		}},
+		grpcbind.Config{Addr: a.cfg.GRPCAddr, TLSCert: a.cfg.GRPCTLSCert, TLSKey: a.cfg.GRPCTLSKey, MaxRecvBytes: a.cfg.MaxBodyBytes})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if err := gs.Start(); err != nil {
+		return fmt.Errorf("app: RELAY_GRPC_ADDR: %w", err)
+	}
+	a.grpc = gs
+	a.log.InfoContext(ctx, "relay gRPC listening", "addr", gs.Addr(), "tls", a.cfg.GRPCTLSCert != "")
+	return nil
+}
+
 // Shutdown stops taking requests, lets in-flight ones finish, stops the
 // agent's work, and closes Redis, in that order.
 func (a *App) Shutdown(ctx context.Context) error {
@@ -255,6 +300,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if a.http != nil {
 		a.endpoint.CloseStreams() // open streams end; their clients resume elsewhere
 		a.workerAPI.Close()       // waiting claims end; their workers claim again
+		if a.grpc != nil {
+			errs = append(errs, a.grpc.Shutdown(ctx))
+		}
 		errs = append(errs, a.shutdownHTTP(ctx))
 		// fasthttp misses a listener it had not started serving yet: close it
 		// here too so that Serve always returns.
@@ -433,6 +481,9 @@ func (a *App) cardConfig() a2a.CardConfig {
 	cc := a2a.CardConfig{Name: ag.Name, Description: ag.Description, Version: ag.Version,
 		URL: a.cfg.PublicURL + "/", MaxAge: ag.CardMaxAge, Skills: skills(ag.Skills), Streaming: true,
 		Security: a.cardSecurity()}
+	// TODO(#18 item 4, the card): list the gRPC interface (protocolBinding
+	// GRPC, at RELAY_GRPC_ADDR's port on RELAY_PUBLIC_URL's host) in
+	// supportedInterfaces when a.cfg.GRPCAddr is set.
 	if ext := ag.ExtendedCard; ext != nil {
 		cc.HasExtended, cc.ExtendedDescription, cc.ExtendedSkills = true, ext.Description, skills(ext.Skills)
 	}

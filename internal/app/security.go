@@ -169,37 +169,72 @@ func (a *App) guardA2A(refuse refusal) fiber.Handler {
 }
 
 func (a *App) guard(c *fiber.Ctx, refuse refusal) error {
-	ctx := c.UserContext()
+	ctx, e := a.admit(c.UserContext(), c.IP(), func(name string) string { return c.Get(name) })
+	switch {
+	case e == nil:
+		c.SetUserContext(ctx)
+		return c.Next()
+	case e.Kind == a2a.KindUnauthenticated:
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="relay"`)
+		return refuse(c, fiber.StatusUnauthorized, e)
+	}
+	c.Set(fiber.HeaderRetryAfter, "1")
+	return refuse(c, fiber.StatusTooManyRequests, e)
+}
+
+// admit is the guard of every A2A binding, whatever carries the request
+// (header reads its headers or metadata by name; ip is its remote
+// address): it authenticates the request, applies the client's rate
+// limit, and returns the context that acts for the client, or the refusal
+// (KindUnauthenticated, or KindLimited: retry after 1 s).
+func (a *App) admit(ctx context.Context, ip string, header func(name string) string) (context.Context, *a2a.Error) {
 	owner := ""
 	if a.authOn {
-		p, err := a.clients.Authenticate(ctx, func(name string) string { return c.Get(name) })
-		if err != nil { // logged, sampled, by limitAuthFailures
-			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="relay"`)
+		p, err := a.clients.Authenticate(ctx, header)
+		if err != nil { // logged, sampled, by the binding's flood limit
 			msg := "authentication required: send Authorization: Bearer <API key or JWT>"
 			if !errors.Is(err, auth.ErrNoCredentials) {
 				msg = "invalid credentials"
 			}
-			return refuse(c, fiber.StatusUnauthorized, a2a.Errorf(a2a.KindUnauthenticated, "%s", msg))
+			return ctx, a2a.Errorf(a2a.KindUnauthenticated, "%s", msg)
 		}
 		owner = p.ID
 	}
 	if a.limiter != nil {
 		key := owner
 		if key == "" {
-			key = "ip:" + c.IP()
+			key = "ip:" + ip
 		}
 		ok, err := a.limiter.Allow(ctx, key, time.Now())
 		if err != nil {
 			a.log.WarnContext(ctx, "rate limit unavailable", "err", err) // fail open: Redis trouble shows elsewhere
 		}
 		if !ok {
-			c.Set(fiber.HeaderRetryAfter, "1")
-			return refuse(c, fiber.StatusTooManyRequests, a2a.Errorf(a2a.KindLimited,
-				"rate limit exceeded: %d requests per second per client; retry after 1 s", a.cfg.Security.RateLimit))
+			return ctx, a2a.Errorf(a2a.KindLimited,
+				"rate limit exceeded: %d requests per second per client; retry after 1 s", a.cfg.Security.RateLimit)
 		}
 	}
-	c.SetUserContext(tenant.With(ctx, owner))
-	return c.Next()
+	return tenant.With(ctx, owner), nil
+}
+
+// grpcGuard is the guard of the gRPC binding: admit behind the same limit
+// of failed authentications per remote address as the HTTP bindings'.
+type grpcGuard struct{ a *App }
+
+func (g grpcGuard) Admit(ctx context.Context, ip string, header func(name string) string) (context.Context, error) {
+	a := g.a
+	if a.strikes != nil && a.strikes.Refused(ip, time.Now()) {
+		return ctx, a2a.Errorf(a2a.KindLimited, "too many failed authentications from this address; retry after 1 s")
+	}
+	actx, e := a.admit(ctx, ip, header)
+	if e == nil {
+		return actx, nil
+	}
+	if e.Kind == a2a.KindUnauthenticated && a.strikes != nil {
+		over, serr := a.strikes.Strike(ctx, ip, time.Now())
+		a.authLog.failed(ctx, a.log, ip, "grpc", over, serr)
+	}
+	return ctx, e
 }
 
 // guardAdmin admits the management API's callers: a bearer admin token

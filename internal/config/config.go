@@ -15,6 +15,12 @@ type Config struct {
 	// PublicURL is the URL clients reach relay at: the card's url and the JWT issuer.
 	// Empty means derived from Addr (http://localhost:<port>).
 	PublicURL string `yaml:"public_url"`
+	// GRPCAddr is the listen address of the A2A gRPC server; empty: none.
+	GRPCAddr string `yaml:"grpc_addr"`
+	// GRPCTLSCert and GRPCTLSKey are the gRPC server's TLS certificate and
+	// key files (PEM); empty: plaintext.
+	GRPCTLSCert string `yaml:"grpc_tls_cert"`
+	GRPCTLSKey  string `yaml:"grpc_tls_key"`
 
 	// RedisURL names the Redis to use (redis://, rediss://, unix://, or a
 	// Redis Cluster: redis+cluster://, rediss+cluster://, see

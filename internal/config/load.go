@@ -219,6 +219,13 @@ func (l *loader) finish() error {
 	if err := l.checkBackends(); err != nil {
 		return err
 	}
+	if (c.GRPCTLSCert == "") != (c.GRPCTLSKey == "") {
+		key := "grpc_tls_key"
+		if c.GRPCTLSCert == "" {
+			key = "grpc_tls_cert"
+		}
+		return &SettingError{Key: key, Source: l.source(key), Err: fmt.Errorf("gRPC TLS needs both %s and %s", l.name("grpc_tls_cert"), l.name("grpc_tls_key"))}
+	}
 	if c.Addr == "" {
 		c.Addr = defaultAddr(c)
 	}

@@ -1,0 +1,9 @@
+package grpcbind
+
+import (
+	"testing"
+
+	"github.com/a2arelay/relay/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.CheckLeaksMain(m) }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"reflect"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 )
@@ -155,8 +156,12 @@ func (c Call) params() (json.RawMessage, error) {
 		if c.Dialect == V10 {
 			name = lowerCamel(name) // ProtoJSON: snake_case names are as good
 		}
-		if _, twice := fields[name]; twice {
-			return nil, InvalidParams("%s is given twice", name)
+		// Go's decoder reads names case-insensitively (as EqualFold
+		// compares them): names that differ in case only name one field.
+		for f := range fields {
+			if strings.EqualFold(f, name) {
+				return nil, InvalidParams("%s is given twice", name)
+			}
 		}
 		fields[name] = v
 	}
@@ -165,8 +170,14 @@ func (c Call) params() (json.RawMessage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("a2a: encode field %s: %w", name, err)
 		}
-		if given, ok := obj[name]; ok && !sameValue(given, b) {
-			return nil, InvalidParams("%s in the body is not the one the URL names", name)
+		for given, gv := range obj { // (a body member in another case names the field too)
+			if !strings.EqualFold(given, name) {
+				continue
+			}
+			if !sameValue(gv, b) {
+				return nil, InvalidParams("%s in the body is not the one the URL names", name)
+			}
+			delete(obj, given)
 		}
 		obj[name] = b
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"unicode"
 )
 
 // ProtoJSON field names. A2A v1.0 is ProtoJSON, whose parsers accept a
@@ -17,12 +18,12 @@ import (
 // Free-form values keep their keys: a metadata object
 // (google.protobuf.Struct) and a part's data (google.protobuf.Value) hold
 // the client's own keys, which are not field names and are passed on as
-// they came. Any member named metadata or data (in any ASCII case, as Go's
-// decoder matches names) is taken as such a value.
+// they came. Any member named metadata or data (in any case, as Go's
+// decoder matches names: foldName) is taken as such a value.
 //
 // Two members of one object that name the same field (task_id and taskId,
-// or one name twice, or names that differ in ASCII case only, which Go's
-// decoder reads as one) are refused as invalid params, as ProtoJSON parsers refuse
+// or one name twice, or names that differ in case only, which Go's
+// decoder reads as one: foldName) are refused as invalid params, as ProtoJSON parsers refuse
 // a field given twice: which of the two the client meant would be a guess.
 // Other unknown names are still ignored, as before.
 
@@ -143,7 +144,7 @@ func (n *nameNormalizer) object(depth int) error {
 			n.out = append(append(n.out, n.in[n.last:start]...), q...)
 			n.last = n.i
 		}
-		folded := strings.ToLower(field)
+		folded := foldName(field)
 		if seen.add(folded) {
 			return InvalidParams("the field %q is given twice (in lowerCamel or snake_case, a field is given once)", field)
 		}
@@ -152,7 +153,7 @@ func (n *nameNormalizer) object(depth int) error {
 		}
 		n.i++
 		var err error
-		if folded == "metadata" || folded == "data" {
+		if folded == foldedMetadata || folded == foldedData {
 			err = n.skip() // the client's own keys
 		} else {
 			err = n.value(depth)
@@ -173,6 +174,24 @@ func (n *nameNormalizer) object(depth int) error {
 		}
 	}
 }
+
+// foldName is name as Go's decoder matches it to a field: each rune
+// replaced by the least of its Unicode simple case folding orbit (so ASCII
+// letters by their upper case, and ſ, s and S alike), which makes two names
+// equal exactly when strings.EqualFold holds.
+func foldName(name string) string {
+	return strings.Map(func(r rune) rune {
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				return next
+			}
+			r = next
+		}
+	}, name)
+}
+
+var foldedMetadata, foldedData = foldName("metadata"), foldName("data")
 
 // nameSet holds the (folded) names of one object: a few in a slice, more
 // in a map, so that an object of many members costs no quadratic time.

@@ -72,12 +72,18 @@ func (b *Batcher) Do(add func(redis.Pipeliner)) {
 }
 
 // run sends queued batches, oldest first, until the one that held own has
-// run and another runner is left to send what is still queued, or until
-// none is left. (The check and the count's decrement are one step under
+// run (this runner's or another's: own may be taken by a runner in flight
+// before this one looks at the queue) and another runner is left to send
+// what is still queued, or until none is left. (The check and the count's decrement are one step under
 // mu: of runners that finish together, the last one stays.)
 func (b *Batcher) run(own *batchReq) {
 	ran := false
 	for {
+		select {
+		case <-own.done: // another runner's batch held own, and has run
+			ran = true
+		default:
+		}
 		b.mu.Lock()
 		n := min(len(b.pending), b.maxBatch)
 		if n == 0 || (ran && b.running > 1) {

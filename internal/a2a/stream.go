@@ -257,7 +257,9 @@ func (s *subscription) writeFirst(w *bufio.Writer) (bool, error) {
 		s.ep.shared.put(ev)
 		return true, ev.err
 	}
-	return ev.final, s.send(w, s.after, ev.body, func() { s.ep.shared.put(ev) })
+	final := ev.final
+	err := s.send(w, s.after, ev.body, func() { s.ep.shared.put(ev) })
+	return final, err
 }
 
 // write sends one event and reports whether it was the last one of the

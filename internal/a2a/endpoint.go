@@ -88,6 +88,7 @@ type Endpoint struct {
 	log       *slog.Logger
 	streams   Streamer
 	streamCfg StreamConfig
+	shared    sharedEvents // the first events streams share
 	closing   chan struct{}
 	closeOnce sync.Once
 }

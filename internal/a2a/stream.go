@@ -3,6 +3,7 @@ package a2a
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -46,11 +47,13 @@ var streamIDPattern = regexp.MustCompile(`^\d+-\d+$`)
 // deadline; a net.Conn also tells when its client left.
 type StreamConn interface{ SetWriteDeadline(time.Time) error }
 
-// Framer shapes what a stream sends in its binding's envelope: a result (an
-// event, in the stream's dialect: JSON-RPC wraps it in a response, HTTP+JSON
-// sends it as it is) and the error that ends a stream.
+// Framer shapes what a stream sends in its binding's envelope: each event
+// is a result (the event's JSON, in the stream's dialect) between head and
+// tail (JSON-RPC wraps it in a response, HTTP+JSON sends it as it is), so
+// that streams can share an event's bytes; Error is the event that ends a
+// stream.
 type Framer interface {
-	Result(v any) ([]byte, error)
+	Envelope() (head, tail []byte)
 	Error(d Dialect, e *Error) []byte
 }
 
@@ -199,9 +202,7 @@ func (s *subscription) run(w *bufio.Writer) {
 	ctx := context.Background()
 	cfg := s.ep.streamCfg
 	if s.first != nil {
-		task := s.first.Task
-		s.first = nil // the stream keeps only the rendered event, and that only while it writes it
-		if done, err := s.write(w, s.after, task, nil); done || err != nil {
+		if done, err := s.writeFirst(w); done || err != nil {
 			return
 		}
 	}
@@ -222,7 +223,7 @@ func (s *subscription) run(w *bufio.Writer) {
 			e := evs[i]
 			evs[i] = StreamEvent{} // sent events are not kept while later ones are written
 			s.after = e.ID
-			done, err := s.write(w, e.ID, Task{}, &e.Event)
+			done, err := s.write(w, e.ID, e.Event)
 			if done || err != nil {
 				return
 			}
@@ -240,39 +241,60 @@ func (s *subscription) run(w *bufio.Writer) {
 	}
 }
 
-// write sends one event (or, when ev is nil, the task itself) and reports
-// whether it was the last one of the stream.
-func (s *subscription) write(w *bufio.Writer, id string, task Task, ev *Event) (bool, error) {
-	var result any
-	var final bool
-	switch {
-	case ev == nil:
-		result, final = s.renderTask(task), task.Status.State.Terminal() || task.Status.State.Interrupted()
-	case ev.Kind == EventStatus || ev.Kind == EventArtifact:
-		result = s.renderEvent(*ev)
-		final = ev.Kind == EventStatus && ev.Status != nil && (ev.Status.State.Terminal() || ev.Status.State.Interrupted())
-	default:
+// writeFirst sends the task, the stream's first event, rendered once for
+// all the streams that send it at once (sharedEvents), and reports whether
+// it was the last one of the stream.
+func (s *subscription) writeFirst(w *bufio.Writer) (bool, error) {
+	v := s.first
+	s.first = nil // the stream keeps only the shared event, and that only while it writes it
+	key := sharedKey{taskID: s.taskID, eventID: v.EventID, d: s.d}
+	ev := s.ep.shared.get(key, func() (any, bool) {
+		st := v.Task.Status.State
+		return s.renderTask(v.Task), st.Terminal() || st.Interrupted()
+	})
+	v = nil
+	if ev.err != nil {
+		s.ep.shared.put(ev)
+		return true, ev.err
+	}
+	final := ev.final
+	err := s.send(w, s.after, ev.body, func() { s.ep.shared.put(ev) })
+	return final, err
+}
+
+// write sends one event and reports whether it was the last one of the
+// stream.
+func (s *subscription) write(w *bufio.Writer, id string, ev Event) (bool, error) {
+	if ev.Kind != EventStatus && ev.Kind != EventArtifact {
 		return false, nil // the task's creation and client messages are in the task sent first
 	}
-	b, err := s.fr.Result(result)
+	final := ev.Kind == EventStatus && ev.Status != nil && (ev.Status.State.Terminal() || ev.Status.State.Interrupted())
+	b, err := json.Marshal(s.renderEvent(ev))
 	if err != nil {
 		return true, err
 	}
+	return final, s.send(w, id, b, nil) // b is not used again: sendFrame may free it early
+}
+
+// send writes an event's JSON in the stream's envelope; release (when set)
+// lets go of body, an event other streams share (see sendFrame).
+func (s *subscription) send(w *bufio.Writer, id string, body []byte, release func()) error {
 	if id == "0-0" {
 		id = ""
 	}
-	size := len(b)
-	if err := s.sendFrame(w, id, b); err != nil { // b is not used again: sendFrame may free it early
+	size := len(body)
+	head, tail := s.fr.Envelope()
+	if err := s.sendFrame(w, id, head, body, tail, release); err != nil {
 		if size > s.ep.streamCfg.MaxBuffer {
 			s.ep.log.Info("a2a stream dropped: its client did not take a large event", "task_id", s.taskID, "event_bytes", size, "err", err)
 		}
-		return true, err
+		return err
 	}
-	return final, nil
+	return nil
 }
 
 func (s *subscription) writeError(w *bufio.Writer, e *Error) {
-	_ = s.sendFrame(w, "", s.fr.Error(s.d, e))
+	_ = s.sendFrame(w, "", nil, s.fr.Error(s.d, e), nil, nil)
 }
 
 // streamIDLess orders Redis stream ids ("ms-seq").

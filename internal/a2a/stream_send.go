@@ -31,30 +31,43 @@ const (
 )
 
 // sendFrame writes one SSE frame, "id: <id>\n" (when id is set) "data:
-// <data>\n\n", in chunks of at most sseChunk, each flushed within its own
-// deadline: writeTimeout, or slowClientGrace while more than the stream's
-// buffer limit of the frame is still to go. Once the rest of a larger
-// frame fits the limit, it is copied out, so that the frame itself can be
-// freed while a slow client takes the rest: the caller must not keep data.
-// An error means the client is gone or too slow: the caller ends the
-// stream, and the server closes the connection (a client that reads again
-// gets what was sent, then the end of the stream, and resumes with
-// Last-Event-ID).
-func (s *subscription) sendFrame(w *bufio.Writer, id string, data []byte) error {
-	limit := s.ep.streamCfg.MaxBuffer
-	head := "data: "
-	if id != "" {
-		head = "id: " + id + "\n" + head
+// <head><data><tail>\n\n" (head and tail are the binding's envelope), in
+// chunks of at most sseChunk, each flushed within its own deadline:
+// writeTimeout, or slowClientGrace while more than the stream's buffer
+// limit of the frame is still to go. Once the rest of a larger data fits
+// the limit, it is copied out and data is let go (release is called, when
+// set: data may be an event other streams share), so that what a slow
+// client keeps the stream holding is at most its limit: the caller must
+// not keep data. An error means the client is gone or too slow: the
+// caller ends the stream, and the server closes the connection (a client
+// that reads again gets what was sent, then the end of the stream, and
+// resumes with Last-Event-ID).
+func (s *subscription) sendFrame(w *bufio.Writer, id string, head, data, tail []byte, release func()) error {
+	letGo := func() {
+		if release != nil {
+			release()
+			release = nil
+		}
 	}
-	left := len(head) + len(data) + 2
-	if _, err := w.WriteString(head); err != nil {
+	defer letGo()
+	limit := s.ep.streamCfg.MaxBuffer
+	pre := "data: "
+	if id != "" {
+		pre = "id: " + id + "\n" + pre
+	}
+	left := len(pre) + len(head) + len(data) + len(tail) + 2
+	if _, err := w.WriteString(pre); err != nil {
 		return err
 	}
-	left -= len(head)
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	left -= len(pre) + len(head)
 	big := len(data) > limit
 	for len(data) > 0 {
 		if big && len(data) <= limit {
 			data, big = bytes.Clone(data), false
+			letGo()
 		}
 		n := min(len(data), sseChunk)
 		if _, err := w.Write(data[:n]); err != nil {
@@ -65,10 +78,14 @@ func (s *subscription) sendFrame(w *bufio.Writer, id string, data []byte) error 
 		}
 		data, left = data[n:], left-n
 	}
+	letGo()
+	if _, err := w.Write(tail); err != nil {
+		return err
+	}
 	if _, err := w.WriteString("\n\n"); err != nil {
 		return err
 	}
-	return s.flushHolding(w, 2)
+	return s.flushHolding(w, left)
 }
 
 // flushHolding sends what is buffered while the stream holds held bytes

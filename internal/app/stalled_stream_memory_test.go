@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,6 +61,75 @@ func memory() (heap, rss float64) {
 		}
 	}
 	return heap, rss
+}
+
+// Stalled readers of a large task cost relay a bounded amount of memory,
+// whatever their number: the streams opening on the task at once share one
+// read of it and one rendering of its first event, and each holds that
+// shared event, not a copy, and beyond it at most its buffer limit. (Each
+// stream reading and rendering the task itself took the heap up by some
+// 280 MB for 30 streams on a 4 MiB task.) The heap is measured, not the
+// RSS: its peak, sampled while the streams open, with the collector
+// keeping little garbage, so that the figure is what was held at once.
+// It is not parallel: the heap figures are the process's.
+func TestStalledStreamsOfALargeTaskHoldBoundedMemory(t *testing.T) {
+	const streams, size = 30, 4 << 20
+	r := startRelay(t, func(c *config.Config) {
+		c.StreamKeepAlive = time.Hour
+		c.MaxMessageBytes, c.Security.ClientMaxStorageBytes = 2*size, 0 // a task of size bytes
+	})
+	id := bigTask(t, r, size)
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	peak := make(chan uint64)
+	stop := make(chan struct{})
+	go func() {
+		var top uint64
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			top = max(top, ms.HeapAlloc)
+			select {
+			case <-stop:
+				peak <- top
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	conns := make([]net.Conn, streams)
+	for i := range conns {
+		conns[i] = stalledReader(t, r, id)
+		defer conns[i].Close()
+	}
+	// Each client reads the head of its stream, up to the first bytes of the
+	// task, then stops reading: by then its stream has read and rendered the
+	// task.
+	for _, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+		var got []byte
+		buf := make([]byte, 512)
+		for !strings.Contains(string(got), "xxxx") {
+			n, err := c.Read(buf)
+			if err != nil {
+				t.Fatalf("the stream sent %q, then %v", got, err)
+			}
+			got = append(got, buf[:n]...)
+		}
+	}
+	close(stop)
+	grew := float64(<-peak-base.HeapAlloc) / (1 << 20)
+	// One read of the task (the reply, its decoding and the record: some 4
+	// copies), one rendering (2 more), the shared event, and for each stream
+	// its buffer limit and the server's few chunks: about 40 MB; without
+	// sharing, 280.
+	bound := float64(8*size+streams*(config.Defaults().StreamMaxBuffer+256<<10)) / (1 << 20)
+	t.Logf("the heap grew by at most %.0f MB with %d stalled streams on a %d MiB task (bound %.0f MB)", grew, streams, size>>20, bound)
+	if grew > bound {
+		t.Errorf("the heap grew by %.0f MB with %d stalled streams on a %d MiB task, want at most %.0f MB", grew, streams, size>>20, bound)
+	}
 }
 
 // TestStalledStreamsMemory measures what stalled SSE readers of a large

@@ -25,14 +25,24 @@ type Streams struct {
 	slots    chan struct{}
 	perOwner int
 
-	mu   sync.Mutex
-	open map[string]int // open streams by owner
+	mu    sync.Mutex
+	open  map[string]int      // open streams by owner
+	loads map[string]*loading // reads of a task for streams opening on it
+}
+
+// loading is one read of a task that the streams opening on it at once
+// share: a large task is read and decoded once for them, not once each.
+type loading struct {
+	done chan struct{}
+	view a2a.TaskView
+	err  error
 }
 
 // NewStreams returns Streams reading through rdb, at most max at once and
 // at most perOwner (0: no limit) for one principal.
 func NewStreams(store *taskstore.Store, rdb redis.UniversalClient, max, perOwner int) *Streams {
-	return &Streams{store: store, rdb: rdb, slots: make(chan struct{}, max), perOwner: perOwner, open: map[string]int{}}
+	return &Streams{store: store, rdb: rdb, slots: make(chan struct{}, max), perOwner: perOwner, open: map[string]int{},
+		loads: map[string]*loading{}}
 }
 
 // streamRetryAfter is when a client refused a stream slot is told to try
@@ -76,8 +86,41 @@ func (s *Streams) Acquire(ctx context.Context) (release func(), err error) {
 // Open returns the number of open streams.
 func (s *Streams) Open() int { return len(s.slots) }
 
-// Current returns a task with the id of its last event.
+// Current returns a task with the id of its last event. Streams opening on
+// one task at once share one read of it: the view's task is shared, and
+// read only.
 func (s *Streams) Current(ctx context.Context, taskID string) (a2a.TaskView, error) {
+	s.mu.Lock()
+	l, ok := s.loads[taskID]
+	if !ok {
+		l = &loading{done: make(chan struct{})}
+		s.loads[taskID] = l
+		s.mu.Unlock()
+		// Read for all who wait, whoever of them leaves.
+		l.view, l.err = s.load(context.WithoutCancel(ctx), taskID)
+		s.mu.Lock()
+		delete(s.loads, taskID)
+		s.mu.Unlock()
+		close(l.done)
+	} else {
+		s.mu.Unlock()
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return a2a.TaskView{}, ctx.Err()
+		}
+	}
+	if l.err != nil {
+		return a2a.TaskView{}, l.err
+	}
+	if !tenant.Sees(ctx, l.view.Owner) {
+		return a2a.TaskView{}, a2a.ErrTaskNotFound(taskID) // another tenant's task does not exist for this one
+	}
+	return l.view, nil
+}
+
+// load reads a task with the id of its last event.
+func (s *Streams) load(ctx context.Context, taskID string) (a2a.TaskView, error) {
 	rec, last, err := s.store.Current(ctx, taskID)
 	if errors.Is(err, taskstore.ErrNotFound) {
 		return a2a.TaskView{}, a2a.ErrTaskNotFound(taskID)
@@ -86,9 +129,6 @@ func (s *Streams) Current(ctx context.Context, taskID string) (a2a.TaskView, err
 		return a2a.TaskView{}, err
 	}
 	v, err := decodeRecord(rec)
-	if err == nil && !tenant.Sees(ctx, v.Owner) {
-		return a2a.TaskView{}, a2a.ErrTaskNotFound(taskID) // another tenant's task does not exist for this one
-	}
 	v.EventID = last
 	return v, err
 }

@@ -171,8 +171,14 @@ func (h *Handler) stream(c *fiber.Ctx, id json.RawMessage, method string, call a
 // request that opened it.
 type framer struct{ id json.RawMessage }
 
-func (f framer) Result(v any) ([]byte, error) {
-	return json.Marshal(response{JSONRPC: "2.0", ID: f.id, Result: v})
+// Envelope is a response whose result is the event:
+// {"jsonrpc":"2.0","id":<id>,"result":<event>}.
+func (f framer) Envelope() (head, tail []byte) {
+	id, err := json.Marshal(f.id) // compacted, as in every other response
+	if err != nil {
+		id = nullID
+	}
+	return append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":`...), []byte("}")
 }
 
 func (f framer) Error(d a2a.Dialect, e *a2a.Error) []byte {

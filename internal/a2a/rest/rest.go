@@ -295,7 +295,7 @@ func (h *Handler) stream(c *fiber.Ctx, name string, call a2a.Call) error {
 // the error body.
 type framer struct{}
 
-func (framer) Result(v any) ([]byte, error) { return json.Marshal(v) }
+func (framer) Envelope() (head, tail []byte) { return nil, nil }
 
 func (framer) Error(_ a2a.Dialect, e *a2a.Error) []byte {
 	b, _ := json.Marshal(body(e, statuses[e.Kind]))

@@ -57,6 +57,15 @@ type Framer interface {
 	Error(d Dialect, e *Error) []byte
 }
 
+// EventSender is a Framer that sends each event itself (gRPC's messages)
+// rather than in the SSE frame the stream writes: Send gets the event's
+// JSON, in the stream's dialect, and must not keep it past its return (a
+// stream's first event is shared with other streams).
+type EventSender interface {
+	Framer
+	Send(event []byte) error
+}
+
 // Stream is one open SSE stream: Run writes it.
 type Stream struct{ sub *subscription }
 
@@ -281,6 +290,14 @@ func (s *subscription) write(w *bufio.Writer, id string, ev Event) (bool, error)
 func (s *subscription) send(w *bufio.Writer, id string, body []byte, release func()) error {
 	if id == "0-0" {
 		id = ""
+	}
+	if es, ok := s.fr.(EventSender); ok {
+		defer func() {
+			if release != nil {
+				release()
+			}
+		}()
+		return es.Send(body)
 	}
 	size := len(body)
 	head, tail := s.fr.Envelope()

@@ -166,24 +166,25 @@ type framer struct {
 	final bool
 }
 
-func (f *framer) Result(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
+// Send sends one event of the core's stream (its v1.0 JSON) as a
+// StreamResponse.
+func (f *framer) Send(b []byte) error {
 	var ev a2apb.StreamResponse
 	if err := fromJSON.Unmarshal(b, &ev); err != nil {
 		f.log.Error("grpc: a stream event does not fit StreamResponse", "err", err)
 		f.end = &a2a.Error{Kind: a2a.KindInternal, Message: "internal error"}
-		return nil, err
+		return err
 	}
 	if err := f.ss.Send(&ev); err != nil {
 		f.sendErr = err
-		return nil, err
+		return err
 	}
 	f.final = ends(&ev)
-	return []byte{}, nil
+	return nil
 }
+
+// Envelope is unused: Send sends each event.
+func (f *framer) Envelope() (head, tail []byte) { return nil, nil }
 
 func (f *framer) Error(_ a2a.Dialect, e *a2a.Error) []byte {
 	f.end = e

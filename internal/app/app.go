@@ -174,7 +174,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics}, Secrets: a.ring,
 		Message: a2a.MessageLimits{MaxParts: a.cfg.MaxMessageParts, MaxBytes: a.cfg.MaxMessageBytes},
 		Quota:   a.quota(), Outage: a.outage()}, a.log)
-	card, err := a2a.NewCard(a.cardConfig())
+	card, err := a2a.NewSignedCard(a2a.CardDeps{Signer: cardSigner{a.keys}}, a.cardConfig())
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
 	}
@@ -431,20 +431,47 @@ func (a *App) closeStore() {
 func (a *App) cardConfig() a2a.CardConfig {
 	ag := a.cfg.Agent
 	cc := a2a.CardConfig{Name: ag.Name, Description: ag.Description, Version: ag.Version,
-		URL: a.cfg.PublicURL + "/", MaxAge: ag.CardMaxAge, Skills: skills(ag.Skills), Streaming: true,
-		Security: a.cardSecurity()}
+		URL: a.cfg.PublicURL + "/", RESTURL: a.cfg.PublicURL + rest.Prefix, RESTV03URL: a.cfg.PublicURL,
+		GRPCURL: a.cfg.GRPCPublicURL, JWKSURL: a.cfg.PublicURL + jwksPath,
+		MaxAge: ag.CardMaxAge, Skills: skills(ag.Skills), Streaming: true, Security: a.cardSecurity()}
 	if ext := ag.ExtendedCard; ext != nil {
 		cc.HasExtended, cc.ExtendedDescription, cc.ExtendedSkills = true, ext.Description, skills(ext.Skills)
+		for who, own := range ext.Clients {
+			if cc.ExtendedFor == nil {
+				cc.ExtendedFor = map[string]a2a.ExtendedCard{}
+			}
+			cc.ExtendedFor[clientPrincipal(who)] = a2a.ExtendedCard{Description: own.Description, Skills: skills(own.Skills)}
+		}
 	}
 	return cc
 }
+
+// clientPrincipal is the principal a client of agent.extended_card.clients
+// acts for: jwt:<iss>|<sub> as it is, an API key's name as key:<name>.
+func clientPrincipal(who string) string {
+	if strings.HasPrefix(who, "jwt:") {
+		return who
+	}
+	return "key:" + who
+}
+
+// cardSigner signs the agent card with relay's signing keys, which the
+// JWKS publishes.
+type cardSigner struct{ keys *auth.Keys }
+
+func (s cardSigner) SignCard(payload []byte, jku string) (protected, signature, kid string, err error) {
+	j, err := s.keys.SignDetached(payload, jku)
+	return j.Protected, j.Signature, j.KID, err
+}
+
+func (s cardSigner) CurrentKID() string { return s.keys.CurrentKID() }
 
 // skillTurns are the skills' own turn limits (max_wait, max_run).
 func (a *App) skillTurns() map[string]taskstore.TurnLimits {
 	out := map[string]taskstore.TurnLimits{}
 	all := a.cfg.Agent.Skills
 	if ext := a.cfg.Agent.ExtendedCard; ext != nil {
-		all = append(slices.Clip(all), ext.Skills...)
+		all = append(slices.Clip(all), ext.AllSkills()...)
 	}
 	for _, s := range all {
 		if l := (taskstore.TurnLimits{Wait: s.MaxWait, Run: s.MaxRun}); l.Any() {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -432,7 +433,8 @@ func (a *App) cardConfig() a2a.CardConfig {
 	ag := a.cfg.Agent
 	cc := a2a.CardConfig{Name: ag.Name, Description: ag.Description, Version: ag.Version,
 		URL: a.cfg.PublicURL + "/", RESTURL: a.cfg.PublicURL + rest.Prefix, RESTV03URL: a.cfg.PublicURL,
-		GRPCURL: a.cfg.GRPCPublicURL, JWKSURL: a.cfg.PublicURL + jwksPath,
+		// The gRPC listener's address joins here when the gRPC binding lands (RELAY_GRPC_ADDR).
+		GRPCURL: grpcInterfaceURL(a.cfg.PublicURL, a.cfg.GRPCPublicURL, ""), JWKSURL: a.cfg.PublicURL + jwksPath,
 		MaxAge: ag.CardMaxAge, Skills: skills(ag.Skills), Streaming: true, Security: a.cardSecurity()}
 	if ext := ag.ExtendedCard; ext != nil {
 		cc.HasExtended, cc.ExtendedDescription, cc.ExtendedSkills = true, ext.Description, skills(ext.Skills)
@@ -444,6 +446,22 @@ func (a *App) cardConfig() a2a.CardConfig {
 		}
 	}
 	return cc
+}
+
+// grpcInterfaceURL is where the card says the gRPC binding is, as host:port
+// (a2a.proto's AgentInterface.url): grpc_public_url when set, else
+// public_url's host with the port of the gRPC listener (listen); "" lists
+// no gRPC interface (neither is set).
+func grpcInterfaceURL(publicURL, grpcPublicURL, listen string) string {
+	if grpcPublicURL != "" || listen == "" {
+		return grpcPublicURL
+	}
+	_, port, err := net.SplitHostPort(listen)
+	u, uerr := url.Parse(publicURL)
+	if err != nil || uerr != nil || u.Hostname() == "" {
+		return ""
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // clientPrincipal is the principal a client of agent.extended_card.clients

@@ -268,8 +268,7 @@ func (c *Card) render() (*renderedCard, error) {
 	if r.public, r.kid, err = c.sign(c.public); err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(r.public)
-	r.etag = `"` + hex.EncodeToString(sum[:12]) + `"`
+	r.etag = ETag(r.public)
 	for who, doc := range c.extended {
 		if r.extended[who], _, err = c.sign(doc); err != nil {
 			return nil, err
@@ -344,16 +343,22 @@ func (c *Card) Serve(ctx *fiber.Ctx) error {
 	}
 	ctx.Set(fiber.HeaderCacheControl, "public, max-age="+strconv.Itoa(int(c.cfg.MaxAge.Seconds())))
 	ctx.Set(fiber.HeaderETag, r.etag)
-	if etagMatches(ctx.Get(fiber.HeaderIfNoneMatch), r.etag) {
+	if ETagMatches(ctx.Get(fiber.HeaderIfNoneMatch), r.etag) {
 		return ctx.SendStatus(fiber.StatusNotModified)
 	}
 	ctx.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return ctx.Send(r.public)
 }
 
-// etagMatches reports whether an If-None-Match header names etag (RFC 9110
+// ETag is the entity tag of a card as served: a hash of its bytes.
+func ETag(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
+// ETagMatches reports whether an If-None-Match header names etag (RFC 9110
 // §13.1.2: a list, weak comparison, or *).
-func etagMatches(header, etag string) bool {
+func ETagMatches(header, etag string) bool {
 	for tag := range strings.SplitSeq(header, ",") {
 		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
 		if tag == etag || tag == "*" {

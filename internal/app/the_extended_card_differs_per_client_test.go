@@ -54,6 +54,15 @@ func TestTheExtendedCardDiffersPerClient(t *testing.T) {
 			t.Fatalf("REST: %d %s", rest.Status, rest.Body)
 		}
 		docs = append(docs, rest.Body)
+		// Over HTTP+JSON it is the caller's to cache, revalidated by its ETag.
+		etag := rest.Header.Get("ETag")
+		if etag == "" || rest.Header.Get("Cache-Control") != "private, no-cache" {
+			t.Errorf("REST extended card: ETag %q, Cache-Control %q", etag, rest.Header.Get("Cache-Control"))
+		}
+		if status, _, body := get(t, r.url+"/v1/extendedAgentCard", "A2A-Version", "1.0", "Authorization", "Bearer "+tc.key,
+			"If-None-Match", etag); status != http.StatusNotModified || len(body) != 0 {
+			t.Errorf("REST extended card with If-None-Match: %d %s", status, body)
+		}
 		for i, raw := range docs {
 			var c card
 			if err := json.Unmarshal(raw, &c); err != nil {

@@ -62,7 +62,8 @@ type CardConfig struct {
 	// set, replaces ExtendedDescription, and its skills come after
 	// ExtendedSkills. Only with HasExtended.
 	ExtendedFor map[string]ExtendedCard
-	// MaxAge is the Cache-Control max-age of the card (default 5m).
+	// MaxAge is the Cache-Control max-age of the public card; zero serves
+	// max-age=0: caches revalidate with the ETag every time.
 	MaxAge    time.Duration
 	Streaming bool
 	// Security lists how clients authenticate (any one will do); empty
@@ -166,8 +167,8 @@ func NewCard(cfg CardConfig) (*Card, error) { return NewSignedCard(CardDeps{}, c
 // v1.0 ones (supportedInterfaces with protocolVersion "1.0"), so that
 // every client finds its dialect.
 func NewSignedCard(deps CardDeps, cfg CardConfig) (*Card, error) {
-	if cfg.MaxAge <= 0 {
-		cfg.MaxAge = 5 * time.Minute
+	if cfg.MaxAge < 0 {
+		return nil, fmt.Errorf("a2a: CardConfig.MaxAge %v is negative", cfg.MaxAge)
 	}
 	if len(cfg.ExtendedFor) > 0 && !cfg.HasExtended {
 		return nil, fmt.Errorf("a2a: CardConfig.ExtendedFor needs HasExtended")

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -15,7 +16,7 @@ import (
 // that names another ETag gets the card.
 func TestTheCardAnswersConditionalRequests(t *testing.T) {
 	t.Parallel()
-	card, err := NewCard(CardConfig{Name: "relay", Description: "d", Version: "1", URL: "https://relay.example.com/"})
+	card, err := NewCard(CardConfig{Name: "relay", Description: "d", Version: "1", URL: "https://relay.example.com/", MaxAge: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,5 +50,25 @@ func TestTheCardAnswersConditionalRequests(t *testing.T) {
 	}
 	if resp, _ := do(`"other"`); resp.StatusCode != 200 {
 		t.Errorf("If-None-Match of another ETag: status %d", resp.StatusCode)
+	}
+}
+
+// A max age of zero (RELAY_AGENT_CARD_MAX_AGE=0, "disables caching") is
+// served as max-age=0, not replaced by a default.
+func TestAZeroCardMaxAgeIsServed(t *testing.T) {
+	t.Parallel()
+	card, err := NewCard(CardConfig{Name: "relay", Description: "d", Version: "1", URL: "https://relay.example.com/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fiber.New()
+	app.Get("/card", card.Serve)
+	resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/card", nil), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if cc := resp.Header.Get("Cache-Control"); cc != "public, max-age=0" {
+		t.Fatalf("Cache-Control %q", cc)
 	}
 }

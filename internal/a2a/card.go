@@ -2,13 +2,22 @@ package a2a
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gowebpki/jcs"
+
+	"github.com/a2arelay/relay/internal/tenant"
 )
 
 // Skill is one skill the agent card advertises.
@@ -20,23 +29,52 @@ type Skill struct {
 	Examples    []string `json:"examples,omitempty"`
 }
 
+// The protocol bindings an interface of the card names (v1.0
+// protocolBinding, v0.3 transport).
+const (
+	BindingJSONRPC  = "JSONRPC"
+	BindingHTTPJSON = "HTTP+JSON"
+	BindingGRPC     = "GRPC"
+)
+
 // CardConfig is what the agent card says.
 type CardConfig struct {
 	Name, Description, Version string
 	// URL is the JSON-RPC endpoint clients POST to.
-	URL    string
-	Skills []Skill
+	URL string
+	// RESTURL, when set, is the base URL of the HTTP+JSON binding as a
+	// v1.0 client uses it (it appends /message:send and the other
+	// routes); RESTV03URL is the same binding's URL for a v0.3 client,
+	// which appends /v1/message:send (for relay, RESTURL without its /v1).
+	RESTURL, RESTV03URL string
+	// GRPCURL, when set, is where the gRPC binding listens, as host:port.
+	GRPCURL string
+	// JWKSURL, when set, goes in the jku of the card's signatures.
+	JWKSURL string
+	Skills  []Skill
 	// ExtendedDescription and ExtendedSkills make up the extended card;
 	// HasExtended turns it on.
 	HasExtended         bool
 	ExtendedDescription string
 	ExtendedSkills      []Skill
-	// MaxAge is the Cache-Control max-age of the card (default 5m).
+	// ExtendedFor replaces the extended card for some callers, keyed by
+	// the principal they act for (tenant.Owner): its description, when
+	// set, replaces ExtendedDescription, and its skills come after
+	// ExtendedSkills. Only with HasExtended.
+	ExtendedFor map[string]ExtendedCard
+	// MaxAge is the Cache-Control max-age of the public card; zero serves
+	// max-age=0: caches revalidate with the ETag every time.
 	MaxAge    time.Duration
 	Streaming bool
 	// Security lists how clients authenticate (any one will do); empty
 	// declares no authentication.
 	Security []SecurityScheme
+}
+
+// ExtendedCard is what one caller's extended card has of its own.
+type ExtendedCard struct {
+	Description string
+	Skills      []Skill
 }
 
 // SecurityScheme is one way clients authenticate, as the card declares it.
@@ -50,70 +88,139 @@ type SecurityScheme struct {
 
 // wire renders a scheme for both dialects in one object: the v0.3 fields
 // (type, in, name, scheme, bearerFormat) and the v1.0 oneof member
-// (apiKeySecurityScheme or httpAuthSecurityScheme).
+// (apiKeySecurityScheme or httpAuthSecurityScheme). Empty strings are left
+// out (see Card on default values).
 func (s SecurityScheme) wire() map[string]any {
 	out := map[string]any{"type": s.Type}
+	v10 := map[string]any{}
 	if s.Description != "" {
-		out["description"] = s.Description
+		out["description"], v10["description"] = s.Description, s.Description
 	}
 	switch s.Type {
 	case "apiKey":
 		out["in"], out["name"] = s.In, s.HeaderName
-		out["apiKeySecurityScheme"] = map[string]any{"location": s.In, "name": s.HeaderName, "description": s.Description}
+		v10["location"], v10["name"] = s.In, s.HeaderName
+		out["apiKeySecurityScheme"] = v10
 	default:
-		out["scheme"] = s.Scheme
+		out["scheme"], v10["scheme"] = s.Scheme, s.Scheme
 		if s.BearerFormat != "" {
-			out["bearerFormat"] = s.BearerFormat
+			out["bearerFormat"], v10["bearerFormat"] = s.BearerFormat, s.BearerFormat
 		}
-		out["httpAuthSecurityScheme"] = map[string]any{"scheme": s.Scheme, "bearerFormat": s.BearerFormat, "description": s.Description}
+		out["httpAuthSecurityScheme"] = v10
 	}
 	return out
 }
 
-// Card is the agent card, rendered once: the public one and the extended one.
-type Card struct {
-	cfg      CardConfig
-	public   []byte
-	etag     string
-	extended map[string]any
+// CardSigner signs the card: a JWS over a payload, with the key its JWKS
+// publishes (*auth.Keys is one).
+type CardSigner interface {
+	// SignCard returns the base64url protected header and signature of a
+	// JWS over payload with the current key, whose kid it names.
+	SignCard(payload []byte, jku string) (protected, signature, kid string, err error)
+	// CurrentKID is the kid SignCard signs with now.
+	CurrentKID() string
 }
 
-// NewCard renders the card. One document carries the v0.3 fields (url,
-// preferredTransport, protocolVersion) and the v1.0 ones (supportedInterfaces
-// with protocolVersion "1.0"), so that every client finds its dialect.
-func NewCard(cfg CardConfig) (*Card, error) {
-	if cfg.MaxAge <= 0 {
-		cfg.MaxAge = 5 * time.Minute
+// CardDeps are what a Card calls.
+type CardDeps struct {
+	// Signer signs the cards; nil serves them unsigned.
+	Signer CardSigner
+}
+
+// Card is the agent card: the public one and the extended ones, rendered
+// and signed once per signing key.
+//
+// Signing (A2A §8.4): each card carries in "signatures" one JWS whose
+// payload is the RFC 8785 (JCS) canonical form of the card without
+// "signatures". The card holds no value a verifier's removal of Protocol
+// Buffer defaults (§8.4.1) would strip (no empty string, list or map
+// among the fields the v1.0 proto knows), so the canonical form a client
+// computes is the one signed whether or not it strips defaults. When the
+// signer's key rotates, the next request renders and signs again, so the
+// signature names a key the JWKS publishes; the previous signature still
+// verifies during the rotated-out key's grace. Signatures are
+// deterministic (RFC 6979 ECDSA, Ed25519, PKCS#1 v1.5), so instances that
+// share the keys serve the same bytes and the same ETag.
+type Card struct {
+	cfg      CardConfig
+	signer   CardSigner
+	public   map[string]any
+	extended map[string]map[string]any // by principal; "" for every other caller; nil: none
+
+	mu       sync.Mutex // serializes rendering
+	rendered atomic.Pointer[renderedCard]
+}
+
+// renderedCard is the cards as served, signed with one key.
+type renderedCard struct {
+	kid      string
+	public   []byte
+	etag     string
+	extended map[string]json.RawMessage
+}
+
+// NewCard returns an unsigned card (NewSignedCard without a signer).
+func NewCard(cfg CardConfig) (*Card, error) { return NewSignedCard(CardDeps{}, cfg) }
+
+// NewSignedCard renders the card. One document carries the v0.3 fields
+// (url, preferredTransport, additionalInterfaces, protocolVersion) and the
+// v1.0 ones (supportedInterfaces with protocolVersion "1.0"), so that
+// every client finds its dialect.
+func NewSignedCard(deps CardDeps, cfg CardConfig) (*Card, error) {
+	if cfg.MaxAge < 0 {
+		return nil, fmt.Errorf("a2a: CardConfig.MaxAge %v is negative", cfg.MaxAge)
 	}
-	c := &Card{cfg: cfg}
-	pub := c.document(cfg.Description, cfg.Skills)
-	b, err := json.Marshal(pub)
-	if err != nil {
+	if len(cfg.ExtendedFor) > 0 && !cfg.HasExtended {
+		return nil, fmt.Errorf("a2a: CardConfig.ExtendedFor needs HasExtended")
+	}
+	c := &Card{cfg: cfg, signer: deps.Signer}
+	c.public = c.document(cfg.Description, cfg.Skills)
+	if cfg.HasExtended {
+		base := append(append([]Skill{}, cfg.Skills...), cfg.ExtendedSkills...)
+		desc := cmp.Or(cfg.ExtendedDescription, cfg.Description)
+		c.extended = map[string]map[string]any{"": c.document(desc, base)}
+		for who, ext := range cfg.ExtendedFor {
+			c.extended[who] = c.document(cmp.Or(ext.Description, desc), append(append([]Skill{}, base...), ext.Skills...))
+		}
+	}
+	if _, err := c.render(); err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(b)
-	c.public, c.etag = b, `"`+hex.EncodeToString(sum[:8])+`"`
-	if cfg.HasExtended {
-		desc := cmp.Or(cfg.ExtendedDescription, cfg.Description)
-		c.extended = c.document(desc, append(append([]Skill{}, cfg.Skills...), cfg.ExtendedSkills...))
-	}
 	return c, nil
+}
+
+// interfaces are the card's v1.0 supportedInterfaces and v0.3
+// additionalInterfaces: JSON-RPC first (the preferred one), then
+// HTTP+JSON and gRPC when they are served.
+func (c *Card) interfaces() (v10, v03 []map[string]string) {
+	add := func(binding, url, v03URL string) {
+		v10 = append(v10, map[string]string{"url": url, "protocolBinding": binding, "protocolVersion": "1.0"})
+		v03 = append(v03, map[string]string{"url": v03URL, "transport": binding})
+	}
+	add(BindingJSONRPC, c.cfg.URL, c.cfg.URL)
+	if c.cfg.RESTURL != "" {
+		add(BindingHTTPJSON, c.cfg.RESTURL, cmp.Or(c.cfg.RESTV03URL, c.cfg.RESTURL))
+	}
+	if c.cfg.GRPCURL != "" {
+		add(BindingGRPC, c.cfg.GRPCURL, c.cfg.GRPCURL)
+	}
+	return v10, v03
 }
 
 func (c *Card) document(description string, skills []Skill) map[string]any {
 	if skills == nil {
 		skills = []Skill{}
 	}
+	v10, v03 := c.interfaces()
 	doc := map[string]any{
-		"name":               c.cfg.Name,
-		"description":        description,
-		"version":            c.cfg.Version,
-		"protocolVersion":    "0.3.0",
-		"url":                c.cfg.URL,
-		"preferredTransport": "JSONRPC",
-		"supportedInterfaces": []map[string]string{
-			{"url": c.cfg.URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-		},
+		"name":                 c.cfg.Name,
+		"description":          description,
+		"version":              c.cfg.Version,
+		"protocolVersion":      "0.3.0",
+		"url":                  c.cfg.URL,
+		"preferredTransport":   BindingJSONRPC,
+		"additionalInterfaces": v03,
+		"supportedInterfaces":  v10,
 		"capabilities": map[string]any{
 			"streaming":              c.cfg.Streaming,
 			"pushNotifications":      true,
@@ -131,26 +238,133 @@ func (c *Card) document(description string, skills []Skill) map[string]any {
 		for _, s := range c.cfg.Security {
 			schemes[s.Name] = s.wire()
 			v03 = append(v03, map[string][]string{s.Name: {}})
-			v10 = append(v10, map[string]any{"schemes": map[string]any{s.Name: map[string][]string{"list": {}}}})
+			// A StringList with no scopes is {} (its empty list is a
+			// default value, which §8.4.1 leaves out).
+			v10 = append(v10, map[string]any{"schemes": map[string]any{s.Name: map[string]any{}}})
 		}
 		doc["securitySchemes"], doc["security"], doc["securityRequirements"] = schemes, v03, v10
 	}
 	return doc
 }
 
+// current returns the cards signed with the signer's current key,
+// rendering them again when that key changed.
+func (c *Card) current() (*renderedCard, error) {
+	r := c.rendered.Load()
+	if c.signer == nil || r.kid == c.signer.CurrentKID() {
+		return r, nil
+	}
+	return c.render()
+}
+
+// render renders and signs the cards with the current key.
+func (c *Card) render() (*renderedCard, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.rendered.Load(); r != nil && (c.signer == nil || r.kid == c.signer.CurrentKID()) {
+		return r, nil
+	}
+	r := &renderedCard{extended: map[string]json.RawMessage{}}
+	var err error
+	if r.public, r.kid, err = c.sign(c.public); err != nil {
+		return nil, err
+	}
+	r.etag = ETag(r.public)
+	for who, doc := range c.extended {
+		if r.extended[who], _, err = c.sign(doc); err != nil {
+			return nil, err
+		}
+	}
+	c.rendered.Store(r)
+	return r, nil
+}
+
+// sign encodes doc with its signature (A2A §8.4): a JWS over the JCS
+// canonical form of doc.
+func (c *Card) sign(doc map[string]any) (out []byte, kid string, err error) {
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return nil, "", fmt.Errorf("a2a: agent card: %w", err)
+	}
+	if c.signer == nil {
+		return body, "", nil
+	}
+	canonical, err := jcs.Transform(body)
+	if err != nil {
+		return nil, "", fmt.Errorf("a2a: agent card: canonical form: %w", err)
+	}
+	protected, signature, kid, err := c.signer.SignCard(canonical, c.cfg.JWKSURL)
+	if err != nil {
+		return nil, "", fmt.Errorf("a2a: agent card: %w", err)
+	}
+	signed := maps.Clone(doc)
+	signed["signatures"] = []map[string]string{{"protected": protected, "signature": signature}}
+	if out, err = json.Marshal(signed); err != nil {
+		return nil, "", fmt.Errorf("a2a: agent card: %w", err)
+	}
+	return out, kid, nil
+}
+
 // HasExtended reports whether an extended card is configured.
 func (c *Card) HasExtended() bool { return c.extended != nil }
 
-// Extended returns the extended card (the same document for every dialect).
-func (c *Card) Extended(Dialect) any { return c.extended }
+// Extended returns the extended card of the caller ctx acts for (its own
+// when CardConfig.ExtendedFor has one, else the common one), signed, the
+// same document for every dialect; nil when none is configured.
+func (c *Card) Extended(ctx context.Context) (json.RawMessage, error) {
+	if c.extended == nil {
+		return nil, nil
+	}
+	r, err := c.current()
+	if err != nil {
+		return nil, err
+	}
+	if doc, ok := r.extended[tenant.Owner(ctx)]; ok {
+		return doc, nil
+	}
+	return r.extended[""], nil
+}
 
-// Serve is the fiber handler of /.well-known/agent-card.json and agent.json.
+// Public returns the public card as it is served.
+func (c *Card) Public() ([]byte, error) {
+	r, err := c.current()
+	if err != nil {
+		return nil, err
+	}
+	return r.public, nil
+}
+
+// Serve is the fiber handler of /.well-known/agent-card.json and
+// agent.json: the public card with Cache-Control and an ETag (A2A §8.6),
+// 304 to an If-None-Match that names it.
 func (c *Card) Serve(ctx *fiber.Ctx) error {
+	r, err := c.current()
+	if err != nil {
+		return err
+	}
 	ctx.Set(fiber.HeaderCacheControl, "public, max-age="+strconv.Itoa(int(c.cfg.MaxAge.Seconds())))
-	ctx.Set(fiber.HeaderETag, c.etag)
-	if ctx.Get(fiber.HeaderIfNoneMatch) == c.etag {
+	ctx.Set(fiber.HeaderETag, r.etag)
+	if ETagMatches(ctx.Get(fiber.HeaderIfNoneMatch), r.etag) {
 		return ctx.SendStatus(fiber.StatusNotModified)
 	}
 	ctx.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return ctx.Send(c.public)
+	return ctx.Send(r.public)
+}
+
+// ETag is the entity tag of a card as served: a hash of its bytes.
+func ETag(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
+// ETagMatches reports whether an If-None-Match header names etag (RFC 9110
+// §13.1.2: a list, weak comparison, or *).
+func ETagMatches(header, etag string) bool {
+	for tag := range strings.SplitSeq(header, ",") {
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if tag == etag || tag == "*" {
+			return true
+		}
+	}
+	return false
 }

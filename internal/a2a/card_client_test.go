@@ -30,11 +30,15 @@ func TestParseCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ownCard, err := own.Public()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, raw string
 		want      RemoteCard
 	}{
-		{"own card: v1.0 preferred", string(own.public), RemoteCard{V10, "https://relay.example.com/a2a", true, "relay"}},
+		{"own card: v1.0 preferred", string(ownCard), RemoteCard{V10, "https://relay.example.com/a2a", true, "relay"}},
 		{"v0.3", cardV03, RemoteCard{V03, "https://currency.example.com/a2a", true, "Currency Agent"}},
 		{"v1.0", cardV10, RemoteCard{V10, "https://travel.example.com/rpc", false, "Travel Agent"}},
 		{"v0.3 over gRPC with a JSON-RPC additional interface",

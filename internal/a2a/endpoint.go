@@ -238,7 +238,11 @@ func (e *Endpoint) dispatch(ctx context.Context, c Call) (any, Dialect, error) {
 		if e.card == nil || !e.card.HasExtended() {
 			return nil, c.Dialect, Errorf(KindExtendedCardNotConfigured, "no extended agent card is configured")
 		}
-		return e.card.Extended(c.Dialect), c.Dialect, nil
+		doc, err := e.card.Extended(ctx)
+		if err != nil {
+			return nil, c.Dialect, err
+		}
+		return doc, c.Dialect, nil
 	case OpPushSet, OpPushGet, OpPushList, OpPushDelete:
 		return e.push(ctx, c, cd)
 	}

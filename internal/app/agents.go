@@ -62,7 +62,7 @@ func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 		}
 	}
 	if ext := a.cfg.Agent.ExtendedCard; ext != nil {
-		for _, s := range ext.Skills {
+		for _, s := range ext.AllSkills() {
 			skills = append(skills, s.ID)
 		}
 	}

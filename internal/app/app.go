@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -181,7 +182,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics}, Secrets: a.ring,
 		Message: a2a.MessageLimits{MaxParts: a.cfg.MaxMessageParts, MaxBytes: a.cfg.MaxMessageBytes},
 		Quota:   a.quota(), Outage: a.outage()}, a.log)
-	card, err := a2a.NewCard(a.cardConfig())
+	card, err := a2a.NewSignedCard(a2a.CardDeps{Signer: cardSigner{a.keys}}, a.cardConfig())
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
 	}
@@ -478,24 +479,68 @@ func (a *App) closeStore() {
 
 func (a *App) cardConfig() a2a.CardConfig {
 	ag := a.cfg.Agent
+	grpcURL := "" // no gRPC listener, no gRPC interface
+	if a.cfg.GRPCAddr != "" {
+		grpcURL = grpcInterfaceURL(a.cfg.PublicURL, a.cfg.GRPCPublicURL, a.cfg.GRPCAddr)
+	}
 	cc := a2a.CardConfig{Name: ag.Name, Description: ag.Description, Version: ag.Version,
-		URL: a.cfg.PublicURL + "/", MaxAge: ag.CardMaxAge, Skills: skills(ag.Skills), Streaming: true,
-		Security: a.cardSecurity()}
-	// TODO(#18 item 4, the card): list the gRPC interface (protocolBinding
-	// GRPC, at RELAY_GRPC_ADDR's port on RELAY_PUBLIC_URL's host) in
-	// supportedInterfaces when a.cfg.GRPCAddr is set.
+		URL: a.cfg.PublicURL + "/", RESTURL: a.cfg.PublicURL + rest.Prefix, RESTV03URL: a.cfg.PublicURL,
+		GRPCURL: grpcURL, JWKSURL: a.cfg.PublicURL + jwksPath,
+		MaxAge: ag.CardMaxAge, Skills: skills(ag.Skills), Streaming: true, Security: a.cardSecurity()}
 	if ext := ag.ExtendedCard; ext != nil {
 		cc.HasExtended, cc.ExtendedDescription, cc.ExtendedSkills = true, ext.Description, skills(ext.Skills)
+		for who, own := range ext.Clients {
+			if cc.ExtendedFor == nil {
+				cc.ExtendedFor = map[string]a2a.ExtendedCard{}
+			}
+			cc.ExtendedFor[clientPrincipal(who)] = a2a.ExtendedCard{Description: own.Description, Skills: skills(own.Skills)}
+		}
 	}
 	return cc
 }
+
+// grpcInterfaceURL is where the card says the gRPC binding is, as host:port
+// (a2a.proto's AgentInterface.url): grpc_public_url when set, else
+// public_url's host with the port of the gRPC listener (listen); "" lists
+// no gRPC interface (neither is set).
+func grpcInterfaceURL(publicURL, grpcPublicURL, listen string) string {
+	if grpcPublicURL != "" || listen == "" {
+		return grpcPublicURL
+	}
+	_, port, err := net.SplitHostPort(listen)
+	u, uerr := url.Parse(publicURL)
+	if err != nil || uerr != nil || u.Hostname() == "" || port == "0" {
+		return "" // (port 0: the kernel's choice, which the card cannot know before listening)
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// clientPrincipal is the principal a client of agent.extended_card.clients
+// acts for: jwt:<iss>|<sub> as it is, an API key's name as key:<name>.
+func clientPrincipal(who string) string {
+	if strings.HasPrefix(who, "jwt:") {
+		return who
+	}
+	return "key:" + who
+}
+
+// cardSigner signs the agent card with relay's signing keys, which the
+// JWKS publishes.
+type cardSigner struct{ keys *auth.Keys }
+
+func (s cardSigner) SignCard(payload []byte, jku string) (protected, signature, kid string, err error) {
+	j, err := s.keys.SignDetached(payload, jku)
+	return j.Protected, j.Signature, j.KID, err
+}
+
+func (s cardSigner) CurrentKID() string { return s.keys.CurrentKID() }
 
 // skillTurns are the skills' own turn limits (max_wait, max_run).
 func (a *App) skillTurns() map[string]taskstore.TurnLimits {
 	out := map[string]taskstore.TurnLimits{}
 	all := a.cfg.Agent.Skills
 	if ext := a.cfg.Agent.ExtendedCard; ext != nil {
-		all = append(slices.Clip(all), ext.Skills...)
+		all = append(slices.Clip(all), ext.AllSkills()...)
 	}
 	for _, s := range all {
 		if l := (taskstore.TurnLimits{Wait: s.MaxWait, Run: s.MaxRun}); l.Any() {

@@ -19,6 +19,9 @@ import (
 	"github.com/a2arelay/relay/internal/ui"
 )
 
+// jwksPath is where relay publishes its JWKS.
+const jwksPath = "/.well-known/jwks.json"
+
 // newHTTP builds the fiber app and its routes.
 func (a *App) newHTTP(h *jsonrpc.Handler, rh *rest.Handler, card *a2a.Card, api *delivery.API) *fiber.App {
 	f := fiber.New(fiber.Config{
@@ -40,7 +43,7 @@ func (a *App) newHTTP(h *jsonrpc.Handler, rh *rest.Handler, card *a2a.Card, api 
 	f.Get("/readyz", a.ready)
 	f.Get("/.well-known/agent-card.json", card.Serve)
 	f.Get("/.well-known/agent.json", card.Serve)
-	f.Get("/.well-known/jwks.json", a.keys.ServeJWKS)
+	f.Get(jwksPath, a.keys.ServeJWKS)
 	flood := func(refuse refusal) fiber.Handler {
 		return a.limitAuthFailures(func(c *fiber.Ctx) error {
 			return refuse(c, fiber.StatusTooManyRequests, a2a.Errorf(a2a.KindLimited, "too many failed authentications from this address; retry after 1 s"))

@@ -33,7 +33,7 @@ func TestAgentCard(t *testing.T) {
 			t.Fatal(err)
 		}
 		if card.URL != "https://relay.example.test/" || card.PreferredTransport != "JSONRPC" || card.ProtocolVersion != "0.3.0" ||
-			len(card.SupportedInterfaces) != 1 || card.SupportedInterfaces[0].ProtocolVersion != "1.0" ||
+			len(card.SupportedInterfaces) != 2 || card.SupportedInterfaces[0].ProtocolVersion != "1.0" ||
 			!card.Capabilities.PushNotifications || len(card.Skills) != 1 || card.Skills[0].ID != "echo" {
 			t.Fatalf("%s: card = %+v", path, card)
 		}

@@ -70,3 +70,37 @@ func (k *Keys) AppendSign(dst []byte, claims jwt.Claims) ([]byte, error) {
 
 // CurrentKID returns the kid Sign uses now.
 func (k *Keys) CurrentKID() string { return k.state.Load().current.kid }
+
+// DetachedJWS is a JWS (RFC 7515) in the parts the flattened JSON
+// serialization has, without its payload: the base64url protected header
+// and the base64url signature. KID names the key that signed it.
+type DetachedJWS struct {
+	Protected, Signature, KID string
+}
+
+// SignDetached signs payload as a JWS with the current key. The protected
+// header is {"alg","kid","typ":"JOSE"}, and "jku" when jku is not empty
+// (the URL of the JWKS that publishes the key); the signing input is the
+// protected header and the base64url payload joined by a dot. The payload
+// is not part of the result: whoever verifies rebuilds it (an agent card's
+// signature is over the card's canonical form, A2A §8.4).
+func (k *Keys) SignDetached(payload []byte, jku string) (DetachedJWS, error) {
+	cur := k.state.Load().current
+	h := struct {
+		Alg string `json:"alg"`
+		Kid string `json:"kid"`
+		Typ string `json:"typ"`
+		Jku string `json:"jku,omitempty"`
+	}{cur.alg, cur.kid, "JOSE", jku}
+	hb, err := json.Marshal(h)
+	if err != nil {
+		return DetachedJWS{}, fmt.Errorf("auth: sign: %w", err)
+	}
+	enc := base64.RawURLEncoding
+	protected := enc.EncodeToString(hb)
+	sig, err := cur.method.Sign(protected+"."+enc.EncodeToString(payload), cur.private)
+	if err != nil {
+		return DetachedJWS{}, fmt.Errorf("auth: sign: %w", err)
+	}
+	return DetachedJWS{Protected: protected, Signature: enc.EncodeToString(sig), KID: cur.kid}, nil
+}

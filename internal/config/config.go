@@ -4,7 +4,11 @@
 // they need into each package's own small config type.
 package config
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+)
 
 // Config is every setting relay reads. The yaml tags are the keys of the
 // configuration file; Settings (settings.go) maps each one to its
@@ -21,6 +25,9 @@ type Config struct {
 	// key files (PEM); empty: plaintext.
 	GRPCTLSCert string `yaml:"grpc_tls_cert"`
 	GRPCTLSKey  string `yaml:"grpc_tls_key"`
+	// GRPCPublicURL is where gRPC clients reach relay (host:port): the
+	// card's GRPC interface. Empty lists none.
+	GRPCPublicURL string `yaml:"grpc_public_url"`
 
 	// RedisURL names the Redis to use (redis://, rediss://, unix://, or a
 	// Redis Cluster: redis+cluster://, rediss+cluster://, see
@@ -176,4 +183,35 @@ type SkillConfig struct {
 type ExtendedCardConfig struct {
 	Description string        `yaml:"description"`
 	Skills      []SkillConfig `yaml:"skills"`
+	// Clients gives some clients an extended card of their own, keyed by
+	// the client: an API key's name (RELAY_API_KEYS), or jwt:<iss>|<sub>
+	// for a JWT's principal. Its description, when set, replaces
+	// Description; its skills come after Skills.
+	Clients map[string]ClientCardConfig `yaml:"clients"`
+}
+
+// ClientCardConfig is what one client's extended card has of its own.
+type ClientCardConfig struct {
+	Description string        `yaml:"description"`
+	Skills      []SkillConfig `yaml:"skills"`
+}
+
+// AllSkills returns the skills of the extended cards: Skills, then each
+// client's (in the order of the client names), each id once (the first
+// definition of an id that several clients list counts).
+func (e *ExtendedCardConfig) AllSkills() []SkillConfig {
+	out := slices.Clip(e.Skills)
+	seen := map[string]bool{}
+	for _, s := range e.Skills {
+		seen[s.ID] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.Clients)) {
+		for _, s := range e.Clients[name].Skills {
+			if !seen[s.ID] {
+				seen[s.ID] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }

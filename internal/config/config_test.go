@@ -148,6 +148,16 @@ func TestPrecedence(t *testing.T) {
 				e := c.Agent.ExtendedCard
 				return e != nil && e.Description == "more" && e.Skills[0].ID == "s"
 			}},
+		{"extended card per client", "agent:\n  extended_card:\n    skills: [{id: s, name: S}]\n    clients:\n      alice: {description: hers, skills: [{id: a, name: A}]}\n      \"jwt:https://idp.example|u1\": {skills: [{id: a, name: A}]}\n",
+			map[string]string{"RELAY_API_KEYS": "alice:sha256:" + strings.Repeat("ab", 32)}, nil,
+			func(c Config) bool {
+				e := c.Agent.ExtendedCard
+				all := e.AllSkills()
+				return e.Clients["alice"].Description == "hers" && len(e.Clients["jwt:https://idp.example|u1"].Skills) == 1 &&
+					len(all) == 2 && all[0].ID == "s" && all[1].ID == "a"
+			}},
+		{"grpc public url", "grpc_public_url: relay.example.com:8443\n", nil, nil,
+			func(c Config) bool { return c.GRPCPublicURL == "relay.example.com:8443" }},
 		{"task deadlines, global and per skill", "task_max_wait: 10m\nagent:\n  skills:\n    - {id: a, name: A, max_wait: 1m, max_run: 2h}\n",
 			map[string]string{"RELAY_TASK_MAX_RUN": "1h"}, nil,
 			func(c Config) bool {
@@ -300,6 +310,12 @@ func TestBadValues(t *testing.T) {
 			"agent.skills", "relay.yaml:5: agent.skills[0].tag: unknown key"},
 		{"unknown extended card key", "agent:\n  extended_card:\n    skills: []\n    extra: 1\n", nil, nil,
 			"agent.extended_card", "relay.yaml:4: agent.extended_card.extra: unknown key"},
+		{"extended card for an unknown client", "agent:\n  extended_card:\n    clients:\n      mallory: {skills: []}\n", nil, nil,
+			"agent.extended_card", `relay.yaml:2: agent.extended_card: clients: "mallory" is neither the name of an API key (api_keys) nor jwt:<iss>|<sub>`},
+		{"client skill repeats an extended one", "agent:\n  extended_card:\n    skills: [{id: s, name: S}]\n    clients:\n      \"jwt:i|s\": {skills: [{id: s, name: T}]}\n", nil, nil,
+			"agent.extended_card", `relay.yaml:2: agent.extended_card: clients: "jwt:i|s": skill id "s" appears twice`},
+		{"grpc public url without host", "grpc_public_url: \":8443\"\n", nil, nil,
+			"grpc_public_url", `relay.yaml:1: grpc_public_url: invalid address ":8443": want host:port`},
 		{"skill type", "agent:\n  skills: {id: a}\n", nil, nil,
 			"agent.skills", "relay.yaml:2: agent.skills: line 2: cannot unmarshal"},
 		{"skill without id", "agent:\n  skills: [{name: A}]\n", nil, nil,

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -212,6 +214,9 @@ func (l *loader) finish() error {
 		if err := checkSkills(ext.Skills); err != nil {
 			return &SettingError{Key: "agent.extended_card", Source: l.source("agent.extended_card"), Err: err}
 		}
+		if err := checkClientCards(ext, c.Security.APIKeys); err != nil {
+			return &SettingError{Key: "agent.extended_card", Source: l.source("agent.extended_card"), Err: err}
+		}
 	}
 	if err := l.checkSecurity(); err != nil {
 		return err
@@ -266,6 +271,26 @@ func checkSkills(skills []SkillConfig) error {
 			return fmt.Errorf("skill id %q appears twice", s.ID)
 		}
 		seen[s.ID] = true
+	}
+	return nil
+}
+
+// checkClientCards checks the clients' extended cards: each is for a
+// configured API key's client or a JWT principal (jwt:<iss>|<sub>), and
+// its skills, with the common extended ones, are valid and unique.
+func checkClientCards(ext *ExtendedCardConfig, apiKeys []string) error {
+	names := map[string]bool{}
+	for _, k := range apiKeys {
+		name, _, _ := strings.Cut(k, ":")
+		names[name] = true
+	}
+	for _, who := range slices.Sorted(maps.Keys(ext.Clients)) {
+		if !names[who] && !strings.HasPrefix(who, "jwt:") {
+			return fmt.Errorf("clients: %q is neither the name of an API key (api_keys) nor jwt:<iss>|<sub>", who)
+		}
+		if err := checkSkills(append(slices.Clip(ext.Skills), ext.Clients[who].Skills...)); err != nil {
+			return fmt.Errorf("clients: %q: %w", who, err)
+		}
 	}
 	return nil
 }

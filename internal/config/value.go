@@ -153,6 +153,21 @@ func checkAddr(v string) (string, error) {
 	return v, nil
 }
 
+// checkHostPort accepts "" or host:port with a host and a port from 1 to 65535.
+func checkHostPort(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil || host == "" {
+		return "", fmt.Errorf("invalid address %q: want host:port, e.g. relay.example.com:8081", v)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("invalid port %q in address %q", port, v)
+	}
+	return v, nil
+}
+
 // checkPublicURL accepts "" (derive from addr) or an absolute http(s) URL
 // without query or fragment, and strips trailing slashes.
 func checkPublicURL(v string) (string, error) {

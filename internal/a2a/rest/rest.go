@@ -153,7 +153,24 @@ func (h *Handler) serve(c *fiber.Ctx, op a2a.Op, name string) error {
 	if result == nil { // a deleted push config: google.protobuf.Empty
 		result = struct{}{}
 	}
+	if card, ok := result.(json.RawMessage); ok && call.Op == a2a.OpExtendedCard {
+		return writeCard(c, card)
+	}
 	return writeJSON(c, fiber.StatusOK, result)
+}
+
+// writeCard answers with the caller's extended card, which only that
+// caller may cache (A2A §8.6): revalidated each time with its ETag, and
+// 304 to an If-None-Match that names it.
+func writeCard(c *fiber.Ctx, card json.RawMessage) error {
+	etag := a2a.ETag(card)
+	c.Set(fiber.HeaderCacheControl, "private, no-cache")
+	c.Set(fiber.HeaderETag, etag)
+	if a2a.ETagMatches(c.Get(fiber.HeaderIfNoneMatch), etag) {
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(card)
 }
 
 // target resolves the operation of a /tasks/{id...} route from its verb.

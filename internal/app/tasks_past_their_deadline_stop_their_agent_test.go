@@ -53,6 +53,9 @@ func TestTasksPastTheirDeadlineStopTheirAgent(t *testing.T) {
 	t.Parallel()
 	r := startWorkerRelay(t, func(c *config.Config) {
 		c.TaskMaxWait = time.Hour // the skill's max_run is the one that applies
+		// A lease that outlives the wait for the failure, however slow the
+		// machine: the post below must meet the failed task, not a lapsed lease.
+		c.WorkerLease = time.Minute
 		c.Agent.Skills = append(c.Agent.Skills,
 			config.SkillConfig{ID: "jobs", Name: "Jobs", MaxRun: 300 * time.Millisecond},
 			config.SkillConfig{ID: "slow-demo", Name: "Slow demo", Backend: "demo", MaxRun: 300 * time.Millisecond})

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"errors"
 	"sync"
 )
 
@@ -56,17 +57,30 @@ func (c *sharedEvents) get(key sharedKey, render func() (any, bool)) *sharedEven
 	ev = &sharedEvent{key: key, done: make(chan struct{}), users: 1}
 	c.m[key] = ev
 	c.mu.Unlock()
-	defer close(ev.done)
+	rendered := false
+	defer func() {
+		// A rendering that panicked (its stream recovers, and never puts
+		// the event) fails the streams waiting for it, and is not kept.
+		if !rendered {
+			ev.err = errSharedRender
+		}
+		if ev.err != nil {
+			c.mu.Lock()
+			delete(c.m, key) // the next stream tries again
+			c.mu.Unlock()
+		}
+		close(ev.done)
+	}()
 	v, final := render()
 	ev.body, ev.err = json.Marshal(v)
 	ev.final = final
-	if ev.err != nil {
-		c.mu.Lock()
-		delete(c.m, key) // the next stream tries again
-		c.mu.Unlock()
-	}
+	rendered = true
 	return ev
 }
+
+// errSharedRender fails the streams that waited for a rendering that
+// panicked.
+var errSharedRender = errors.New("a2a: the shared first event could not be rendered")
 
 // put releases a stream's hold on ev: the last one frees it.
 func (c *sharedEvents) put(ev *sharedEvent) {

@@ -301,10 +301,17 @@ func (a *App) Shutdown(ctx context.Context) error {
 	if a.http != nil {
 		a.endpoint.CloseStreams() // open streams end; their clients resume elsewhere
 		a.workerAPI.Close()       // waiting claims end; their workers claim again
-		if a.grpc != nil {
-			errs = append(errs, a.grpc.Shutdown(ctx))
-		}
-		errs = append(errs, a.shutdownHTTP(ctx))
+		// Both bindings stop taking calls at once, and share the time
+		// left for those under way to end.
+		grpcDone := make(chan error, 1)
+		go func() {
+			if a.grpc == nil {
+				grpcDone <- nil
+				return
+			}
+			grpcDone <- a.grpc.Shutdown(ctx)
+		}()
+		errs = append(errs, a.shutdownHTTP(ctx), <-grpcDone)
 		// fasthttp misses a listener it had not started serving yet: close it
 		// here too so that Serve always returns.
 		_ = a.ln.Close()

@@ -30,16 +30,19 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 
@@ -104,7 +107,7 @@ func New(deps Deps, cfg Config) (*Server, error) {
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, errors.New("grpcbind: TLS needs both a certificate and a key")
 	}
-	g := &guard{guard: deps.Guard}
+	g := &guard{guard: deps.Guard, log: deps.Log}
 	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.unary), grpc.ChainStreamInterceptor(g.stream)}
 	if cfg.MaxRecvBytes > 0 {
 		opts = append(opts, grpc.MaxRecvMsgSize(cfg.MaxRecvBytes))
@@ -164,12 +167,41 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// guard runs the Guard for the A2A service's calls.
-type guard struct{ guard Guard }
+// guard runs the Guard for every call but those of the open services,
+// and turns a panic of a call into Internal (grpc-go does not recover
+// one: it would end the process, where the HTTP bindings recover).
+type guard struct {
+	guard Guard
+	log   *slog.Logger
+}
+
+// openServices need no credentials: health and reflection. Every other
+// method passes the Guard, whatever its name: a method name the server
+// routes though it does not start with the service's /<Service>/ (grpc-go
+// accepts one without its leading slash when its strict path checking is
+// turned off) is no way around it.
+var openServices = []string{"/grpc.health.v1.Health/", "/grpc.reflection.v1.ServerReflection/", "/grpc.reflection.v1alpha.ServerReflection/"}
+
+func open(method string) bool {
+	for _, p := range openServices {
+		if strings.HasPrefix(method, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// recovered turns a panic of a call into the Internal status err.
+func (g *guard) recovered(ctx context.Context, method string, err *error) {
+	if r := recover(); r != nil {
+		g.log.ErrorContext(ctx, "panic in a gRPC call", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		*err = status.Error(codes.Internal, "internal error")
+	}
+}
 
 func (g *guard) admit(ctx context.Context, method string) (context.Context, error) {
-	if g.guard == nil || !strings.HasPrefix(method, "/"+Service+"/") {
-		return ctx, nil // health and reflection are open
+	if g.guard == nil || open(method) {
+		return ctx, nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	header := func(name string) string {
@@ -193,15 +225,17 @@ func (g *guard) admit(ctx context.Context, method string) (context.Context, erro
 	return actx, nil
 }
 
-func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	ctx, err := g.admit(ctx, info.FullMethod)
+func (g *guard) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (_ any, err error) {
+	defer g.recovered(ctx, info.FullMethod, &err)
+	ctx, err = g.admit(ctx, info.FullMethod)
 	if err != nil {
 		return nil, err
 	}
 	return next(ctx, req)
 }
 
-func (g *guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+func (g *guard) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) (err error) {
+	defer g.recovered(ss.Context(), info.FullMethod, &err)
 	ctx, err := g.admit(ss.Context(), info.FullMethod)
 	if err != nil {
 		return err

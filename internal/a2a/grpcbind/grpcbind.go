@@ -93,6 +93,16 @@ type Server struct {
 	served chan error
 }
 
+// A connection's bounds, where grpc-go's defaults bound nothing (streams)
+// or little (16 MiB of metadata): calls past MaxStreamsPerConn wait for a
+// slot on their connection, and metadata past MaxHeaderBytes is refused
+// before any handler runs (the HTTP bindings read 16 KiB of headers at
+// most).
+const (
+	MaxStreamsPerConn = 128
+	MaxHeaderBytes    = 64 << 10
+)
+
 // Service is the full name of the A2A service.
 const Service = "lf.a2a.v1.A2AService"
 
@@ -108,7 +118,8 @@ func New(deps Deps, cfg Config) (*Server, error) {
 		return nil, errors.New("grpcbind: TLS needs both a certificate and a key")
 	}
 	g := &guard{guard: deps.Guard, log: deps.Log}
-	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.unary), grpc.ChainStreamInterceptor(g.stream)}
+	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.unary), grpc.ChainStreamInterceptor(g.stream),
+		grpc.MaxConcurrentStreams(MaxStreamsPerConn), grpc.MaxHeaderListSize(MaxHeaderBytes)}
 	if cfg.MaxRecvBytes > 0 {
 		opts = append(opts, grpc.MaxRecvMsgSize(cfg.MaxRecvBytes))
 	}

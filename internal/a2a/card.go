@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gowebpki/jcs"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 
 	"github.com/a2arelay/relay/internal/tenant"
 )
@@ -130,12 +134,20 @@ type CardDeps struct {
 // Card is the agent card: the public one and the extended ones, rendered
 // and signed once per signing key.
 //
-// Signing (A2A §8.4): each card carries in "signatures" one JWS whose
-// payload is the RFC 8785 (JCS) canonical form of the card without
-// "signatures". The card holds no value a verifier's removal of Protocol
-// Buffer defaults (§8.4.1) would strip (no empty string, list or map
-// among the fields the v1.0 proto knows), so the canonical form a client
-// computes is the one signed whether or not it strips defaults. When the
+// Signing (A2A §8.4): each card carries in "signatures" two JWSs, with the
+// same key. The first covers the RFC 8785 (JCS) canonical form of the
+// whole card without "signatures", as a client that verifies the JSON it
+// received computes it. The second covers the JCS form of the card as the
+// v1.0 AgentCard message carries it (v10Form): a client that reads the
+// card into that message (the extended card over gRPC, an SDK built on the
+// proto types) drops the v0.3 members, so the first payload is not one it
+// can rebuild. A verifier needs one signature that verifies (§8.4.3); a
+// card stripped of its v0.3 members still verifies, with the second, and
+// says to a v1.0 client all the signed card says. The card holds no value
+// a verifier's removal of Protocol Buffer defaults (§8.4.1) would strip
+// (no empty string, list or map, no false optional boolean, among the
+// fields the v1.0 proto knows), so the canonical forms a client computes
+// are the ones signed whether or not it strips defaults. When the
 // signer's key rotates, the next request renders and signs again, so the
 // signature names a key the JWKS publishes; the previous signature still
 // verifies during the rotated-out key's grace. Signatures are
@@ -213,20 +225,15 @@ func (c *Card) document(description string, skills []Skill) map[string]any {
 	}
 	v10, v03 := c.interfaces()
 	doc := map[string]any{
-		"name":                 c.cfg.Name,
-		"description":          description,
-		"version":              c.cfg.Version,
-		"protocolVersion":      "0.3.0",
-		"url":                  c.cfg.URL,
-		"preferredTransport":   BindingJSONRPC,
-		"additionalInterfaces": v03,
-		"supportedInterfaces":  v10,
-		"capabilities": map[string]any{
-			"streaming":              c.cfg.Streaming,
-			"pushNotifications":      true,
-			"stateTransitionHistory": false,
-			"extendedAgentCard":      c.cfg.HasExtended,
-		},
+		"name":                              c.cfg.Name,
+		"description":                       description,
+		"version":                           c.cfg.Version,
+		"protocolVersion":                   "0.3.0",
+		"url":                               c.cfg.URL,
+		"preferredTransport":                BindingJSONRPC,
+		"additionalInterfaces":              v03,
+		"supportedInterfaces":               v10,
+		"capabilities":                      c.capabilities(),
 		"supportsAuthenticatedExtendedCard": c.cfg.HasExtended,
 		"defaultInputModes":                 []string{"text/plain", "application/json"},
 		"defaultOutputModes":                []string{"text/plain", "application/json"},
@@ -245,6 +252,21 @@ func (c *Card) document(description string, skills []Skill) map[string]any {
 		doc["securitySchemes"], doc["security"], doc["securityRequirements"] = schemes, v03, v10
 	}
 	return doc
+}
+
+// capabilities are the card's capabilities. The v1.0 ones are optional
+// booleans, set only when true: an explicit false is a default value, which
+// ProtoJSON keeps (the field is present) but a verifier that strips
+// defaults (§8.4.3) drops, so the two would canonicalize it apart.
+func (c *Card) capabilities() map[string]any {
+	caps := map[string]any{"pushNotifications": true, "stateTransitionHistory": false}
+	if c.cfg.Streaming {
+		caps["streaming"] = true
+	}
+	if c.cfg.HasExtended {
+		caps["extendedAgentCard"] = true
+	}
+	return caps
 }
 
 // current returns the cards signed with the signer's current key,
@@ -289,20 +311,70 @@ func (c *Card) sign(doc map[string]any) (out []byte, kid string, err error) {
 	if c.signer == nil {
 		return body, "", nil
 	}
-	canonical, err := jcs.Transform(body)
+	forms, err := signedForms(body)
 	if err != nil {
-		return nil, "", fmt.Errorf("a2a: agent card: canonical form: %w", err)
+		return nil, "", err
 	}
-	protected, signature, kid, err := c.signer.SignCard(canonical, c.cfg.JWKSURL)
-	if err != nil {
-		return nil, "", fmt.Errorf("a2a: agent card: %w", err)
+	sigs := make([]map[string]string, 0, len(forms))
+	for i, payload := range forms {
+		protected, signature, k, err := c.signer.SignCard(payload, c.cfg.JWKSURL)
+		if err != nil {
+			return nil, "", fmt.Errorf("a2a: agent card: %w", err)
+		}
+		if i == 0 {
+			// A rotation between two signings leaves kid behind the
+			// current key, so the next request signs again.
+			kid = k
+		}
+		sigs = append(sigs, map[string]string{"protected": protected, "signature": signature})
 	}
 	signed := maps.Clone(doc)
-	signed["signatures"] = []map[string]string{{"protected": protected, "signature": signature}}
+	signed["signatures"] = sigs
 	if out, err = json.Marshal(signed); err != nil {
 		return nil, "", fmt.Errorf("a2a: agent card: %w", err)
 	}
 	return out, kid, nil
+}
+
+// signedForms are the payloads the card's signatures cover, each the RFC
+// 8785 form of one reading of body (the card without "signatures"): the
+// whole document, as JSON clients verify it; then, when it differs, the
+// document as the v1.0 AgentCard message carries it (see v10Form).
+func signedForms(body []byte) ([][]byte, error) {
+	full, err := jcs.Transform(body)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: agent card: canonical form: %w", err)
+	}
+	v10, err := v10Form(body)
+	if err != nil {
+		return nil, err
+	}
+	if v10, err = jcs.Transform(v10); err != nil {
+		return nil, fmt.Errorf("a2a: agent card: canonical v1.0 form: %w", err)
+	}
+	if bytes.Equal(v10, full) {
+		return [][]byte{full}, nil
+	}
+	return [][]byte{full, v10}, nil
+}
+
+// v10Form is the card as a client that reads it into the v1.0 AgentCard
+// message (gRPC's GetExtendedAgentCard, an SDK built on the proto types)
+// encodes it again for verification: ProtoJSON, without the members the
+// message does not know (the v0.3 ones: url, preferredTransport,
+// additionalInterfaces, protocolVersion, security, ...), and without the
+// default values ProtoJSON leaves out (§8.4.1).
+func v10Form(body []byte) ([]byte, error) {
+	var card a2apb.AgentCard
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, &card); err != nil {
+		return nil, fmt.Errorf("a2a: agent card as an AgentCard message: %w", err)
+	}
+	card.Signatures = nil
+	out, err := protojson.Marshal(&card)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: agent card as an AgentCard message: %w", err)
+	}
+	return out, nil
 }
 
 // HasExtended reports whether an extended card is configured.

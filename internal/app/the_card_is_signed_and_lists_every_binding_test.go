@@ -11,25 +11,44 @@ import (
 	"strings"
 	"testing"
 
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gowebpki/jcs"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/a2arelay/relay/internal/config"
 )
 
-// verifyCard checks a served card's signature as a client does (A2A
+// cardSignature is one entry of a card's "signatures".
+type cardSignature struct{ Protected, Signature string }
+
+// verifyCard checks a served card's signatures as a client does (A2A
 // §8.4.3): it drops "signatures", canonicalizes the rest with RFC 8785,
-// and verifies the JWS with the key the JWKS, fetched from relay,
-// publishes under the protected header's kid.
+// and verifies each JWS with the key the JWKS, fetched from relay,
+// publishes under the protected header's kid, until one verifies; it
+// returns that one's kid.
 func verifyCard(t *testing.T, r *relay, card []byte) (kid string, err error) {
+	t.Helper()
+	payload, sigs := cardPayload(t, card)
+	for _, sig := range sigs {
+		if kid, err = verifyCardSignature(t, r, payload, sig); err == nil {
+			return kid, nil
+		}
+	}
+	return kid, err
+}
+
+// cardPayload returns the RFC 8785 form of card without "signatures", and
+// its signatures (at least one).
+func cardPayload(t *testing.T, card []byte) ([]byte, []cardSignature) {
 	t.Helper()
 	var doc map[string]any
 	if err := json.Unmarshal(card, &doc); err != nil {
 		t.Fatalf("card %s: %v", card, err)
 	}
-	var sigs []struct{ Protected, Signature string }
+	var sigs []cardSignature
 	raw, _ := json.Marshal(doc["signatures"])
-	if err := json.Unmarshal(raw, &sigs); err != nil || len(sigs) != 1 {
+	if err := json.Unmarshal(raw, &sigs); err != nil || len(sigs) == 0 {
 		t.Fatalf("signatures = %s (%v)", raw, err)
 	}
 	delete(doc, "signatures")
@@ -41,7 +60,14 @@ func verifyCard(t *testing.T, r *relay, card []byte) (kid string, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hb, err := base64.RawURLEncoding.DecodeString(sigs[0].Protected)
+	return payload, sigs
+}
+
+// verifyCardSignature verifies one JWS of a card over payload with the key
+// of relay's JWKS its kid names.
+func verifyCardSignature(t *testing.T, r *relay, payload []byte, sig cardSignature) (kid string, err error) {
+	t.Helper()
+	hb, err := base64.RawURLEncoding.DecodeString(sig.Protected)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +98,27 @@ func verifyCard(t *testing.T, r *relay, card []byte) (kid string, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(sigs[0].Signature)
+	s, err := base64.RawURLEncoding.DecodeString(sig.Signature)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h["kid"], jwt.SigningMethodES256.Verify(sigs[0].Protected+"."+base64.RawURLEncoding.EncodeToString(payload), sig, pub)
+	return h["kid"], jwt.SigningMethodES256.Verify(sig.Protected+"."+base64.RawURLEncoding.EncodeToString(payload), s, pub)
+}
+
+// asAgentCard is card as a client built on the v1.0 proto types encodes
+// it again: read into the AgentCard message, members it does not know
+// left out, written as ProtoJSON.
+func asAgentCard(t *testing.T, card []byte) []byte {
+	t.Helper()
+	var m a2apb.AgentCard
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(card, &m); err != nil {
+		t.Fatal(err)
+	}
+	out, err := protojson.Marshal(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // tamper returns card with one member of its JSON replaced.
@@ -134,9 +176,22 @@ func TestTheCardIsSignedAndListsEveryBinding(t *testing.T) {
 		t.Errorf("v0.3: url %q, preferredTransport %q, additionalInterfaces %+v, want %+v", doc.URL, doc.PreferredTransport, v03, wantV03)
 	}
 
-	kid, err := verifyCard(t, r, card)
+	// Two signatures with one key: the first over the whole card, the
+	// second over the card as the v1.0 AgentCard message carries it.
+	payload, sigs := cardPayload(t, card)
+	if len(sigs) != 2 {
+		t.Fatalf("%d signatures, want 2", len(sigs))
+	}
+	kid, err := verifyCardSignature(t, r, payload, sigs[0])
 	if err != nil {
-		t.Fatalf("the served card does not verify: %v", err)
+		t.Fatalf("the served card does not verify with its first signature: %v", err)
+	}
+	asMessage, _ := cardPayload(t, asAgentCard(t, card))
+	if kid2, err := verifyCardSignature(t, r, asMessage, sigs[1]); err != nil || kid2 != kid {
+		t.Fatalf("the card read as an AgentCard message does not verify with the second signature (kid %q, first %q): %v", kid2, kid, err)
+	}
+	if _, err := verifyCardSignature(t, r, payload, sigs[1]); err == nil {
+		t.Fatal("the second signature verifies the whole card")
 	}
 	if _, err := verifyCard(t, r, tamper(t, card, "name", "someone else")); err == nil {
 		t.Fatal("a card with another name verifies")
@@ -170,9 +225,11 @@ func TestTheCardListsGRPCOnlyWhenConfigured(t *testing.T) {
 }
 
 // The card holds no Protocol Buffer default value among the fields the
-// v1.0 proto knows (no empty string, list or object), so a verifier that
-// removes defaults before canonicalizing (A2A §8.4.3 step 3, as the TCK
-// does) gets the payload that was signed.
+// v1.0 proto knows (no empty string, list or object, no false optional
+// boolean), so a verifier that removes defaults before canonicalizing (A2A
+// §8.4.3 step 3) gets the payload that was signed: the whole card for the
+// first signature, the card as the AgentCard message carries it for the
+// second, where ProtoJSON would keep an explicit false.
 func TestTheCardHoldsNoDefaultValues(t *testing.T) {
 	t.Parallel()
 	r := startTenantRelay(t, nil)
@@ -184,12 +241,16 @@ func TestTheCardHoldsNoDefaultValues(t *testing.T) {
 	if doc["securityRequirements"] == nil {
 		t.Fatalf("card without securityRequirements: %s", card)
 	}
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
+	var walk func(path string, v any, falseToo bool)
+	walk = func(path string, v any, falseToo bool) {
 		switch v := v.(type) {
 		case string:
 			if v == "" {
 				t.Errorf("%s is an empty string", path)
+			}
+		case bool:
+			if !v && falseToo {
+				t.Errorf("%s is false", path)
 			}
 		case []any:
 			// v0.3's security lists scopes per scheme: the v1.0 proto does
@@ -198,16 +259,21 @@ func TestTheCardHoldsNoDefaultValues(t *testing.T) {
 				t.Errorf("%s is an empty list", path)
 			}
 			for i, e := range v {
-				walk(path+"["+strconv.Itoa(i)+"]", e)
+				walk(path+"["+strconv.Itoa(i)+"]", e, falseToo)
 			}
 		case map[string]any:
 			if len(v) == 0 && !strings.HasPrefix(path, "$.securityRequirements[") {
 				t.Errorf("%s is an empty object", path)
 			}
 			for k, e := range v {
-				walk(path+"."+k, e)
+				walk(path+"."+k, e, falseToo)
 			}
 		}
 	}
-	walk("$", doc)
+	walk("$", doc, false)
+	var v10 map[string]any
+	if err := json.Unmarshal(asAgentCard(t, card), &v10); err != nil {
+		t.Fatal(err)
+	}
+	walk("$", v10, true)
 }

@@ -19,10 +19,8 @@ func TestTheExtendedCardOverGRPCIsTheCallers(t *testing.T) {
 // A client verifies the card it received over gRPC as ProtoJSON, without
 // "signatures", in its RFC 8785 form: that form lacks the v0.3 members
 // (url, preferredTransport, additionalInterfaces, protocolVersion,
-// security) the signed document has, so the signature does not verify.
-// Known defect (review r2): the signature covers the JSON bindings' form.
+// security) of the JSON card, and the card's second signature covers it.
 func TestTheExtendedCardOverGRPCVerifies(t *testing.T) {
-	t.Skip("known defect (review r2): the card is signed over the JSON form with the v0.3 members, which an AgentCard message drops")
 	t.Parallel()
 	checkGRPCExtendedCards(t, true)
 }

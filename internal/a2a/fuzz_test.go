@@ -3,39 +3,30 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-// Seed bodies: what real clients of each dialect send.
+// Seed bodies: what real clients of each dialect send (testdata/seeds,
+// shared with the JSON-RPC binding's fuzz tests).
 var (
-	seedV01Send = `{"id":"de38c76d-d54c-436c-8b9f-4c2703648d64","sessionId":"c295ea44-7543-4f78-b524-7a38915ad6e4",
-		"acceptedOutputModes":["text"],"historyLength":null,"metadata":null,
-		"message":{"role":"user","parts":[{"type":"text","text":"What is the exchange rate of USD to EUR?"}]},
-		"pushNotification":{"url":"https://client.example.com/notify","token":"t0k",
-			"authentication":{"schemes":["Bearer"],"credentials":"abc"}}}`
-	seedV03Send = `{"message":{"kind":"message","messageId":"9229e770-767c-417b-a0b0-f0741243c589","role":"user",
-		"parts":[{"kind":"text","text":"how much is 10 USD in INR?"},{"kind":"file","file":{"name":"a.png","mimeType":"image/png","bytes":"iVBORw0K"}},
-		{"kind":"data","data":{"amount":10}}],"contextId":"ctx","taskId":"t1","referenceTaskIds":[]},
-		"configuration":{"acceptedOutputModes":["text/plain"],"blocking":false,"historyLength":2,
-		"pushNotificationConfig":{"id":"p1","url":"https://client.example.com/hook","token":"tk","authentication":{"schemes":["Bearer"]}}},
-		"metadata":{}}`
-	seedV10Send = `{"tenant":"","message":{"messageId":"e5e7f0a0","role":"ROLE_USER","parts":[{"text":"hi","mediaType":"text/plain"},
-		{"raw":"aGk=","filename":"a.txt"},{"url":"https://example.com/b"},{"data":{"k":[1,null,"x"]}}],"extensions":[],"metadata":null},
-		"configuration":{"acceptedOutputModes":[],"returnImmediately":true,"historyLength":null,
-		"taskPushNotificationConfig":{"taskId":"","id":"","url":"https://client.example.com/v1","token":"tk",
-		"authentication":{"scheme":"Bearer","credentials":"cr"}}}}`
-	seedPush = []string{
-		`{"id":"t1","pushNotificationConfig":{"url":"https://h.example.com","token":"tk","authentication":{"schemes":["Bearer"],"credentials":"c"}}}`,
-		`{"taskId":"t1","pushNotificationConfig":{"id":"c1","url":"https://h.example.com"}}`,
-		`{"id":"t1","pushNotificationConfigId":"c1"}`,
-		`{"taskId":"t1","id":"c1","url":"https://h.example.com","token":"tk","authentication":{"scheme":"Bearer","credentials":"c"}}`,
-		`{"taskId":"t1","configId":"c1","config":{"url":"https://h.example.com","authentication":{"scheme":"Basic"}}}`,
-		`{"taskId":"t1","config":null,"pageSize":null}`,
-		`{"taskId":"t1","config":{"id":"","taskId":"x"}}`,
-	}
+	seedV01Send = readSeed("v01_send.json")
+	seedV03Send = readSeed("v03_send.json")
+	seedV10Send = readSeed("v10_send.json")
+	seedPush    = strings.Split(strings.TrimSpace(readSeed("push_params.jsonl")), "\n")
 )
+
+// readSeed reads a seed body from testdata/seeds.
+func readSeed(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", "seeds", name))
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimSpace(string(b))
+}
 
 // checkClientError fails unless err answers -32602 (an *Error or a
 // *FieldError) with a message that names no Go type (unless the client

@@ -266,6 +266,8 @@ func (c *Card) capabilities() map[string]any {
 	if c.cfg.HasExtended {
 		caps["extendedAgentCard"] = true
 	}
+	caps["extensions"] = []map[string]any{{"uri": WebhookExtensionURI,
+		"description": "Webhook options for push configs: event filter, rate limit, concurrency cap, Standard Webhooks signatures."}}
 	return caps
 }
 

@@ -71,6 +71,9 @@ func decodeSend(d Dialect, params json.RawMessage) (SendParams, *int, error) {
 			return SendParams{}, nil, err
 		}
 	}
+	if err := p.takeWebhookOptions(); err != nil {
+		return SendParams{}, nil, err
+	}
 	return p, hl, nil
 }
 

@@ -91,6 +91,9 @@ func (c PushConfig) Validate() error {
 	if err := checkText(prefix+"token", c.Token, MaxTokenBytes); err != nil {
 		return err
 	}
+	if err := c.Options.Validate(prefix + "metadata[" + WebhookExtensionURI + "]"); err != nil {
+		return err
+	}
 	a := c.Auth
 	if a == nil {
 		return nil

@@ -165,6 +165,9 @@ type PushConfig struct {
 	Token   string    `json:"token,omitempty"`
 	Auth    *PushAuth `json:"authentication,omitempty"`
 	Dialect Dialect   `json:"dialect"`
+	// Options are what the config asks of relay's webhook extension
+	// (WebhookExtensionURI); nil asks nothing.
+	Options *WebhookOptions `json:"options,omitempty"`
 }
 
 // TaskView is a stored task with what relay knows about it beyond the

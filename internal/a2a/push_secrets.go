@@ -25,6 +25,14 @@ func SealPush(r *secrets.Ring, c PushConfig) (PushConfig, error) {
 		}
 		c.Auth = &auth
 	}
+	if o := c.Options; o != nil && o.Signing != nil && o.Signing.Secret != "" {
+		opts, sig := *o, *o.Signing
+		if sig.Secret, err = r.Seal([]byte(sig.Secret), pushPlace(c, "signing_secret")); err != nil {
+			return c, err
+		}
+		opts.Signing = &sig
+		c.Options = &opts
+	}
 	return c, nil
 }
 
@@ -47,6 +55,16 @@ func OpenPush(r *secrets.Ring, c PushConfig) (PushConfig, bool, error) {
 		auth := *c.Auth
 		auth.Credentials = string(b)
 		c.Auth, stale = &auth, stale || st
+	}
+	if o := c.Options; o != nil && o.Signing != nil && o.Signing.Secret != "" {
+		b, st, err := r.Open(o.Signing.Secret, pushPlace(c, "signing_secret"))
+		if err != nil {
+			return c, false, err
+		}
+		opts, sig := *o, *o.Signing
+		sig.Secret = string(b)
+		opts.Signing = &sig
+		c.Options, stale = &opts, stale || st
 	}
 	return c, stale, nil
 }

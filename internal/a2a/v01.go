@@ -56,6 +56,8 @@ type v01PushConfig struct {
 	URL            string    `json:"url"`
 	Token          string    `json:"token,omitempty"`
 	Authentication *PushAuth `json:"authentication,omitempty"`
+	// Metadata carries the webhook extension's params (webhook_ext.go).
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 type v01TaskPushConfig struct {
@@ -123,7 +125,11 @@ func (v01) decodeSend(params json.RawMessage) (SendParams, *int, error) {
 	p := SendParams{Dialect: V01, TaskID: w.ID, ClientChosenID: true, ContextID: w.SessionID,
 		Message: msg, Blocking: true, Metadata: w.Metadata}
 	if w.PushConfig != nil {
-		p.PushConfig = &PushConfig{URL: w.PushConfig.URL, Token: w.PushConfig.Token, Auth: w.PushConfig.Authentication}
+		opts, err := webhookOptionsFrom("pushNotification.metadata", w.PushConfig.Metadata)
+		if err != nil {
+			return SendParams{}, nil, err
+		}
+		p.PushConfig = &PushConfig{URL: w.PushConfig.URL, Token: w.PushConfig.Token, Auth: w.PushConfig.Authentication, Options: opts}
 	}
 	return p, w.HistoryLength, nil
 }
@@ -141,7 +147,11 @@ func (v01) decodePushSet(params json.RawMessage) (PushConfig, error) {
 		return PushConfig{}, err
 	}
 	c := w.PushConfig
-	return PushConfig{TaskID: w.ID, URL: c.URL, Token: c.Token, Auth: c.Authentication, Dialect: V01}, nil
+	opts, err := webhookOptionsFrom("pushNotificationConfig.metadata", c.Metadata)
+	if err != nil {
+		return PushConfig{}, err
+	}
+	return PushConfig{TaskID: w.ID, URL: c.URL, Token: c.Token, Auth: c.Authentication, Dialect: V01, Options: opts}, nil
 }
 
 func (v01) decodePushRef(params json.RawMessage) (string, string, error) {
@@ -152,7 +162,7 @@ func (v01) decodePushRef(params json.RawMessage) (string, string, error) {
 // encodePush renders a config for an answer (set, get), with its token and
 // credentials masked.
 func (v01) encodePush(c PushConfig) any {
-	return v01TaskPushConfig{ID: c.TaskID, PushConfig: v01PushConfig{URL: c.URL,
+	return v01TaskPushConfig{ID: c.TaskID, PushConfig: v01PushConfig{URL: c.URL, Metadata: encodeWebhookMetadata(c.Options),
 		Token: secrets.Mask(c.Token), Authentication: maskedAuth(c.Auth)}}
 }
 

@@ -36,6 +36,8 @@ type v03PushConfig struct {
 	URL            string    `json:"url"`
 	Token          string    `json:"token,omitempty"`
 	Authentication *PushAuth `json:"authentication,omitempty"`
+	// Metadata carries the webhook extension's params (webhook_ext.go).
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 type v03TaskPushConfig struct {
@@ -91,7 +93,11 @@ func (v03) decodeSend(params json.RawMessage) (SendParams, *int, error) {
 			p.Blocking = *c.Blocking
 		}
 		if c.PushConfig != nil {
-			p.PushConfig = &PushConfig{ID: c.PushConfig.ID, URL: c.PushConfig.URL, Token: c.PushConfig.Token, Auth: c.PushConfig.Authentication}
+			opts, err := webhookOptionsFrom("configuration.pushNotificationConfig.metadata", c.PushConfig.Metadata)
+			if err != nil {
+				return SendParams{}, nil, err
+			}
+			p.PushConfig = &PushConfig{ID: c.PushConfig.ID, URL: c.PushConfig.URL, Token: c.PushConfig.Token, Auth: c.PushConfig.Authentication, Options: opts}
 		}
 	}
 	return p, hl, nil
@@ -123,7 +129,11 @@ func (v03) decodePushSet(params json.RawMessage) (PushConfig, error) {
 		return PushConfig{}, err
 	}
 	c := w.PushConfig
-	return PushConfig{ID: c.ID, TaskID: w.TaskID, URL: c.URL, Token: c.Token, Auth: c.Authentication, Dialect: V03}, nil
+	opts, err := webhookOptionsFrom("pushNotificationConfig.metadata", c.Metadata)
+	if err != nil {
+		return PushConfig{}, err
+	}
+	return PushConfig{ID: c.ID, TaskID: w.TaskID, URL: c.URL, Token: c.Token, Auth: c.Authentication, Dialect: V03, Options: opts}, nil
 }
 
 func (v03) decodePushRef(params json.RawMessage) (string, string, error) {
@@ -144,7 +154,7 @@ func (v03) decodePushRef(params json.RawMessage) (string, string, error) {
 // and credentials masked.
 func (v03) encodePush(c PushConfig) any {
 	return v03TaskPushConfig{TaskID: c.TaskID, PushConfig: v03PushConfig{ID: c.ID, URL: c.URL,
-		Token: secrets.Mask(c.Token), Authentication: maskedAuth(c.Auth)}}
+		Token: secrets.Mask(c.Token), Authentication: maskedAuth(c.Auth), Metadata: encodeWebhookMetadata(c.Options)}}
 }
 
 // maskedAuth returns a copy of a with its credentials masked (nil for nil);

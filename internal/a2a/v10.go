@@ -68,6 +68,8 @@ type v10PushConfig struct {
 	URL            string   `json:"url"`
 	Token          string   `json:"token,omitempty"`
 	Authentication *v10Auth `json:"authentication,omitempty"`
+	// Metadata carries the webhook extension's params (webhook_ext.go).
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 // v10State maps canonical states to v1.0 enum names and back.
@@ -195,19 +197,24 @@ func (v10) decodeSend(params json.RawMessage) (SendParams, *int, error) {
 			p.Blocking = *c.Blocking
 		}
 		if pc := cmp.Or(c.TaskPushConfig, c.PushConfig); pc != nil {
-			cfg := pushFromV10(*pc)
+			cfg, err := pushFromV10(*pc)
+			if err != nil {
+				return SendParams{}, nil, err
+			}
 			p.PushConfig = &cfg
 		}
 	}
 	return p, hl, nil
 }
 
-func pushFromV10(w v10PushConfig) PushConfig {
+func pushFromV10(w v10PushConfig) (PushConfig, error) {
 	c := PushConfig{ID: w.ID, TaskID: w.TaskID, URL: w.URL, Token: w.Token, Dialect: V10}
 	if a := w.Authentication; a != nil {
 		c.Auth = &PushAuth{Schemes: []string{a.Scheme}, Credentials: a.Credentials}
 	}
-	return c
+	var err error
+	c.Options, err = webhookOptionsFrom("metadata", w.Metadata)
+	return c, err
 }
 
 func (v10) decodeTaskQuery(params json.RawMessage) (string, *int, error) {
@@ -232,7 +239,7 @@ func (v10) decodePushSet(params json.RawMessage) (PushConfig, error) {
 	if err := checkID(pc.TaskID, "taskId"); err != nil {
 		return PushConfig{}, err
 	}
-	return pushFromV10(pc), nil
+	return pushFromV10(pc)
 }
 
 func (v10) decodePushRef(params json.RawMessage) (string, string, error) {
@@ -252,7 +259,7 @@ func (v10) decodePushRef(params json.RawMessage) (string, string, error) {
 // encodePush renders a config for an answer (set, get, list), with its token
 // and credentials masked.
 func (v10) encodePush(c PushConfig) any {
-	w := v10PushConfig{ID: c.ID, TaskID: c.TaskID, URL: c.URL, Token: secrets.Mask(c.Token)}
+	w := v10PushConfig{ID: c.ID, TaskID: c.TaskID, URL: c.URL, Token: secrets.Mask(c.Token), Metadata: encodeWebhookMetadata(c.Options)}
 	if a := c.Auth; a != nil {
 		w.Authentication = &v10Auth{Credentials: secrets.Mask(a.Credentials)}
 		if len(a.Schemes) > 0 {

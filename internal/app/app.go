@@ -77,6 +77,7 @@ type App struct {
 	upstream  map[string]ingest.Agent
 	workerAPI *workerapi.API
 	keys      *auth.Keys
+	swhKeys   *auth.Keys // the Standard Webhooks v1a (ed25519) keys
 	// Client authentication: clients verifies credentials when authOn;
 	// adminTokens (SHA-256) guard the management API; limiter is the
 	// per-client rate limit (nil: none).
@@ -165,6 +166,11 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: signing keys: %w", err)
 	}
+	a.swhKeys, err = auth.NewKeys(ctx, a.rdb, auth.KeyConfig{StandardWebhooks: true, Grace: a.cfg.JWTRotateGrace,
+		Prefix: a.cfg.RedisPrefix, Sealer: a.sealer()}, nil)
+	if err != nil {
+		return fmt.Errorf("app: Standard Webhooks keys: %w", err)
+	}
 	hub := ingest.NewHub()
 	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: a.store, Hub: hub, Observe: a.metrics.Committed},
 		ingest.CommitterConfig{Retention: a.cfg.TaskRetention, Limits: ingest.TaskLimits{MaxHistory: a.cfg.TaskMaxHistory,
@@ -193,7 +199,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: %w", err)
 	}
 	deps := delivery.Deps{Queue: consumer, Tasks: a.store, Leader: a.leases, Signer: a.keys, Dial: guard.DialContext, Log: a.log,
-		Pressure: pressure, Observer: a.metrics}
+		Pressure: pressure, Observer: a.metrics, StandardKeys: a.swhKeys}
 	if a.cfg.OperatorWebhookURL != "" {
 		deps.Operator = delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log)
 	}
@@ -425,7 +431,8 @@ func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor, 
 	go func() {
 		defer close(a.background)
 		go a.keys.Run(ctx, 10*time.Second) // a rotation elsewhere is published here within 10s
-		go a.clients.Run(ctx)              // refreshes the client JWT issuer's keys
+		go a.swhKeys.Run(ctx, 10*time.Second)
+		go a.clients.Run(ctx) // refreshes the client JWT issuer's keys
 		var compacting sync.WaitGroup
 		compacting.Go(func() { compactor.Run(ctx) })
 		compacting.Go(func() { reoffer.Run(ctx) })
@@ -461,7 +468,7 @@ func (a *App) stopBackgroundLoops() {
 func (a *App) deliveryConfig() delivery.Config {
 	return delivery.Config{
 		Workers: a.cfg.DeliveryWorkers, Timeout: a.cfg.DeliveryTimeout, Issuer: a.cfg.PublicURL,
-		TokenTTL: a.cfg.JWTTTL, UserAgent: "relay/" + a.version, Secrets: a.ring, Outbox: a.cfg.DeliveryPath == "outbox",
+		TokenTTL: a.cfg.JWTTTL, UserAgent: "relay/" + a.version, StandardSignature: a.cfg.WebhookStandardSignature, Secrets: a.ring, Outbox: a.cfg.DeliveryPath == "outbox",
 		Policy: delivery.Policy{Initial: a.cfg.RetryInitial, MaxInterval: a.cfg.RetryMaxInterval,
 			MaxAttempts: a.cfg.RetryMaxAttempts, MaxElapsed: a.cfg.RetryMaxElapsed},
 	}

@@ -15,12 +15,17 @@ import (
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 	"github.com/a2arelay/relay/internal/a2a/rest"
+	"github.com/a2arelay/relay/internal/auth"
 	"github.com/a2arelay/relay/internal/delivery"
 	"github.com/a2arelay/relay/internal/ui"
 )
 
 // jwksPath is where relay publishes its JWKS.
 const jwksPath = "/.well-known/jwks.json"
+
+// standardKeysPath is where relay lists its Standard Webhooks v1a public
+// keys ("whpk_"); the JWKS publishes them too, as OKP/Ed25519 JWKs.
+const standardKeysPath = "/.well-known/standard-webhooks.json"
 
 // newHTTP builds the fiber app and its routes.
 func (a *App) newHTTP(h *jsonrpc.Handler, rh *rest.Handler, card *a2a.Card, api *delivery.API) *fiber.App {
@@ -43,7 +48,8 @@ func (a *App) newHTTP(h *jsonrpc.Handler, rh *rest.Handler, card *a2a.Card, api 
 	f.Get("/readyz", a.ready)
 	f.Get("/.well-known/agent-card.json", card.Serve)
 	f.Get("/.well-known/agent.json", card.Serve)
-	f.Get(jwksPath, a.keys.ServeJWKS)
+	f.Get(jwksPath, auth.ServeJWKSOf(a.keys, a.swhKeys))
+	f.Get(standardKeysPath, a.swhKeys.ServeStandardKeys)
 	flood := func(refuse refusal) fiber.Handler {
 		return a.limitAuthFailures(func(c *fiber.Ctx) error {
 			return refuse(c, fiber.StatusTooManyRequests, a2a.Errorf(a2a.KindLimited, "too many failed authentications from this address; retry after 1 s"))
@@ -79,8 +85,11 @@ func (a *App) rotateKeys(c *fiber.Ctx) error {
 	if err := a.keys.Rotate(c.UserContext()); err != nil {
 		return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "cannot rotate: " + err.Error()})
 	}
-	a.log.InfoContext(c.UserContext(), "signing key rotated", "kid", a.keys.CurrentKID())
-	return c.JSON(fiber.Map{"kid": a.keys.CurrentKID()})
+	if err := a.swhKeys.Rotate(c.UserContext()); err != nil {
+		return c.Status(fiber.StatusConflict).JSON(fiber.Map{"error": "cannot rotate the Standard Webhooks key: " + err.Error()})
+	}
+	a.log.InfoContext(c.UserContext(), "signing keys rotated", "kid", a.keys.CurrentKID(), "standard_webhooks_kid", a.swhKeys.CurrentKID())
+	return c.JSON(fiber.Map{"kid": a.keys.CurrentKID(), "standardWebhooksKid": a.swhKeys.CurrentKID()})
 }
 
 // ready answers 200 when Redis answers, 503 otherwise.

@@ -72,6 +72,10 @@ type KeyConfig struct {
 	// is sealed again and written back at the next load or refresh. Every
 	// instance needs every secret key that sealed a stored private key.
 	Sealer Sealer
+	// StandardWebhooks makes these relay's Standard Webhooks v1a keys
+	// (standard.go): ed25519 (Algorithm must be EdDSA or empty), kept in
+	// Redis apart from the JWT keys, never read from a KeyFile.
+	StandardWebhooks bool
 }
 
 // Sealer encrypts a value for a place (aad) and opens it again; Open
@@ -114,6 +118,7 @@ type cachedKey struct {
 type state struct {
 	current *signingKey
 	byKid   map[string]*signingKey // every published key
+	ordered []*signingKey          // the same, current first, then newest first
 	jwks    []byte
 }
 
@@ -134,6 +139,15 @@ func NewKeys(ctx context.Context, rdb redis.UniversalClient, cfg KeyConfig, now 
 	if k.now == nil {
 		k.now = time.Now
 	}
+	if cfg.StandardWebhooks {
+		if cfg.Algorithm != "" && cfg.Algorithm != EdDSA {
+			return nil, fmt.Errorf("auth: KeyConfig.Algorithm: Standard Webhooks keys are %s, not %s", EdDSA, cfg.Algorithm)
+		}
+		if cfg.KeyFile != "" {
+			return nil, errors.New("auth: KeyConfig.KeyFile: Standard Webhooks keys are kept in Redis only")
+		}
+		k.alg = EdDSA
+	}
 	if _, err := methodFor(k.alg); err != nil {
 		return nil, fmt.Errorf("auth: KeyConfig.Algorithm: %w", err)
 	}
@@ -141,7 +155,7 @@ func NewKeys(ctx context.Context, rdb redis.UniversalClient, cfg KeyConfig, now 
 		return nil, fmt.Errorf("auth: KeyConfig.Grace: %v is negative", cfg.Grace)
 	}
 	if rdb != nil {
-		k.st = newStore(rdb, cmp.Or(cfg.Prefix, DefaultPrefix))
+		k.st = newStore(rdb, cmp.Or(cfg.Prefix, DefaultPrefix), cfg.StandardWebhooks)
 	}
 	if cfg.KeyFile != "" {
 		key, err := loadFile(cfg.KeyFile, k.alg)
@@ -394,12 +408,13 @@ func (k *Keys) install(ctx context.Context, cur string, entries map[string]entry
 		warned[kid] = true
 	}
 	k.warned = warned
-	jwks, err := buildJWKS(current, byKid, created)
+	ordered := orderKeys(current, byKid, created)
+	jwks, err := buildJWKS(ordered)
 	if err != nil {
 		return err
 	}
 	k.cache = cache
-	k.state.Store(&state{current: current, byKid: byKid, jwks: jwks})
+	k.state.Store(&state{current: current, byKid: byKid, ordered: ordered, jwks: jwks})
 	return nil
 }
 

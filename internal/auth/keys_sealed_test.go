@@ -217,7 +217,7 @@ func TestSealedKeysWrongRing(t *testing.T) {
 func TestReplaceIsCompareAndSet(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
-	s := newStore(rdb, prefix+"relay")
+	s := newStore(rdb, prefix+"relay", false)
 	ctx := t.Context()
 	read := entry{Alg: ES256, PEM: "plain", Created: 1}
 	if won, err := s.swapTo(ctx, "", nil, "a", read); err != nil || !won {

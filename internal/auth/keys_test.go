@@ -342,7 +342,7 @@ func TestRun(t *testing.T) {
 func TestSwapIsCompareAndSwap(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
-	s := newStore(rdb, prefix+"relay")
+	s := newStore(rdb, prefix+"relay", false)
 	ctx := t.Context()
 	for _, step := range []struct {
 		expected, kid string

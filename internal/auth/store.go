@@ -26,7 +26,8 @@ type entry struct {
 // expired reports whether e was rotated out and its grace is over at now (unix).
 func (e entry) expired(now int64) bool { return e.RetireAt != 0 && e.RetireAt <= now }
 
-// store is the Redis side of Keys: two keys sharing the hash tag {jwks}, so
+// store is the Redis side of Keys: two keys sharing the hash tag {jwks}
+// ({swhkeys} for the Standard Webhooks keys), so
 // that swap.lua touches them atomically on Redis Cluster too.
 type store struct {
 	rdb     redis.UniversalClient
@@ -35,8 +36,11 @@ type store struct {
 	swap    *redis.Script
 }
 
-func newStore(rdb redis.UniversalClient, prefix string) *store {
+func newStore(rdb redis.UniversalClient, prefix string, standard bool) *store {
 	hash, current := layout.New(prefix, 0).Signing()
+	if standard {
+		hash, current = layout.New(prefix, 0).StandardSigning()
+	}
 	return &store{rdb: rdb, hash: hash, current: current, swap: redis.NewScript(swapLua)}
 }
 

@@ -54,6 +54,9 @@ type Config struct {
 	// notification; a validated host stays so for WebhookValidationTTL.
 	WebhookValidation    bool          `yaml:"webhook_validation"`
 	WebhookValidationTTL time.Duration `yaml:"webhook_validation_ttl"`
+	// WebhookStandardSignature is the Standard Webhooks signature added to
+	// notifications whose push config asks for none: "off" or "v1a".
+	WebhookStandardSignature string `yaml:"webhook_standard_signature"`
 	// OperatorWebhookURL gets alerts about disabled configs and dead
 	// letters (with OperatorWebhookToken as a bearer token).
 	OperatorWebhookURL   string `yaml:"operator_webhook_url"`

@@ -262,3 +262,13 @@ func checkJWTAlg(v string) (string, error) {
 	}
 	return "", fmt.Errorf("invalid value %q: must be ES256, EdDSA or RS256", v)
 }
+
+// checkStandardSignature accepts the operator's default Standard Webhooks
+// schemes: v1 needs a secret per push config, so it is not one of them.
+func checkStandardSignature(v string) (string, error) {
+	switch v {
+	case "off", "v1a":
+		return v, nil
+	}
+	return "", fmt.Errorf("invalid value %q: must be off or v1a (v1 needs a secret per push config: set it in the config's webhook extension options)", v)
+}

@@ -200,7 +200,7 @@ func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2
 		h.Set(webhook.HeaderToken, cfg.Token)
 		h.Set(webhook.HeaderTokenV1, cfg.Token)
 	}
-	return nil
+	return w.setStandardHeaders(h, &cfg, n.Body, nid, now)
 }
 
 // bearer starts the Authorization header relay sends with its JWT.

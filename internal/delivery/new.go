@@ -37,6 +37,10 @@ type Deps struct {
 	// Validator checks a webhook host's ownership before its first
 	// notification.
 	Validator *Validator
+	// StandardKeys sign Standard Webhooks v1a signatures; required when
+	// Config.StandardSignature is v1a. Without them a config that asks
+	// for v1a fails its attempts (error class "sign").
+	StandardKeys StandardKeys
 }
 
 // New returns a worker pool, or an error naming what is missing or out of
@@ -57,6 +61,15 @@ func New(d Deps, cfg Config) (*Workers, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	switch cfg.StandardSignature {
+	case "", StandardOff:
+	case StandardV1a:
+		if d.StandardKeys == nil {
+			return nil, errors.New("delivery: Deps.StandardKeys is required with Config.StandardSignature v1a")
+		}
+	default:
+		return nil, fmt.Errorf("delivery: Config.StandardSignature %q is not %q or %q", cfg.StandardSignature, StandardOff, StandardV1a)
+	}
 	if attempt := d.Queue.Timing().Attempt; cfg.Timeout > attempt {
 		return nil, fmt.Errorf("delivery: Config.Timeout (%s) is longer than the attempt the outbox consumer's leases are sized for (%s)", cfg.Timeout, attempt)
 	}
@@ -70,7 +83,7 @@ func New(d Deps, cfg Config) (*Workers, error) {
 		q: d.Queue, tasks: d.Tasks, leader: d.Leader, signer: d.Signer, cfg: cfg, log: log, now: time.Now, mover: newMover(d.Queue, 50*cfg.MoveEvery, log),
 		consumer: d.Queue.Name(),
 		client:   newClient(d.Dial, d.TLS, max(cfg.Workers, 64)),
-		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator,
+		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator, standard: d.StandardKeys,
 		acked: make([]atomic.Bool, d.Queue.Partitions()),
 		slots: make(chan struct{}, cfg.Workers),
 	}

@@ -122,6 +122,11 @@ type Config struct {
 	// busy lane goes on without a trip through the stream per notification,
 	// and still cannot keep a worker to itself.
 	LaneRun int
+	// StandardSignature is the Standard Webhooks signature added to
+	// notifications whose push config asks for none: StandardOff (or "",
+	// the default) or StandardV1a (needs Deps.StandardKeys). A config's own
+	// choice (its webhook extension options) always wins.
+	StandardSignature string
 }
 
 func (c Config) withDefaults() Config {
@@ -151,6 +156,7 @@ type Workers struct {
 	consumer  string
 	pressure  *backpressure.Pressure
 	validator *Validator
+	standard  StandardKeys // Standard Webhooks v1a signing (nil: none)
 	observer  Observer
 	mover     *mover
 	tally     tally

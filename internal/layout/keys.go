@@ -281,6 +281,12 @@ func (k Keys) Signing() (set, current string) {
 	return k.prefix + ":{jwks}", k.prefix + ":{jwks}:current"
 }
 
+// StandardSigning names the ed25519 key set that signs Standard Webhooks
+// v1a signatures, and its current key: kept like Signing's, apart from it.
+func (k Keys) StandardSigning() (set, current string) {
+	return k.prefix + ":{swhkeys}", k.prefix + ":{swhkeys}:current"
+}
+
 // Group is the consumer group of the delivery streams and of the work
 // queues' streams.
 const Group = "workers"

@@ -154,7 +154,11 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err := a.setupSecurity(ctx); err != nil {
 		return err
 	}
-	guard, err := ssrf.NewGuard(a.cfg.WebhookAllowCIDRs, ssrf.WithResolver(a.resolver))
+	proxy, err := a.webhookProxy()
+	if err != nil {
+		return err
+	}
+	guard, err := ssrf.NewGuard(a.cfg.WebhookAllowCIDRs, ssrf.WithResolver(a.resolver), ssrf.WithProxy(proxy))
 	if err != nil {
 		return fmt.Errorf("app: RELAY_WEBHOOK_ALLOW_CIDRS: %w", err)
 	}
@@ -593,4 +597,18 @@ func NewLogger(cfg config.Config, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// webhookProxy parses RELAY_WEBHOOK_PROXY (nil when unset) and logs where
+// webhooks go out (without the proxy's credentials).
+func (a *App) webhookProxy() (*url.URL, error) {
+	if a.cfg.WebhookProxy == "" {
+		return nil, nil
+	}
+	u, err := ssrf.ParseProxy(a.cfg.WebhookProxy)
+	if err != nil {
+		return nil, fmt.Errorf("app: RELAY_WEBHOOK_PROXY: %w", err)
+	}
+	a.log.Info("webhooks go through an egress proxy", "proxy", u.Host, "proxy_auth", u.User != nil)
+	return u, nil
 }

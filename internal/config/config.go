@@ -57,6 +57,9 @@ type Config struct {
 	// WebhookStandardSignature is the Standard Webhooks signature added to
 	// notifications whose push config asks for none: "off" or "v1a".
 	WebhookStandardSignature string `yaml:"webhook_standard_signature"`
+	// WebhookProxy, when set, is the HTTP CONNECT proxy every webhook
+	// connection goes through: http://[user:password@]host:port.
+	WebhookProxy string `yaml:"webhook_proxy"`
 	// OperatorWebhookURL gets alerts about disabled configs and dead
 	// letters (with OperatorWebhookToken as a bearer token).
 	OperatorWebhookURL   string `yaml:"operator_webhook_url"`

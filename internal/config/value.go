@@ -272,3 +272,17 @@ func checkStandardSignature(v string) (string, error) {
 	}
 	return "", fmt.Errorf("invalid value %q: must be off or v1a (v1 needs a secret per push config: set it in the config's webhook extension options)", v)
 }
+
+// checkProxyURL accepts "" or http://[user:password@]host:port; its errors
+// never quote the value (it may hold a password).
+func checkProxyURL(v string) (string, error) {
+	if v == "" {
+		return v, nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "http" || u.Hostname() == "" || u.Port() == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return "", errors.New("invalid proxy: want http://[user:password@]host:port")
+	}
+	return v, nil
+}

@@ -130,6 +130,9 @@ func (g *Guard) dialOne(ctx context.Context, d *net.Dialer, network, address str
 		ctx, cancel = context.WithTimeout(ctx, max(share, minAddrTimeout))
 		defer cancel()
 	}
+	if g.proxy != nil {
+		return g.proxy.dial(ctx, address)
+	}
 	return d.DialContext(ctx, network, address)
 }
 
@@ -147,8 +150,8 @@ func (g *Guard) control(_, address string, _ syscall.RawConn) error {
 }
 
 // Transport returns a new HTTP transport that dials through the guard. It
-// never uses a proxy (an environment proxy would dial for us and bypass the
-// guard) and sets no response header timeout: callers bound each request
+// never uses an HTTP proxy of its own (an environment proxy would dial for
+// us and bypass the guard; the guard's WithProxy tunnels after its checks) and sets no response header timeout: callers bound each request
 // with a context or client timeout. Build it once and share it.
 func (g *Guard) Transport() *http.Transport {
 	return &http.Transport{

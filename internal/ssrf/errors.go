@@ -43,10 +43,12 @@ const (
 	ClassTLS     = "tls"
 	ClassConnect = "connect"
 	ClassHTTP    = "http"
+	ClassProxy   = "proxy"
 )
 
 // Classify names the class of a failed delivery attempt's error: "blocked"
-// (refused by the guard), "dns", "timeout", "tls", "connect" (refused, reset
+// (refused by the guard), "dns", "proxy" (the egress proxy could not be
+// reached or did not open the tunnel, WithProxy), "timeout", "tls", "connect" (refused, reset
 // or unreachable), "http" for anything else, and "" for a nil error. The
 // first matching class in that order wins, so a DNS timeout is "dns".
 func Classify(err error) string {
@@ -57,12 +59,15 @@ func Classify(err error) string {
 		blocked *BlockedError
 		dnsErr  *net.DNSError
 		opErr   *net.OpError
+		proxy   *ProxyError
 	)
 	switch {
 	case errors.As(err, &blocked):
 		return ClassBlocked
 	case errors.As(err, &dnsErr):
 		return ClassDNS
+	case errors.As(err, &proxy):
+		return ClassProxy
 	case errors.Is(err, context.DeadlineExceeded), anyInChain(err, isTimeout):
 		return ClassTimeout
 	case isTLS(err):

@@ -13,8 +13,10 @@
 //     answer that changes between the two checks (rebinding) cannot slip
 //     through. [Guard.Transport] wires this into an [net/http.Transport].
 //
-// Operators can allowlist ranges (tests allowlist loopback). A Guard is
-// immutable after [NewGuard] and safe for concurrent use.
+// Operators can allowlist ranges (tests allowlist loopback), and send every
+// connection through an HTTP CONNECT egress proxy ([WithProxy]) that is
+// asked for the checked addresses only. A Guard is immutable after
+// [NewGuard] and safe for concurrent use.
 package ssrf
 
 import (
@@ -53,6 +55,9 @@ type Guard struct {
 	// beforeDial, when set (tests only), sees every address just before it is
 	// dialled and can veto it.
 	beforeDial func(network, address string) error
+	// proxy, when set (WithProxy), opens every connection as a CONNECT
+	// tunnel to the checked address (proxy.go).
+	proxy *proxy
 }
 
 // NewGuard returns a guard that refuses non-public destinations except those

@@ -63,4 +63,13 @@
 // max-age has passed, and again when a JWT names a kid it does not know
 // (relay signs with a new key at once after a rotation), but never twice
 // within MinRefetch. A failed fetch keeps the keys already fetched.
+//
+// # Standard Webhooks
+//
+// When a push config asks for it (or relay's operator makes it the
+// default), relay also signs the Standard Webhooks way: webhook-id,
+// webhook-timestamp and webhook-signature, v1 (HMAC-SHA256 under the
+// config's whsec_ secret) or v1a (ed25519 under relay's whpk_ keys).
+// VerifyStandard checks either; the header names and schemes are the
+// constants of standard.go, which relay's sender uses too.
 package webhook

@@ -38,6 +38,8 @@ func TestNewNamesWhatIsWrong(t *testing.T) {
 		{ok, Config{Timeout: 11 * time.Second}, "Config.Timeout"}, // longer than the consumer's 10s attempt
 		{ok, Config{Workers: -1}, "Config.Workers"},
 		{ok, Config{Policy: Policy{Jitter: 2}}, "Config.Policy.Jitter"},
+		{ok, Config{StandardSignature: "v1"}, "Config.StandardSignature"}, // v1 needs a secret per config
+		{ok, Config{StandardSignature: StandardV1a}, "Deps.StandardKeys"},
 	} {
 		if _, err := New(tc.deps, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%s wrong) = %v, want an error naming it", tc.want, err)

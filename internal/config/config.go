@@ -54,6 +54,12 @@ type Config struct {
 	// notification; a validated host stays so for WebhookValidationTTL.
 	WebhookValidation    bool          `yaml:"webhook_validation"`
 	WebhookValidationTTL time.Duration `yaml:"webhook_validation_ttl"`
+	// WebhookHostRateLimit and WebhookHostMaxConcurrent limit the
+	// deliveries to each webhook host, across instances: starts per second
+	// and in flight (0: no limit). A push config's own limits (relay's
+	// webhook extension) hold for its URL beside them.
+	WebhookHostRateLimit     float64 `yaml:"webhook_host_rate_limit"`
+	WebhookHostMaxConcurrent int     `yaml:"webhook_host_max_concurrent"`
 	// OperatorWebhookURL gets alerts about disabled configs and dead
 	// letters (with OperatorWebhookToken as a bearer token).
 	OperatorWebhookURL   string `yaml:"operator_webhook_url"`

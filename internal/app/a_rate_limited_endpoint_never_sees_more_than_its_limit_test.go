@@ -18,8 +18,8 @@ import (
 )
 
 // limitSink is a webhook receiver that records when each notification
-// arrived, how many were in flight at once, and each task's notifications
-// in arrival order; every fifth answer is slow, so that the cap in flight
+// arrived, how many were in flight at once, and the notifications in
+// arrival order; every fifth answer is slow, so that the cap in flight
 // is reached.
 type limitSink struct {
 	srv       *httptest.Server
@@ -27,19 +27,20 @@ type limitSink struct {
 	arrivals  []time.Time
 	inFlight  int
 	maxFlight int
-	byTask    map[string][]string
+	bodies    [][]byte
 	ids       map[string]int
 }
 
 // taskOf is the task id a v1.0 notification is about.
 func taskOf(t *testing.T, body []byte) string {
+	t.Helper()
 	var sr struct {
 		Task           *struct{ ID string }
 		StatusUpdate   *struct{ TaskID string }
 		ArtifactUpdate *struct{ TaskID string }
 	}
 	if err := json.Unmarshal(body, &sr); err != nil {
-		t.Errorf("notification %s: %v", body, err)
+		t.Fatalf("notification %s: %v", body, err)
 	}
 	switch {
 	case sr.Task != nil:
@@ -53,7 +54,7 @@ func taskOf(t *testing.T, body []byte) string {
 }
 
 func newLimitSink(t *testing.T) *limitSink {
-	s := &limitSink{byTask: map[string][]string{}, ids: map[string]int{}}
+	s := &limitSink{ids: map[string]int{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
@@ -61,8 +62,7 @@ func newLimitSink(t *testing.T) *limitSink {
 		s.inFlight++
 		s.maxFlight = max(s.maxFlight, s.inFlight)
 		n := len(s.arrivals)
-		task := taskOf(t, body)
-		s.byTask[task] = append(s.byTask[task], streamKind(t, body))
+		s.bodies = append(s.bodies, body)
 		s.ids[r.Header.Get("A2A-Notification-Id")]++
 		s.mu.Unlock()
 		delay := 20 * time.Millisecond
@@ -163,8 +163,13 @@ func testARateLimitedEndpointNeverSeesMoreThanItsLimit(t *testing.T, path string
 	if len(s.ids) != total {
 		t.Errorf("%d notifications arrived, want %d", len(s.ids), total)
 	}
+	byTask := map[string][]string{}
+	for _, body := range s.bodies {
+		task := taskOf(t, body)
+		byTask[task] = append(byTask[task], streamKind(t, body))
+	}
 	for id, kinds := range want {
-		if got := s.byTask[id]; !slices.Equal(got, kinds) {
+		if got := byTask[id]; !slices.Equal(got, kinds) {
 			t.Errorf("task %s: notifications in the order %v, want %v", id, got, kinds)
 		}
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/ratelimit"
 	"github.com/a2arelay/relay/internal/taskstore"
+	"github.com/a2arelay/relay/internal/throttle"
 	"github.com/a2arelay/relay/internal/workqueue"
 
 	"github.com/a2arelay/relay/internal/secrets"
@@ -65,6 +66,8 @@ type App struct {
 	store    *taskstore.Store
 	outbox   *outbox.Store
 	leases   *leader.Leases
+	// throttle keeps the webhooks' delivery limits.
+	throttle *throttle.Throttle
 	demo     *ingest.Demo
 	// demoRouted: some task goes to the demo agent, so its runner works
 	// the demo's queue.
@@ -203,7 +206,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: %w", err)
 	}
 	deps := delivery.Deps{Queue: consumer, Tasks: a.store, Leader: a.leases, Signer: a.keys, Dial: guard.DialContext, Log: a.log,
-		Pressure: pressure, Observer: a.metrics, StandardKeys: a.swhKeys}
+		Pressure: pressure, Observer: a.metrics, StandardKeys: a.swhKeys, Throttle: a.throttle}
 	if a.cfg.OperatorWebhookURL != "" {
 		deps.Operator = delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log)
 	}
@@ -386,6 +389,10 @@ func (a *App) openStore(ctx context.Context) error {
 		UsageWindow: max(a.cfg.TaskRetention, a.cfg.DeliveryRetention)})
 	a.outbox = outbox.New(a.rdb, a.layout, batch, outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox})
 	a.leases = leader.New(a.rdb, a.layout)
+	var err error // (a slot in flight outlives the longest attempt)
+	if a.throttle, err = throttle.New(a.rdb, a.layout, throttle.Config{Lease: a.cfg.DeliveryTimeout + 5*time.Second}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := a.store.Ping(pctx); err != nil {
@@ -475,6 +482,7 @@ func (a *App) deliveryConfig() delivery.Config {
 		TokenTTL: a.cfg.JWTTTL, UserAgent: "relay/" + a.version, StandardSignature: a.cfg.WebhookStandardSignature, Secrets: a.ring, Outbox: a.cfg.DeliveryPath == "outbox",
 		Policy: delivery.Policy{Initial: a.cfg.RetryInitial, MaxInterval: a.cfg.RetryMaxInterval,
 			MaxAttempts: a.cfg.RetryMaxAttempts, MaxElapsed: a.cfg.RetryMaxElapsed},
+		HostRate: a.cfg.WebhookHostRateLimit, HostMaxConcurrent: a.cfg.WebhookHostMaxConcurrent,
 	}
 }
 

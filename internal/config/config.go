@@ -60,6 +60,12 @@ type Config struct {
 	// WebhookProxy, when set, is the HTTP CONNECT proxy every webhook
 	// connection goes through: http://[user:password@]host:port.
 	WebhookProxy string `yaml:"webhook_proxy"`
+	// WebhookHostRateLimit and WebhookHostMaxConcurrent limit the
+	// deliveries to each webhook host, across instances: starts per second
+	// and in flight (0: no limit). A push config's own limits (relay's
+	// webhook extension) hold for its URL beside them.
+	WebhookHostRateLimit     float64 `yaml:"webhook_host_rate_limit"`
+	WebhookHostMaxConcurrent int     `yaml:"webhook_host_max_concurrent"`
 	// OperatorWebhookURL gets alerts about disabled configs and dead
 	// letters (with OperatorWebhookToken as a bearer token).
 	OperatorWebhookURL   string `yaml:"operator_webhook_url"`

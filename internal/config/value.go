@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -52,6 +53,21 @@ func number(field func(*Config) *int, lo, hi int) binder {
 			return fmt.Errorf("must be at least %d, not %d", lo, n)
 		}
 		*field(c) = n
+		return nil
+	}}
+}
+
+// rate binds a float64 setting (a rate per second) between 0 and hi.
+func rate(field func(*Config) *float64, hi float64) binder {
+	return binder{set: func(c *Config, raw string) error {
+		v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		if err != nil || math.IsNaN(v) {
+			return fmt.Errorf("invalid number %q", raw)
+		}
+		if v < 0 || v > hi {
+			return fmt.Errorf("must be between 0 and %g, not %g", hi, v)
+		}
+		*field(c) = v
 		return nil
 	}}
 }

@@ -52,7 +52,7 @@ func TestInvalidStoredConfigIsDeadLetteredAtOnce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := fx.store.SetPushConfig(ctx, "", "legacy", "hook", raw, 16); err != nil { // as an older relay stored it
+				if err := fx.store.SetPushConfig(ctx, "", "legacy", "hook", raw, "", 16); err != nil { // as an older relay stored it
 					t.Fatal(err)
 				}
 				stop := runWorkers(mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{})), Config{Outbox: onOutbox}))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +42,9 @@ type Deps struct {
 	// Config.StandardSignature is v1a. Without them a config that asks
 	// for v1a fails its attempts (error class "sign").
 	StandardKeys StandardKeys
+	// Throttle keeps the webhooks' limits (limits.go); without it no
+	// limit holds, and Config's host limits are refused.
+	Throttle Throttle
 }
 
 // New returns a worker pool, or an error naming what is missing or out of
@@ -57,6 +61,8 @@ func New(d Deps, cfg Config) (*Workers, error) {
 		return nil, errors.New("delivery: Deps.Signer is required")
 	case d.Dial == nil:
 		return nil, errors.New("delivery: Deps.Dial is required")
+	case d.Throttle == nil && (cfg.HostRate != 0 || cfg.HostMaxConcurrent != 0):
+		return nil, errors.New("delivery: Config.HostRate and HostMaxConcurrent need Deps.Throttle")
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -83,7 +89,7 @@ func New(d Deps, cfg Config) (*Workers, error) {
 		q: d.Queue, tasks: d.Tasks, leader: d.Leader, signer: d.Signer, cfg: cfg, log: log, now: time.Now, mover: newMover(d.Queue, 50*cfg.MoveEvery, log),
 		consumer: d.Queue.Name(),
 		client:   newClient(d.Dial, d.TLS, max(cfg.Workers, 64)),
-		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator, standard: d.StandardKeys,
+		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator, standard: d.StandardKeys, throttle: d.Throttle,
 		acked: make([]atomic.Bool, d.Queue.Partitions()),
 		slots: make(chan struct{}, cfg.Workers),
 	}
@@ -103,10 +109,13 @@ func (c Config) validate() error {
 		}
 	}
 	for name, v := range map[string]int{"Workers": c.Workers, "ExcerptBytes": c.ExcerptBytes, "LaneRun": c.LaneRun,
-		"Policy.MaxAttempts": c.Policy.MaxAttempts} {
+		"Policy.MaxAttempts": c.Policy.MaxAttempts, "HostMaxConcurrent": c.HostMaxConcurrent} {
 		if v < 0 {
 			return fmt.Errorf("delivery: Config.%s is negative (%d)", name, v)
 		}
+	}
+	if c.HostRate < 0 || math.IsNaN(c.HostRate) || math.IsInf(c.HostRate, 0) {
+		return fmt.Errorf("delivery: Config.HostRate %v is not a rate (0 or more per second)", c.HostRate)
 	}
 	if c.Policy.Jitter < 0 || c.Policy.Jitter > 1 {
 		return fmt.Errorf("delivery: Config.Policy.Jitter %v is outside [0, 1]", c.Policy.Jitter)

@@ -669,7 +669,12 @@ func (op *outboxPart) work(it *outboxItem) bool {
 	case it.h.Config == nil:
 		f.Outcome = outbox.Drop
 	default:
+		slot, wait := op.w.admit(ctx, it.h)
+		if wait != nil {
+			return op.hold(ctx, it, now.Add(wait.For))
+		}
 		err := op.w.attempt(ctx, t, it.h, &f, &rec)
+		op.w.release(ctx, slot)
 		if errors.Is(err, errTransient) {
 			// Redis did not answer: retried through the lane like a failed POST.
 			f.Outcome, f.Due = outbox.Retry, op.w.now().Add(op.w.cfg.Policy.Initial)
@@ -703,6 +708,27 @@ func (op *outboxPart) work(it *outboxItem) bool {
 	}
 	op.mu.Unlock()
 	op.w.report(ctx, t, it.h, f, rec, now)
+	return true
+}
+
+// hold hands it, which a webhook's limits hold, to its lane, which waits
+// until due and is parked (what comes later of it follows it there): not
+// an attempt, nothing is logged or counted (limits.go).
+func (op *outboxPart) hold(ctx context.Context, it *outboxItem, due time.Time) bool {
+	res, err := op.w.q.FinishOutbox(ctx, op.p, outbox.OutboxOp{Kind: outbox.OpHold, Entry: it.e, Now: op.w.now(), Due: due,
+		Replay: it.catchUp || it.e.Redelivery})
+	if err != nil {
+		return op.fail(ctx, it, err)
+	}
+	if res[0] == outbox.NotOwner {
+		op.lost()
+		return false
+	}
+	op.mu.Lock()
+	op.o.Parked[it.e.Lane] = true
+	op.parkedAt[it.e.Lane] = op.w.now()
+	op.mu.Unlock()
+	op.w.mover.scheduled(op.p, due)
 	return true
 }
 

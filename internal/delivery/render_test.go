@@ -60,7 +60,7 @@ func TestBodyRenderedOncePerEventAndDialect(t *testing.T) {
 	fx := newFixture(t, 1, "twice", hook)
 	for _, id := range []string{"a", "b"} {
 		cfg := []byte(`{"id":"` + id + `","taskId":"twice","url":"` + fx.hookURL + `","dialect":"0.3"}`)
-		if err := fx.store.SetPushConfig(ctx, "", "twice", id, cfg, 16); err != nil {
+		if err := fx.store.SetPushConfig(ctx, "", "twice", id, cfg, "", 16); err != nil {
 			t.Fatal(err)
 		}
 	}

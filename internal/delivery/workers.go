@@ -127,6 +127,13 @@ type Config struct {
 	// the default) or StandardV1a (needs Deps.StandardKeys). A config's own
 	// choice (its webhook extension options) always wins.
 	StandardSignature string
+	// HostRate and HostMaxConcurrent are the operator's limits on the
+	// deliveries to each webhook host: starts per second, and in flight,
+	// across relays (0: none). A config's own limits (webhook extension)
+	// hold for its URL beside them (limits.go). Any limit needs
+	// Deps.Throttle.
+	HostRate          float64
+	HostMaxConcurrent int
 }
 
 func (c Config) withDefaults() Config {
@@ -157,6 +164,7 @@ type Workers struct {
 	pressure  *backpressure.Pressure
 	validator *Validator
 	standard  StandardKeys // Standard Webhooks v1a signing (nil: none)
+	throttle  Throttle
 	observer  Observer
 	mover     *mover
 	tally     tally
@@ -411,7 +419,13 @@ func (w *Workers) deliverHead(ctx context.Context, t outbox.Token, h outbox.Head
 	case h.Config == nil:
 		f.Outcome = outbox.Drop
 	default:
+		slot, wait := w.admit(ctx, h)
+		if wait != nil {
+			f.Outcome, f.Due, f.First = outbox.Wait, now.Add(wait.For), t.First
+			break
+		}
 		err := w.attempt(ctx, t, h, &f, &rec)
+		w.release(ctx, slot)
 		if errors.Is(err, errTransient) {
 			// Redis did not answer (a timeout, a failover): not the
 			// notification's fault. Leave the token pending; it is
@@ -446,6 +460,10 @@ func (w *Workers) deliverHead(ctx context.Context, t outbox.Token, h outbox.Head
 // report counts an applied attempt made at now, schedules its retry, and
 // tells the operator and the observer.
 func (w *Workers) report(ctx context.Context, t outbox.Token, h outbox.Head, f outbox.Finish, rec Attempt, now time.Time) {
+	if f.Outcome == outbox.Wait { // no attempt: only its lane's next try is scheduled
+		w.mover.scheduled(t.Partition, f.Due)
+		return
+	}
 	w.tally.add(t.Partition, now, f.Outcome)
 	if f.Outcome == outbox.Retry {
 		w.mover.scheduled(t.Partition, f.Due)
@@ -496,6 +514,9 @@ func streamTime(id string) time.Time {
 // time since the event's commit.
 type Observer interface {
 	Attempt(outcome, class, reason string, took, sinceCommit time.Duration)
+	// LimitWait: a delivery put off for d by a webhook's limit (rate,
+	// concurrency).
+	LimitWait(limit string, d time.Duration)
 }
 
 // attempt delivers the head once and fills f.

@@ -225,8 +225,8 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 		fields[fieldOwner] = owner
 	}
 	commit := taskstore.Commit{
-		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
-		Fields: fields, Owner: owner, Offer: offer, Deadline: dl, Reserve: reserve,
+		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), Class: classes([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
+		PushAccept: pushAccept(push), Fields: fields, Owner: owner, Offer: offer, Deadline: dl, Reserve: reserve,
 	}
 	ids, err := c.store.Commit(ctx, commit)
 	if err != nil {
@@ -343,7 +343,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 		recorded.TaskID, recorded.Turn = taskID, cached.version+1
 	}
 	commit := taskstore.Commit{
-		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs),
+		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs), Class: classes(evs),
 		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, evs, expect),
 		Reserve: reserve, PrevReserve: cached.reserve, Release: view.Task.Status.State.Terminal() || view.Task.Status.State.Interrupted(),
 	}

@@ -64,7 +64,7 @@ func (s *Service) storePush(ctx context.Context, c a2a.PushConfig) error {
 	if err := s.admit(ctx, int64(len(c.ID)+len(b)), false); err != nil {
 		return err
 	}
-	switch err := s.store.SetPushConfig(ctx, tenant.Owner(ctx), c.TaskID, c.ID, b, s.cfg.MaxPushConfigs); {
+	switch err := s.store.SetPushConfig(ctx, tenant.Owner(ctx), c.TaskID, c.ID, b, acceptOf(c.Options), s.cfg.MaxPushConfigs); {
 	case errors.Is(err, taskstore.ErrNotFound):
 		return a2a.ErrTaskNotFound(c.TaskID)
 	case errors.Is(err, taskstore.ErrFull):

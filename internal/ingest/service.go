@@ -56,7 +56,7 @@ type TaskStore interface {
 	LoadMany(ctx context.Context, owner string, taskIDs []string) (map[string]taskstore.Record, error)
 	IndexSize(ctx context.Context, owner string) (int64, error)
 	Unindex(ctx context.Context, owner, taskID string) error
-	SetPushConfig(ctx context.Context, owner, taskID, id string, config []byte, max int) error
+	SetPushConfig(ctx context.Context, owner, taskID, id string, config []byte, accept string, max int) error
 	ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error
 	PushConfig(ctx context.Context, taskID, id string) ([]byte, error)
 	PushConfigs(ctx context.Context, taskID string) (map[string]string, error)

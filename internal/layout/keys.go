@@ -20,6 +20,8 @@ package layout
 
 import (
 	"cmp"
+	"crypto/sha1"
+	"encoding/hex"
 	"hash/fnv"
 	"strconv"
 )
@@ -233,6 +235,25 @@ func (k Keys) Leader(role string) string { return k.prefix + ":leader:{" + role 
 // HostValidated marks a webhook host that passed URL validation.
 func (k Keys) HostValidated(host string) string {
 	return k.prefix + ":webhook-validated:{" + host + "}"
+}
+
+// Endpoint names the keys of the delivery limits of one webhook URL and
+// its host (internal/throttle). They share a hash tag made from the host,
+// so that one script checks both atomically; the URL is hashed into its
+// keys' names, which stay short whatever its length.
+func (k Keys) Endpoint(host, url string) EndpointKeys {
+	hh := sha1.Sum([]byte(host))
+	uh := sha1.Sum([]byte(url))
+	t := k.prefix + ":{wh:" + hex.EncodeToString(hh[:8]) + "}:"
+	u := hex.EncodeToString(uh[:12])
+	return EndpointKeys{URLRate: t + "rate:" + u, URLFlight: t + "flight:" + u, HostRate: t + "rate", HostFlight: t + "flight"}
+}
+
+// EndpointKeys are the limits' keys of one webhook URL (URLRate, URLFlight)
+// and of its host (HostRate, HostFlight): a rate's state (a hash) and the
+// deliveries in flight (a zset of leases by expiry).
+type EndpointKeys struct {
+	URLRate, URLFlight, HostRate, HostFlight string
 }
 
 // Stats is partition p's hash of delivery counts in the minute that starts

@@ -31,6 +31,8 @@ type Metrics struct {
 	attempt       *prometheus.HistogramVec
 	redisErrors   *prometheus.CounterVec
 	held          prometheus.Histogram
+	limitWaits    *prometheus.CounterVec
+	limitWait     *prometheus.HistogramVec
 }
 
 // latencyBuckets cover a loopback POST to a retried-for-a-day delivery.
@@ -56,7 +58,11 @@ func New() *Metrics {
 		Help: "Redis commands that failed (not counting nil replies), by command."}, []string{"command"})
 	m.held = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "relay_backpressure_hold_seconds",
 		Help: "How long new tasks were held by backpressure, paced waits included (held ones only).", Buckets: latencyBuckets[:10]})
-	m.reg.MustRegister(m.requests, m.events, m.notifications, m.dead, m.toSuccess, m.attempt, m.redisErrors, m.held,
+	m.limitWaits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relay_webhook_limit_waits_total",
+		Help: "Deliveries put off by a webhook's limits (not attempts, not failures), by the limit that held them: rate or concurrency."}, []string{"limit"})
+	m.limitWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "relay_webhook_limit_wait_seconds",
+		Help: "How long a delivery put off by a webhook's limits was told to wait, by limit.", Buckets: latencyBuckets[:12]}, []string{"limit"})
+	m.reg.MustRegister(m.requests, m.events, m.notifications, m.dead, m.toSuccess, m.attempt, m.redisErrors, m.held, m.limitWaits, m.limitWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -108,6 +114,15 @@ func (m *Metrics) Attempt(outcome, class, reason string, took, sinceCommit time.
 		}
 	case "dead":
 		m.dead.WithLabelValues(deadReason(reason)).Inc()
+	}
+}
+
+// LimitWait records a delivery put off for d by a webhook's limit (rate
+// or concurrency).
+func (m *Metrics) LimitWait(limit string, d time.Duration) {
+	if m != nil {
+		m.limitWaits.WithLabelValues(limit).Inc()
+		m.limitWait.WithLabelValues(limit).Observe(d.Seconds())
 	}
 }
 

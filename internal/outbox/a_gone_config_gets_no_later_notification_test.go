@@ -18,7 +18,7 @@ func TestAGoneConfigGetsNoLaterNotification(t *testing.T) {
 	for _, outbox := range []bool{true, false} {
 		ctx := context.Background()
 		s, ids := laneFixtureWith(t, 1, storeConfig{Outbox: outbox}) // task "run" at version 1, config c1
-		if err := s.SetPushConfig(ctx, "", "run", "c2", []byte(`{"url":"http://127.0.0.1/hook2"}`), 16); err != nil {
+		if err := s.SetPushConfig(ctx, "", "run", "c2", []byte(`{"url":"http://127.0.0.1/hook2"}`), "", 16); err != nil {
 			t.Fatal(err)
 		}
 		commit := func(v int64) string {

@@ -279,6 +279,10 @@ const (
 	Gone      Outcome = "gone"
 	Drop      Outcome = "drop"
 	Skip      Outcome = "skip"
+	// Wait: no attempt was made; the webhook's limits hold the head until
+	// Finish.Due. The lane waits as for a retry, but nothing is logged or
+	// counted, and the next try is the same attempt.
+	Wait Outcome = "wait"
 )
 
 // Finish is the result of working on a token.
@@ -340,14 +344,21 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 	if s.outbox {
 		parked = "1"
 	}
+	next, first := t.Attempt+1, f.First.UnixMilli()
+	if f.Outcome == Wait {
+		next, first = t.Attempt, t.First.UnixMilli()
+		if t.First.IsZero() {
+			first = 0
+		}
+	}
 	res, err := s.batch.Eval(ctx, s.finish, keys,
 		t.ID,                                  // tokenID
 		h.Entry,                               // attempted
 		string(f.Outcome),                     // outcome
 		t.TaskID,                              // task
 		t.ConfigID,                            // config
-		t.Attempt+1,                           // nextAttempt
-		f.First.UnixMilli(),                   // firstMs
+		next,                                  // nextAttempt
+		first,                                 // firstMs
 		f.Now.UnixMilli(),                     // now
 		f.Due.UnixMilli(),                     // retryDue
 		f.Attempt,                             // attemptRec

@@ -478,6 +478,10 @@ const (
 	// OpSpill: a notification not yet attempted goes to its lane, which gets
 	// a token when it had none (a lane too busy to be held in memory).
 	OpSpill = "spill"
+	// OpHold: a notification not yet attempted goes to its lane, which
+	// waits until Due (the webhook's limits hold it): a spill whose lane,
+	// when it had no token, gets a retry due then.
+	OpHold = "hold"
 )
 
 // Results of FinishOutbox.

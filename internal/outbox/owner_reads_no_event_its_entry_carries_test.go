@@ -20,7 +20,7 @@ func TestOwnerReadsNoEventItsEntryCarries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, _ := laneFixtureWith(t, 0, storeConfig{Outbox: true}) // the task, at version 1, with config c1
-	if err := s.SetPushConfig(ctx, "", "run", "c2", []byte(`{"url":"http://127.0.0.1/hook2"}`), 16); err != nil {
+	if err := s.SetPushConfig(ctx, "", "run", "c2", []byte(`{"url":"http://127.0.0.1/hook2"}`), "", 16); err != nil {
 		t.Fatal(err)
 	}
 	small := []byte(`{"kind":"status-update","n":1}`)

@@ -148,7 +148,7 @@ func TestCompactionKeepsWhatALaneRefersTo(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	s := newFixture(rdb, storeConfig{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 20})
 	ids := commitN(t, s, "behind", 1, 40, nil)
-	if err := s.SetPushConfig(ctx, "", "behind", "slow", []byte(`{}`), 16); err != nil {
+	if err := s.SetPushConfig(ctx, "", "behind", "slow", []byte(`{}`), "", 16); err != nil {
 		t.Fatal(err)
 	}
 	ids = append(ids, commitN(t, s, "behind", 41, 100, nil)...) // the lane never moves

@@ -21,7 +21,10 @@ func TestCommitSentTwiceAppliesOnce(t *testing.T) {
 	c := Commit{TaskID: "twice", Snapshot: []byte(`{}`), Events: [][]byte{[]byte(`{"n":1}`)}, UpdatedAt: time.Now()}
 	tk := s.k.Task(c.TaskID)
 	keys := s.commitKeys(c)
-	args := s.commitArgs(c, "commit-1", nil)
+	args, err := s.commitArgs(c, "commit-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	first, err := s.commit.Run(ctx, rdb, keys, args...).StringSlice()
 	if err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func TestCommitsNotifyTheConfigsOfTheirMoment(t *testing.T) {
 		}
 	}
 	want(1, "a")
-	if err := s.SetPushConfig(ctx, "", "t", "b", cfg("b"), 8); err != nil {
+	if err := s.SetPushConfig(ctx, "", "t", "b", cfg("b"), "", 8); err != nil {
 		t.Fatal(err)
 	}
 	want(2, "a", "b")

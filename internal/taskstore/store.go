@@ -178,6 +178,7 @@ func recordOf(m map[string]string) (Record, error) {
 	delete(m, "ub")
 	delete(m, "us")
 	delete(m, "pc")
+	delete(m, "pf")
 	dl := m["dl"]
 	delete(m, "dl")
 	rs, _ := strconv.ParseInt(m[fieldReserve], 10, 64) // (none: 0)
@@ -198,11 +199,18 @@ type Commit struct {
 	Events [][]byte
 	// Deliver marks, per event, those delivered to the task's push configs.
 	Deliver []bool
+	// Class gives, per event delivered, its class for the configs' event
+	// filters (Accept): a byte in 'a'..'z'; 0 (or none given) is class
+	// ClassAny, which only configs without a filter take.
+	Class []byte
 	// Fields are written to the task hash beside the snapshot.
 	Fields map[string]string
 	// PushConfigs are stored before the events are appended, so that they
 	// see every event of this commit.
 	PushConfigs map[string][]byte
+	// PushAccept gives, per config of PushConfigs that filters events, the
+	// event classes it takes (Accept); the others take every event.
+	PushAccept map[string]string
 	// UpdatedAt orders the task in listings.
 	UpdatedAt time.Time
 	// Owner is the principal the task belongs to ("" without client
@@ -277,7 +285,11 @@ func (s *Store) CommitOnce(ctx context.Context, c Commit, once Once) (ids []stri
 }
 
 func (s *Store) commit1(ctx context.Context, c Commit, once *Once) ([]string, *Applied, error) {
-	res, err := s.batch.Eval(ctx, s.commit, s.commitKeys(c), s.commitArgs(c, uuid.NewString(), once)...).StringSlice()
+	args, err := s.commitArgs(c, uuid.NewString(), once)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := s.batch.Eval(ctx, s.commit, s.commitKeys(c), args...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, nil, ErrConflict
@@ -332,7 +344,7 @@ func (s *Store) commitKeys(c Commit) []string {
 // commitArgs lays out the commit script's arguments, by the names
 // lua/commit.lua gives them; commitID makes a commit that is sent twice
 // apply once; once, when not nil, records the commit's idempotency key.
-func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
+func (s *Store) commitArgs(c Commit, commitID string, once *Once) ([]any, error) {
 	jsonOf := func(m map[string]string) string {
 		if len(m) == 0 {
 			return ""
@@ -343,6 +355,14 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 	configs := make(map[string]string, len(c.PushConfigs))
 	for id, v := range c.PushConfigs {
 		configs[id] = string(v)
+	}
+	flags, err := deliverFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	accept, err := acceptArg(c)
+	if err != nil {
+		return nil, err
 	}
 	p := s.k.Partition(c.TaskID)
 	// In the order, and by the names, lua/commit.lua gives them.
@@ -355,7 +375,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 		o.TaskID, o.Turn = c.TaskID, c.Version+1
 		offer = o.member()
 	}
-	args := append(make([]any, 0, 26+len(c.Events)),
+	args := append(make([]any, 0, 27+len(c.Events)),
 		c.Version,                    // expected
 		c.Snapshot,                   // snapshot
 		c.UpdatedAt.UnixMilli(),      // now
@@ -364,7 +384,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 		c.ExpireAfter.Milliseconds(), // ttl
 		jsonOf(reserveFields(c)),     // extra
 		jsonOf(configs),              // setConfigs
-		deliverFlags(c),              // flags
+		flags,                        // flags
 		s.k.LanePrefix(c.TaskID),     // lanes
 		s.k.RecordPrefix(p),          // records
 		p,                            // part
@@ -382,24 +402,12 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) []any {
 		s.onceTTL.Milliseconds(),     // onceTTL
 		offer,                        // offer
 		c.Deadline.arg(),             // deadline
+		accept,                       // setAccept
 	)
 	for _, e := range c.Events { // the events, one per flag
 		args = append(args, e)
 	}
-	return args
-}
-
-// deliverFlags is one flag per event of c: "1" when it is delivered to the
-// task's push configs, "0" when not.
-func deliverFlags(c Commit) string {
-	flags := make([]byte, len(c.Events))
-	for i := range flags {
-		flags[i] = '0'
-		if i < len(c.Deliver) && c.Deliver[i] {
-			flags[i] = '1'
-		}
-	}
-	return string(flags)
+	return args, nil
 }
 
 // ReplacePushConfig rewrites a push config that exists (re-encrypted
@@ -407,20 +415,27 @@ func deliverFlags(c Commit) string {
 func (s *Store) ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error {
 	tk := s.k.Task(taskID)
 	keys := []string{tk.Hash, tk.Push, s.k.Usage(s.k.Partition(taskID), "", 0)} // (counts nothing)
-	if err := s.pushSet.Run(ctx, s.rdb, keys, s.pushSetArgs(id, config, 1<<30, true, time.Time{})...).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
+	if err := s.pushSet.Run(ctx, s.rdb, keys, s.pushSetArgs(id, config, "", 1<<30, true, time.Time{})...).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
 		return fmt.Errorf("taskstore: replace push config: %w", err)
 	}
 	return nil
 }
 
 // SetPushConfig stores config id of a task of owner, replacing one with the
-// same id, and counts its bytes in owner's usage. It returns ErrNotFound
-// when the task does not exist and ErrFull when it already has max configs.
-func (s *Store) SetPushConfig(ctx context.Context, owner, taskID, id string, config []byte, max int) error {
+// same id, and counts its bytes in owner's usage; accept is the event
+// classes the config takes ("": every event; filter.go). It returns
+// ErrNotFound when the task does not exist and ErrFull when it already has
+// max configs.
+func (s *Store) SetPushConfig(ctx context.Context, owner, taskID, id string, config []byte, accept string, max int) error {
+	if accept != "" {
+		if err := checkAccept(id, accept); err != nil {
+			return err
+		}
+	}
 	tk := s.k.Task(taskID)
 	now := time.Now()
 	keys := []string{tk.Hash, tk.Push, s.k.Usage(s.k.Partition(taskID), owner, s.usage.bucket(now))}
-	err := s.pushSet.Run(ctx, s.rdb, keys, s.pushSetArgs(id, config, max, false, now)...).Err()
+	err := s.pushSet.Run(ctx, s.rdb, keys, s.pushSetArgs(id, config, accept, max, false, now)...).Err()
 	switch {
 	case err == nil:
 		return nil
@@ -434,7 +449,7 @@ func (s *Store) SetPushConfig(ctx context.Context, owner, taskID, id string, con
 
 // pushSetArgs lays out lua/pushset.lua's arguments, in its order and by
 // the names it gives them; a rewrite (onlyReplace) counts no usage.
-func (s *Store) pushSetArgs(id string, config []byte, max int, onlyReplace bool, now time.Time) []any {
+func (s *Store) pushSetArgs(id string, config []byte, accept string, max int, onlyReplace bool, now time.Time) []any {
 	only, usage := "0", len(id)+len(config)
 	if onlyReplace {
 		only, usage = "1", 0
@@ -447,6 +462,7 @@ func (s *Store) pushSetArgs(id string, config []byte, max int, onlyReplace bool,
 		usage,                        // usage
 		s.usage.bucket(now),          // bucket
 		s.usage.ttl().Milliseconds(), // usageTTL
+		accept,                       // accept
 	}
 }
 

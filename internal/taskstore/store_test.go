@@ -187,7 +187,7 @@ func TestSetPushConfig(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, rdb, _ := newStore(t, 4)
-	if err := s.SetPushConfig(ctx, "", "missing", "a", []byte("x"), 2); !errors.Is(err, ErrNotFound) {
+	if err := s.SetPushConfig(ctx, "", "missing", "a", []byte("x"), "", 2); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing task: %v, want ErrNotFound", err)
 	}
 	if ok, _ := s.Exists(ctx, "missing"); ok {
@@ -195,14 +195,14 @@ func TestSetPushConfig(t *testing.T) {
 	}
 	create(t, s, "t", t0)
 	for _, id := range []string{"a", "b"} {
-		if err := s.SetPushConfig(ctx, "", "t", id, []byte("v-"+id), 2); err != nil {
+		if err := s.SetPushConfig(ctx, "", "t", id, []byte("v-"+id), "", 2); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.SetPushConfig(ctx, "", "t", "c", []byte("v-c"), 2); !errors.Is(err, ErrFull) {
+	if err := s.SetPushConfig(ctx, "", "t", "c", []byte("v-c"), "", 2); !errors.Is(err, ErrFull) {
 		t.Fatalf("third config: %v, want ErrFull", err)
 	}
-	if err := s.SetPushConfig(ctx, "", "t", "a", []byte("v-a2"), 2); err != nil {
+	if err := s.SetPushConfig(ctx, "", "t", "a", []byte("v-a2"), "", 2); err != nil {
 		t.Fatalf("replacing a config when full: %v", err)
 	}
 	m, _ := s.PushConfigs(ctx, "t")
@@ -225,7 +225,7 @@ func TestSetPushConfig(t *testing.T) {
 	if err := s.DeletePushConfig(ctx, "nobody", "x"); err != nil {
 		t.Fatalf("delete on a missing task: %v", err)
 	}
-	if err := s.SetPushConfig(ctx, "", "t", "c", []byte("v-c"), 2); err != nil {
+	if err := s.SetPushConfig(ctx, "", "t", "c", []byte("v-c"), "", 2); err != nil {
 		t.Fatalf("after delete: %v", err)
 	}
 
@@ -233,7 +233,7 @@ func TestSetPushConfig(t *testing.T) {
 	if _, err := s.Commit(ctx, Commit{TaskID: "fin", Snapshot: []byte("s"), UpdatedAt: t0, ExpireAfter: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetPushConfig(ctx, "", "fin", "a", []byte("v"), 2); err != nil {
+	if err := s.SetPushConfig(ctx, "", "fin", "a", []byte("v"), "", 2); err != nil {
 		t.Fatal(err)
 	}
 	if ttl := rdb.PTTL(ctx, s.k.Task("fin").Push).Val(); ttl <= 59*time.Minute || ttl > time.Hour {

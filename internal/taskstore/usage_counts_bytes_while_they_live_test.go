@@ -47,7 +47,7 @@ func TestUsageCountsWhatCommitsStore(t *testing.T) {
 	if u, _ := s.Usage(ctx, "alice", now); u.Bytes != want {
 		t.Fatalf("after two more versions: %d bytes, want %d", u.Bytes, want)
 	}
-	if err := s.SetPushConfig(ctx, "alice", "t1", "c2", []byte("config-2"), 16); err != nil {
+	if err := s.SetPushConfig(ctx, "alice", "t1", "c2", []byte("config-2"), "", 16); err != nil {
 		t.Fatal(err)
 	}
 	want += int64(len("c2") + len("config-2"))

@@ -17,7 +17,10 @@
 --                         a head a previous relay wrote goes on with "\n<event>\n<snapshot>")
 --   ARGV[3]  outcome      delivered | retry | dead | gone (410: disable the config) |
 --                         drop (the config was deleted: drop the lane) | skip (the event
---                         expired: drop the head)
+--                         expired: drop the head) | wait (not attempted: the webhook's
+--                         limits hold it; the lane waits until retryDue, like a retry,
+--                         but the record is left as it is, no attempt is logged, and
+--                         nextAttempt is the same attempt's number)
 --   ARGV[4]  task         task id
 --   ARGV[5]  config       config id
 --   ARGV[6]  nextAttempt  the next attempt's number
@@ -163,6 +166,10 @@ local function activate()
   elseif unpark == '1' then
     redis.call('SREM', KEYS[10], KEYS[2])
   end
+end
+if outcome == 'wait' then
+  redis.call('ZADD', KEYS[3], retryDue, cjson.encode({t = task, c = config, a = tonumber(nextAttempt), f = tonumber(firstMs), n = nid}))
+  return {1}
 end
 if outcome == 'retry' then
   setStatus('failed', retryDue)

@@ -34,6 +34,9 @@
 --   "spill"  a notification not yet attempted goes to its lane, pending, and
 --            the lane is parked; a lane that was empty gets a token (the
 --            owner hands a lane too busy to hold in memory to the lanes)
+--   "hold"   a spill whose lane waits until d (the webhook's limits hold the
+--            notification, not yet attempted): a lane that was empty gets a
+--            retry due at d for its first attempt, instead of a token
 -- A notification has no record until the owner reports it: the op makes
 -- one (and lists it in the task's delivery index unless marked i, which
 -- expires it a retention after its commit). Only
@@ -116,7 +119,7 @@ for i = firstOp, #ARGV do
   end
   if op.k ~= 'done' and not owner then
     res = -1
-  elseif op.k == 'spill' then
+  elseif op.k == 'spill' or op.k == 'hold' then
     -- A spilled notification has no record but the one the spill makes (a
     -- record means this call ran before, and the lanes may have delivered
     -- it since), unless it is a replay (a redelivery's record): then only
@@ -126,7 +129,11 @@ for i = firstOp, #ARGV do
       -- spilled or reported already
     elseif not pushed(op, lane) then
       if redis.call('RPUSH', lane, op.e .. ' ' .. op.n) == 1 then
-        redis.call('XADD', KEYS[10], '*', 't', op.t, 'c', op.c, 'a', 1, 'f', 0)
+        if op.k == 'hold' then
+          redis.call('ZADD', KEYS[2], op.d, cjson.encode({t = op.t, c = op.c, a = 1, f = 0, n = op.n}))
+        else
+          redis.call('XADD', KEYS[10], '*', 't', op.t, 'c', op.c, 'a', 1, 'f', 0)
+        end
       end
       local r = record(op, b)
       if r.fresh then

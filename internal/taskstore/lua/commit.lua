@@ -3,6 +3,11 @@
 -- got in first, nothing is written and the caller retries from the new version.
 --
 -- KEYS[1] task hash (fields: snap, ver, ck when the task has a checkpoint, and caller fields;
+--   pf: the event filters of KEYS[4]'s configs that filter, a JSON object
+--   of config id -> the classes it takes (taskstore/filter.go), written by
+--   this script (setAccept) and pushset.lua; an entry of a config deleted
+--   since is ignored (the configs come from pc) and replaced when a config
+--   of that id is stored again;
 --   pc: the ids of KEYS[4]'s configs, a JSON array, kept by this script
 --   so that it need not read them (HKEYS). Every other writer of KEYS[4]
 --   (pushset.lua, DeletePushConfig, the 410 paths of finish.lua and
@@ -50,8 +55,10 @@
 --   ARGV[7]  extra      extra task-hash fields, a JSON object ("": none)
 --   ARGV[8]  setConfigs push configs to store first, a JSON object of
 --                       config id -> config ("": none)
---   ARGV[9]  flags      one flag per event: "1" when the event is delivered
---                       to the task's push configs, "0" when not
+--   ARGV[9]  flags      one flag per event: "0" when the event is not
+--                       delivered to the task's push configs, else its class
+--                       (filter.go): a config with a filter (pf) gets it only
+--                       when its entry lists the class, the others always
 --   ARGV[10] lanes      the task's lane prefix (layout.Keys.LanePrefix): the
 --                       lane of config c is lanes .. c
 --   ARGV[11] records    the partition's record prefix (layout.Keys.RecordPrefix):
@@ -110,7 +117,11 @@
 --                       task's record is <record> (the deadline sweeper's
 --                       failure of the turn it saw expire), else the error
 --                       "DEADLINE"
---   ARGV[27 ..]         the events, one per argument, appended in order (as
+--   ARGV[27] setAccept  the event filters of the configs of setConfigs that
+--                       filter, a JSON object of config id -> classes ("":
+--                       none); a config of setConfigs not in it takes every
+--                       event (its pf entry goes)
+--   ARGV[28 ..]         the events, one per argument, appended in order (as
 --                       many as flags has flags)
 -- Usage (usage.go): the task hash keeps 'us', the bytes counted for the task
 -- so far, and 'ub', the bucket they were last counted in. A commit adds
@@ -154,8 +165,8 @@ local usage, bucket, usageTTL, noteBytes = tonumber(ARGV[16]), ARGV[17], tonumbe
 local once, onceHash, onceAnswer = ARGV[20], ARGV[21], ARGV[22]
 local onceMax, onceTTL = tonumber(ARGV[23]), tonumber(ARGV[24])
 local offer = ARGV[25]
-local deadline = ARGV[26]
-local firstEvent = 27
+local deadline, setAccept = ARGV[26], ARGV[27]
+local firstEvent = 28
 local outbox = KEYS[14]
 local onceN
 if once ~= '' then
@@ -165,7 +176,7 @@ if once ~= '' then
   end
   onceN = tonumber(got[2] or '0') + 1
 end
-local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx', 'ub', 'us', 'pc', 'dl')
+local stored = redis.call('HMGET', KEYS[1], 'ver', 'ck', 'dx', 'ub', 'us', 'pc', 'dl', 'pf')
 local cur = tonumber(stored[1] or '0')
 if cur ~= tonumber(expected) then
   if redis.call('HGET', KEYS[1], 'cid') == commitID then
@@ -212,7 +223,23 @@ if setConfigs ~= '' then
   end
   redis.call('HSET', KEYS[4], unpack(set))
 end
-if not listed and (setConfigs ~= '' or string.find(flags, '1', 1, true)) then
+-- The event filters (pf): what is stored, with setConfigs' configs' own.
+local accept = stored[8] and cjson.decode(stored[8])
+if setConfigs ~= '' and (accept or setAccept ~= '') then
+  local given = setAccept ~= '' and cjson.decode(setAccept) or {}
+  accept = accept or {}
+  for id in pairs(cjson.decode(setConfigs)) do
+    accept[id] = given[id]
+  end
+  if next(accept) then
+    fields[#fields + 1] = 'pf'
+    fields[#fields + 1] = cjson.encode(accept)
+  else
+    accept = nil
+    redis.call('HDEL', KEYS[1], 'pf')
+  end
+end
+if not listed and (setConfigs ~= '' or string.find(flags, '[^0]')) then
   configs = redis.call('HKEYS', KEYS[4])
 end
 if configs and (setConfigs ~= '' or not stored[6]) then
@@ -236,33 +263,37 @@ local made = false
 local notes = 0
 while i <= #ARGV do
   n = n + 1
-  local deliver = string.sub(flags, n, n) == '1' and #configs > 0
+  local class = string.sub(flags, n, n)
+  local deliver = class ~= '0' and #configs > 0
   local id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
   ids[#ids + 1] = id
   if deliver then
     local carry = outbox and #ARGV[i] <= inline
     for _, cfg in ipairs(configs) do
-      local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
-      local lane = lanes .. cfg
-      local dl = records .. nid
-      notes = notes + 1
-      if outbox then
-        local oid
-        if carry then
-          oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
-          carry = false
+      local takes = not accept or not accept[cfg] or string.find(accept[cfg], class, 1, true)
+      if takes then
+        local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
+        local lane = lanes .. cfg
+        local dl = records .. nid
+        notes = notes + 1
+        if outbox then
+          local oid
+          if carry then
+            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
+            carry = false
+          else
+            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
+          end
+          redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
+          made = true
         else
-          oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
-        end
-        redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
-        made = true
-      else
-        recWrite(dl, recNew(task, cfg, id, now), keep)
-        redis.call('ZADD', index, now, nid)
-        made = true
-        redis.call('ZADD', KEYS[9], now, nid)
-        if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
-          redis.call('XADD', KEYS[8], '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
+          recWrite(dl, recNew(task, cfg, id, now), keep)
+          redis.call('ZADD', index, now, nid)
+          made = true
+          redis.call('ZADD', KEYS[9], now, nid)
+          if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
+            redis.call('XADD', KEYS[8], '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
+          end
         end
       end
     end

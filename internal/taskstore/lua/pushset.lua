@@ -2,7 +2,9 @@
 -- the checks that the task exists and has room for another config.
 --
 -- KEYS[1] task hash (a new config id drops its pc, the config ids commit.lua
---   keeps: the next commit reads them again)
+--   keeps: the next commit reads them again; pf, the configs' event filters
+--   (commit.lua), gets the config's accept string, or loses its entry, and
+--   the entries of configs deleted since)
 -- KEYS[2] task push-config hash
 -- KEYS[3] the usage counter of the task's owner in this partition and usage
 --   bucket (layout.Keys.Usage): a stored config's bytes are added to it by
@@ -17,10 +19,13 @@
 --   ARGV[5] usage        bytes to count for the config (0: count nothing)
 --   ARGV[6] bucket       the usage bucket of KEYS[3]
 --   ARGV[7] usageTTL     ms KEYS[3] lives once made
+--   ARGV[8] accept       the event classes the config takes (taskstore/filter.go;
+--                        "": every event). A rewrite (onlyReplace) keeps the
+--                        config's filter and ignores it
 -- Returns 1 when stored, or an error starting "NOTFOUND " / "FULL ". (Each
 -- message needs a space: Redis 7 prefixes a one-word error reply with "ERR ".)
 local id, config, max, onlyReplace = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local usage, bucket, usageTTL = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+local usage, bucket, usageTTL, accept = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7]), ARGV[8]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('NOTFOUND task does not exist')
 end
@@ -34,6 +39,23 @@ end
 redis.call('HSET', KEYS[2], id, config)
 if new then
   redis.call('HDEL', KEYS[1], 'pc')
+end
+if onlyReplace ~= '1' then
+  local pf = redis.call('HGET', KEYS[1], 'pf')
+  if pf or accept ~= '' then
+    local filters = pf and cjson.decode(pf) or {}
+    for other in pairs(filters) do
+      if redis.call('HEXISTS', KEYS[2], other) == 0 then
+        filters[other] = nil
+      end
+    end
+    filters[id] = accept ~= '' and accept or nil
+    if next(filters) then
+      redis.call('HSET', KEYS[1], 'pf', cjson.encode(filters))
+    else
+      redis.call('HDEL', KEYS[1], 'pf')
+    end
+  end
 end
 if usage > 0 then
   local stored = redis.call('HMGET', KEYS[1], 'ub', 'us')

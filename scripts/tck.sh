@@ -151,6 +151,10 @@ export A2A_AUTH_TYPE=custom A2A_AUTH_HEADER=A2A-Version A2A_AUTH_TOKEN=1.0
 
 # The v1.0-dev branch: its own runner (--sut-host, --level).
 if "$py" run_tck.py --help 2>/dev/null | grep -q -- '--sut-host'; then
+  if [ "$mode" = system ]; then
+    echo "tck: the v1.0-dev branch needs pytest 8, pytest-html and googleapis-common-protos: run it with TCK_PYTHON=venv" >&2
+    exit 1
+  fi
   level=()
   [ -n "${1:-}" ] && level=(--level "$1")
   "$py" run_tck.py --sut-host "http://127.0.0.1:$port" "${level[@]}" 2>&1 | tee "$out/tck.txt" || status=$?

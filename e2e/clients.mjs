@@ -375,7 +375,7 @@ async function runV1() {
     }
   });
 
-  await check('v1 GetExtendedAgentCard is -32007', async () => {
+  await check('v1 GetExtendedAgentCard without a declared extended card is -32004', async () => {
     need();
     // Client.getAgentCard() only calls the server when capabilities.extendedAgentCard is true,
     // so call the transport directly (and add the version header the Client would add).
@@ -383,7 +383,7 @@ async function runV1() {
       () => client.transport.getExtendedAgentCard({ tenant: '' }, { serviceParameters: { 'A2A-Version': '1.0' } }),
       'GetExtendedAgentCard',
     );
-    expectCode(e, -32007, 'GetExtendedAgentCard');
+    expectCode(e, -32004, 'GetExtendedAgentCard');
   });
 
   await check('v1 SendStreamingMessage streams task, updates and ends completed', async () => {

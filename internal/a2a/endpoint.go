@@ -236,7 +236,7 @@ func (e *Endpoint) dispatch(ctx context.Context, c Call) (any, Dialect, error) {
 		return e.list(ctx, c.Params)
 	case OpExtendedCard:
 		if e.card == nil || !e.card.HasExtended() {
-			return nil, c.Dialect, Errorf(KindExtendedCardNotConfigured, "no extended agent card is configured")
+			return nil, c.Dialect, noExtendedCard(c.Dialect)
 		}
 		doc, err := e.card.Extended(ctx)
 		if err != nil {
@@ -285,4 +285,16 @@ func (e *Endpoint) push(ctx context.Context, c Call, cd codec) (any, Dialect, er
 		return nil, d, err
 	}
 	return cd.encodeDeleted(), d, nil
+}
+
+// noExtendedCard is the error for an extended card relay does not offer.
+// Its card declares capabilities.extendedAgentCard only when one is
+// configured, so v1.0 asks for UnsupportedOperationError (§3.3.4: the
+// capability is absent); v0.3 had its own code for it, -32007
+// (AuthenticatedExtendedCardNotConfiguredError).
+func noExtendedCard(d Dialect) error {
+	if d == V10 {
+		return Errorf(KindUnsupportedOperation, "this agent offers no extended agent card (its card does not declare capabilities.extendedAgentCard)")
+	}
+	return Errorf(KindExtendedCardNotConfigured, "no extended agent card is configured")
 }

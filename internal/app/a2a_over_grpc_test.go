@@ -164,7 +164,7 @@ func TestA2AOverGRPC(t *testing.T) {
 		t.Fatalf("a2a-version 1.0: %v", err)
 	}
 	_, err = c.GetExtendedAgentCard(ctx, &a2apb.GetExtendedAgentCardRequest{})
-	wantGRPCError(t, err, codes.FailedPrecondition, "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
+	wantGRPCError(t, err, codes.FailedPrecondition, "UNSUPPORTED_OPERATION")
 }
 
 // The extended card, when configured, is an AgentCard message.

@@ -149,7 +149,7 @@ func TestA2AOverHTTPJSON(t *testing.T) {
 		http.StatusBadRequest, "INVALID_ARGUMENT", "")
 	wantRESTError(t, r.rest(http.MethodGet, "/v1/tasks/"+id, nil, "A2A-Version", "0.1"), http.StatusBadRequest, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED")
 	wantRESTError(t, r.rest(http.MethodPost, "/v1/tasks/"+id+":frobnicate", nil), http.StatusNotFound, "NOT_FOUND", "")
-	wantRESTError(t, r.rest(http.MethodGet, "/v1/extendedAgentCard", nil), http.StatusBadRequest, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
+	wantRESTError(t, r.rest(http.MethodGet, "/v1/extendedAgentCard", nil), http.StatusBadRequest, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION")
 }
 
 // Without an A2A-Version header a request is v0.3 (spec §3.2.6), at v0.3's

@@ -37,7 +37,7 @@ func TestBadInput(t *testing.T) {
 		{"push token with CRLF", `{"jsonrpc":"2.0","id":19,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]},"configuration":{"taskPushNotificationConfig":{"url":"https://hooks.example.test/h","token":"a\r\nb"}}}}`, []string{"A2A-Version", "1.0"}, 200, -32602, "19"},
 		{"push token too long", `{"jsonrpc":"2.0","id":20,"method":"message/send","params":{"message":{"role":"user","messageId":"m","parts":[{"kind":"text","text":"x"}]},"configuration":{"pushNotificationConfig":{"url":"https://hooks.example.test/h","token":"` + strings.Repeat("t", 3000) + `"}}}}`, nil, 200, -32602, "20"},
 		{"version", `{"jsonrpc":"2.0","id":13,"method":"GetTask","params":{"id":"x"}}`, []string{"A2A-Version", "9.9"}, 200, -32009, "13"},
-		{"extended card", `{"jsonrpc":"2.0","id":14,"method":"GetExtendedAgentCard","params":{}}`, nil, 200, -32007, "14"},
+		{"extended card", `{"jsonrpc":"2.0","id":14,"method":"GetExtendedAgentCard","params":{}}`, nil, 200, -32004, "14"},
 		{"extended card v0.3 no params", `{"jsonrpc":"2.0","id":15,"method":"agent/getAuthenticatedExtendedCard"}`, nil, 200, -32007, "15"},
 		{"content type", `{"jsonrpc":"2.0","id":1,"method":"GetTask"}`, []string{"Content-Type", "text/plain"}, 415, -32600, "null"},
 		{"too large", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"` + strings.Repeat("x", 70<<10) + `"}}`, nil, 413, -32600, "null"},

@@ -171,7 +171,8 @@ type AgentConfig struct {
 	CardMaxAge time.Duration `yaml:"card_max_age"`
 	Skills     []SkillConfig `yaml:"skills"`
 	// ExtendedCard, when set, is served to agent/getAuthenticatedExtendedCard
-	// and GetExtendedAgentCard; when nil those methods answer -32007.
+	// and GetExtendedAgentCard; when nil the first answers -32007 and the
+	// second (v1.0) -32004.
 	ExtendedCard *ExtendedCardConfig `yaml:"extended_card"`
 }
 

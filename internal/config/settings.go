@@ -225,7 +225,7 @@ func agentSettings() []Setting {
 			Help:  "Skills on the agent card: a list of {id, name, description, tags, examples, backend}. YAML only.",
 			value: yamlOnly(func(c *Config) any { return &c.Agent.Skills })},
 		{Key: "agent.extended_card", Default: "none", Group: groupAgent,
-			Help:  "What authenticated clients see in addition to the public card: {description, skills, clients}; clients maps an API key's name (or jwt:<iss>|<sub>) to {description, skills} that client sees in addition. Unset, the extended-card methods answer -32007. YAML only.",
+			Help:  "What authenticated clients see in addition to the public card: {description, skills, clients}; clients maps an API key's name (or jwt:<iss>|<sub>) to {description, skills} that client sees in addition. Unset, v0.3's extended-card method answers -32007 and v1.0's -32004. YAML only.",
 			value: yamlOnly(func(c *Config) any { return &c.Agent.ExtendedCard })},
 		{Key: "worker_tokens", Env: "RELAY_WORKER_TOKENS", Flag: "worker-tokens", Default: "", Group: groupWorkers,
 			Help:  "Tokens workers authenticate with (Authorization: Bearer <token>; comma-separated in env and flags). Required when a backend is a worker queue. They are not client credentials.",

@@ -363,18 +363,19 @@ func TestCard(t *testing.T) {
 	}
 	resp.Body.Close()
 
-	// No extended card configured: -32007, with ErrorInfo in v1.0.
-	for _, m := range []string{"agent/getAuthenticatedExtendedCard", "GetExtendedAgentCard"} {
-		if _, raw, r := post(t, app, rpcBody(`1`, m, `{}`), nil); r.Error == nil || r.Error.Code != CodeExtendedCardNotConfig {
+	// No extended card configured: -32007 in v0.3, an unsupported
+	// operation (-32004, with ErrorInfo) in v1.0.
+	for m, code := range map[string]int{"agent/getAuthenticatedExtendedCard": CodeExtendedCardNotConfig, "GetExtendedAgentCard": -32004} {
+		if _, raw, r := post(t, app, rpcBody(`1`, m, `{}`), nil); r.Error == nil || r.Error.Code != code {
 			t.Errorf("%s without extended card: %s", m, raw)
 		}
-		if _, raw, r := post(t, newTestApp(nil), rpcBody(`1`, m, `null`), nil); r.Error == nil || r.Error.Code != CodeExtendedCardNotConfig {
+		if _, raw, r := post(t, newTestApp(nil), rpcBody(`1`, m, `null`), nil); r.Error == nil || r.Error.Code != code {
 			t.Errorf("%s without card: %s", m, raw)
 		}
 	}
 	_, raw, _ := post(t, app, rpcBody(`1`, "GetExtendedAgentCard", `{}`), nil)
-	if !strings.Contains(raw, "EXTENDED_AGENT_CARD_NOT_CONFIGURED") {
-		t.Errorf("v1.0 -32007 lacks ErrorInfo: %s", raw)
+	if !strings.Contains(raw, "UNSUPPORTED_OPERATION") {
+		t.Errorf("v1.0 -32004 lacks ErrorInfo: %s", raw)
 	}
 }
 

@@ -142,7 +142,7 @@ type Change struct {
 	Event string `json:"event"`
 	// Failures is the count of the current failure run, which started at
 	// Since.
-	Failures int64 `json:"failures"`
+	Failures int64     `json:"failures"`
 	Since    time.Time `json:"-"`
 	// Cause is why it was disabled: "failures" (Config.DisableAfterFailures)
 	// or "time" (Config.DisableAfter).

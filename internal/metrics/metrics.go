@@ -31,6 +31,7 @@ type Metrics struct {
 	attempt       *prometheus.HistogramVec
 	redisErrors   *prometheus.CounterVec
 	held          prometheus.Histogram
+	endpoints     endpointMetrics
 }
 
 // latencyBuckets cover a loopback POST to a retried-for-a-day delivery.
@@ -45,7 +46,7 @@ func New() *Metrics {
 	m.events = prometheus.NewCounter(prometheus.CounterOpts{Name: "relay_events_committed_total",
 		Help: "Task events committed (each also fans out to the task's webhooks)."})
 	m.notifications = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relay_notifications_total",
-		Help: "Delivery attempts by outcome: delivered, retried (failed, a retry is scheduled), dead, gone (410: config disabled), dropped (config deleted or event expired)."}, []string{"outcome"})
+		Help: "Delivery attempts by outcome: delivered, retried (failed, a retry is scheduled), dead, gone (410: config disabled), dropped (config deleted or event expired), skipped_disabled (not sent: its endpoint is disabled)."}, []string{"outcome"})
 	m.dead = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relay_notifications_dead_total",
 		Help: "Notifications sent to dead letters, by reason: attempts (retry budget), elapsed (time budget), undeliverable (stored notification unusable)."}, []string{"reason"})
 	m.toSuccess = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "relay_delivery_commit_to_success_seconds",
@@ -58,6 +59,7 @@ func New() *Metrics {
 		Help: "How long new tasks were held by backpressure, paced waits included (held ones only).", Buckets: latencyBuckets[:10]})
 	m.reg.MustRegister(m.requests, m.events, m.notifications, m.dead, m.toSuccess, m.attempt, m.redisErrors, m.held,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.endpoints = newEndpointMetrics(m.reg)
 	return m
 }
 
@@ -96,6 +98,9 @@ func (m *Metrics) Attempt(outcome, class, reason string, took, sinceCommit time.
 		label = "retried"
 	case "drop", "skip":
 		label = "dropped"
+		if class == endpointDisabled {
+			label = "skipped_disabled"
+		}
 	}
 	m.notifications.WithLabelValues(label).Inc()
 	if took > 0 {

@@ -15,6 +15,8 @@
     return `${(e.successRate * 100).toFixed(1)} % of ${e.succeeded + e.failed}`;
   }
 
+  const clip = (t, n) => (!t ? '—' : t.length > n ? t.slice(0, n - 1) + '…' : t);
+
   function row(e) {
     const action =
       e.state === 'disabled'
@@ -24,11 +26,10 @@
       'tr',
       { 'data-id': e.id },
       h('td', { class: 'url' }, h('code', { title: `id ${e.id}` }, e.url)),
-      h('td', {}, badge(e.state), e.disabledAt ? [' ', timeEl(e.disabledAt)] : ''),
+      h('td', {}, badge(e.state), ' ', action),
       h('td', { class: 'num' }, rate(e)),
       h('td', { class: 'num' }, e.consecutiveFailures),
-      h('td', {}, e.lastError || '—', e.lastErrorAt ? [' ', timeEl(e.lastErrorAt)] : ''),
-      h('td', {}, action),
+      h('td', { title: e.lastError || '' }, clip(e.lastError, 80), e.lastErrorAt ? [' ', timeEl(e.lastErrorAt)] : ''),
     );
   }
 
@@ -39,7 +40,7 @@
       const eps = (body && body.endpoints) || [];
       showError('ep-error', '');
       $('ep-body').replaceChildren(
-        ...(eps.length ? eps.map(row) : [h('tr', {}, h('td', { class: 'empty', colspan: 6 }, 'No endpoint has had a delivery yet.'))]),
+        ...(eps.length ? eps.map(row) : [h('tr', {}, h('td', { class: 'empty', colspan: 5 }, 'No endpoint has had a delivery yet.'))]),
       );
       const off = eps.filter((e) => e.state === 'disabled').length;
       $('ep-info').textContent = `${eps.length} ${eps.length === 1 ? 'endpoint' : 'endpoints'}, ${off} disabled`;

@@ -84,6 +84,7 @@ func testFailingEndpointIsDisabledSkippedAndEnabledAgain(t *testing.T, path stri
 		}
 	}
 
+	waitMetric(t, r, "relay_endpoints_disabled 1")
 	healthy.Store(true)
 	if status, body := postJSON(t, r.url+"/v1/endpoints/"+id+"/enable"); status != http.StatusOK {
 		t.Fatalf("enable: %d %s", status, body)

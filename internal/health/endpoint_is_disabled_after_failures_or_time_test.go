@@ -4,24 +4,31 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
-func fail(id string, n int64, at time.Time) Outcomes {
-	return Outcomes{ID: id, URL: "https://x.test/" + id, Failed: n, FirstFailed: at, LastFailed: at, LastError: "HTTP 500"}
+// id is the endpoint id of test endpoint name.
+func id(name string) string { return EndpointID("https://x.test/" + name) }
+
+func fail(name string, n int64, at time.Time) Outcomes {
+	return Outcomes{ID: id(name), URL: "https://x.test/" + name, Failed: n, FirstFailed: at, LastFailed: at, LastError: "HTTP 500"}
 }
 
-func ok(id string, at time.Time) Outcomes {
-	return Outcomes{ID: id, URL: "https://x.test/" + id, OK: 1, LastOK: at}
+func ok(name string, at time.Time) Outcomes {
+	return Outcomes{ID: id(name), URL: "https://x.test/" + name, OK: 1, LastOK: at}
 }
 
 func events(cs []Change) []string {
 	var out []string
 	for _, c := range cs {
-		out = append(out, c.ID+":"+c.Event)
+		if c.ID != EndpointID(c.URL) {
+			panic("a change names another endpoint's id")
+		}
+		out = append(out, strings.TrimPrefix(c.URL, "https://x.test/")+":"+c.Event)
 	}
 	return out
 }
@@ -56,25 +63,30 @@ func TestEndpointIsDisabledAfterConsecutiveFailures(t *testing.T) {
 	if got := record(t0.Add(3*time.Second), fail("a", 1, t0.Add(3*time.Second))); !slices.Equal(got, []string{"a:disabled"}) {
 		t.Fatalf("5th consecutive failure: %v, want a:disabled", got)
 	}
-	if d, _ := s.Disabled(ctx); !slices.Equal(d, []string{"a"}) {
+	if d, _ := s.Disabled(ctx); !slices.Equal(d, []string{id("a")}) {
 		t.Fatalf("Disabled = %v", d)
 	}
-	e, err := s.Get(ctx, "a", t0.Add(3*time.Second))
+	e, err := s.Get(ctx, id("a"), t0.Add(3*time.Second))
 	if err != nil || e.State != "disabled" || e.ConsecutiveFailures != 5 || e.Succeeded != 1 || e.Failed != 8 ||
 		e.LastError != "HTTP 500" || e.DisabledCause != "failures" {
 		t.Fatalf("Get = %+v, %v", e, err)
 	}
-	if err := s.Enable(ctx, "a", t0.Add(time.Minute)); err != nil {
+	if err := s.Enable(ctx, id("a"), t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if d, _ := s.Disabled(ctx); len(d) != 0 {
 		t.Fatalf("Disabled after Enable = %v", d)
 	}
-	if e, _ := s.Get(ctx, "a", t0.Add(time.Minute)); e.State != "enabled" || e.ConsecutiveFailures != 0 {
+	if e, _ := s.Get(ctx, id("a"), t0.Add(time.Minute)); e.State != "enabled" || e.ConsecutiveFailures != 0 {
 		t.Fatalf("after Enable: %+v", e)
 	}
-	if err := s.Enable(ctx, "nope", t0); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("Enable of an unknown endpoint: %v", err)
+	for _, unknown := range []string{"nope", id("unknown"), "{x}:ep:" + id("a")} {
+		if err := s.Enable(ctx, unknown, t0); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Enable(%q): %v, want ErrNotFound", unknown, err)
+		}
+		if _, err := s.Get(ctx, unknown, t0); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get(%q): %v, want ErrNotFound", unknown, err)
+		}
 	}
 	// Hours later a flap alerts again.
 	later := t0.Add(2 * time.Hour)
@@ -83,6 +95,10 @@ func TestEndpointIsDisabledAfterConsecutiveFailures(t *testing.T) {
 	}
 	if got := record(later.Add(time.Second), fail("a", 1, later.Add(time.Second))); !slices.Equal(got, []string{"a:failing"}) {
 		t.Fatalf("a flap an hour after the last alert: %v, want a:failing", got)
+	}
+	// A day on, the first hour's outcomes have left the window.
+	if e, _ := s.Get(ctx, id("a"), t0.Add(25*time.Hour)); e.Succeeded != 1 || e.Failed != 1 || *e.SuccessRate != 0.5 {
+		t.Fatalf("a day later: %d succeeded, %d failed, want the last hours' 1 and 1", e.Succeeded, e.Failed)
 	}
 }
 

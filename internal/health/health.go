@@ -214,6 +214,9 @@ func (s *Store) Disabled(ctx context.Context) ([]string, error) {
 // Enable enables endpoint id again: its deliveries are POSTed again (each
 // relay sees it within about a second) and its failure run starts over.
 func (s *Store) Enable(ctx context.Context, id string, now time.Time) error {
+	if !validID(id) {
+		return ErrNotFound
+	}
 	args, _ := json.Marshal(map[string]any{"id": id, "now": now.UnixMilli(), "keepMs": s.cfg.Keep.Milliseconds()})
 	n, err := s.enable.Run(ctx, s.rdb, []string{s.k.EndpointHealth(id), s.k.EndpointsDisabled(), s.k.Endpoints()}, args).Int()
 	if err != nil {
@@ -223,6 +226,20 @@ func (s *Store) Enable(ctx context.Context, id string, now time.Time) error {
 		return ErrNotFound
 	}
 	return nil
+}
+
+// validID tells whether id is one EndpointID makes (16 lower-case hex
+// digits): any other id names no endpoint, and reaches no key.
+func validID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func capText(s string) string {

@@ -73,6 +73,9 @@ func (s *Store) List(ctx context.Context, now time.Time, limit int) ([]Endpoint,
 
 // Get returns one endpoint's health as of now.
 func (s *Store) Get(ctx context.Context, id string, now time.Time) (Endpoint, error) {
+	if !validID(id) {
+		return Endpoint{}, ErrNotFound
+	}
 	v, err := s.rdb.HGetAll(ctx, s.k.EndpointHealth(id)).Result()
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("health: endpoint: %w", err)

@@ -26,6 +26,9 @@ type HealthObserver interface {
 	EndpointsDisabled(n int)
 }
 
+// healthChunk caps the endpoints of one Health.Record call.
+const healthChunk = 256
+
 // ClassEndpointDisabled is the error class of a notification not sent
 // because its endpoint is disabled: it is finished as skipped (not a
 // failure), and can be replayed once the endpoint is enabled again.
@@ -161,17 +164,23 @@ func (t *healthTally) giveBack(batch []health.Outcomes) {
 // endpoints again.
 func (w *Workers) flushHealth(ctx context.Context) {
 	t := w.health
-	if batch := t.take(); len(batch) > 0 {
-		changes, err := t.store.Record(ctx, w.now(), batch)
+	// In chunks of healthChunk endpoints: a relay that saw thousands of
+	// endpoints in a second adds them in several script calls, none of
+	// which holds Redis long.
+	for batch := t.take(); len(batch) > 0; {
+		n := min(len(batch), healthChunk)
+		changes, err := t.store.Record(ctx, w.now(), batch[:n])
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.WarnContext(ctx, "recording endpoint health", "err", err)
 			}
 			t.giveBack(batch)
+			break
 		}
 		for _, c := range changes {
 			w.endpointChanged(ctx, c)
 		}
+		batch = batch[n:]
 	}
 	ids, err := t.store.Disabled(ctx)
 	if err != nil {

@@ -141,7 +141,7 @@ func deliverySettings() []Setting {
 			Help:  "How long a validated webhook host stays validated.",
 			value: duration(func(c *Config) *time.Duration { return &c.WebhookValidationTTL }, false)},
 		{Key: "operator_webhook_url", Env: "RELAY_OPERATOR_WEBHOOK_URL", Flag: "operator-webhook-url", Default: "", Group: groupDelivery,
-			Help:  "URL that gets a JSON alert: config.disabled (a webhook answered 410), delivery.dead (a notification's retries are exhausted), endpoint.failing (an endpoint's first failure after a success, at most once an hour per endpoint) and endpoint.disabled. Empty: no alerts.",
+			Help:  "URL that gets a JSON alert: config.disabled (a webhook answered 410), delivery.dead (a notification's retries are exhausted), endpoint.failing (an endpoint's first failure, or its first after a success; at most once an hour per endpoint) and endpoint.disabled. Empty: no alerts.",
 			value: text(func(c *Config) *string { return &c.OperatorWebhookURL }, checkOptionalURL)},
 		{Key: "operator_webhook_token", Env: "RELAY_OPERATOR_WEBHOOK_TOKEN", Flag: "operator-webhook-token", Default: "", Group: groupDelivery,
 			Help:  "Sent as Authorization: Bearer <token> with operator alerts.",

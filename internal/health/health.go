@@ -137,7 +137,8 @@ type Outcomes struct {
 type Change struct {
 	ID  string `json:"id"`
 	URL string `json:"url"`
-	// Event is "failing" (its first failure after a success) or
+	// Event is "failing" (its first failure, or its first after a
+	// success) or
 	// "disabled".
 	Event string `json:"event"`
 	// Failures is the count of the current failure run, which started at

@@ -15,7 +15,7 @@ type endpointMetrics struct {
 func newEndpointMetrics(reg *prometheus.Registry) endpointMetrics {
 	e := endpointMetrics{
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relay_endpoint_health_changes_total",
-			Help: "Changes of webhook endpoint health this instance recorded, by event: failing (first failure after a success, alerted at most once an hour per endpoint), disabled."}, []string{"event"}),
+			Help: "Changes of webhook endpoint health this instance recorded, by event: failing (an endpoint's first failure, or its first after a success; alerted at most once an hour per endpoint), disabled."}, []string{"event"}),
 		disabled: prometheus.NewGauge(prometheus.GaugeOpts{Name: "relay_endpoints_disabled",
 			Help: "Webhook endpoints disabled (across instances), as this instance last read them."}),
 	}

@@ -86,4 +86,8 @@ func TestDeliveriesEndpointsListsAndEnables(t *testing.T) {
 	if code, _, errs := cli("enable", "no-such-endpoint"); code != 1 || !strings.Contains(errs, "not enabled") {
 		t.Fatalf("enable of an unknown endpoint: %d %s", code, errs)
 	}
+	var out2, errb bytes.Buffer
+	if code := run([]string{"deliveries", "enable", eps[0].ID}, func(k string) string { return map[string]string{"RELAY_URL": base}[k] }, &out2, &errb); code != 1 || !strings.Contains(out2.String(), "admin token") {
+		t.Fatalf("enable without the admin token: %d %s %s", code, out2.String(), errb.String())
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2arelay/relay/internal/health"
@@ -39,10 +40,12 @@ const ClassEndpointDisabled = "endpoint_disabled"
 // of its own), and holds the disabled endpoints as last read. A nil
 // healthTally keeps nothing and disables nothing.
 type healthTally struct {
-	store    Health
-	mu       sync.Mutex
-	counts   map[string]*health.Outcomes
-	disabled map[string]bool
+	store  Health
+	mu     sync.Mutex
+	counts map[string]*health.Outcomes
+	// disabled holds the disabled endpoint ids, replaced whole (every
+	// attempt reads it, without a lock).
+	disabled atomic.Pointer[map[string]bool]
 }
 
 func newHealthTally(h Health) *healthTally {
@@ -57,9 +60,8 @@ func (t *healthTally) isDisabled(id string) bool {
 	if t == nil {
 		return false
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.disabled[id]
+	d := t.disabled.Load()
+	return d != nil && (*d)[id]
 }
 
 // count adds the outcome of an attempt made (rec) to its endpoint: a
@@ -105,6 +107,17 @@ func (t *healthTally) count(o outbox.Outcome, rec Attempt) {
 	case rec.Status != 0:
 		c.LastError = "HTTP " + strconv.Itoa(rec.Status)
 	}
+}
+
+// disable adds id to the disabled endpoints.
+func (t *healthTally) disable(id string) {
+	d := map[string]bool{id: true}
+	if old := t.disabled.Load(); old != nil {
+		for k := range *old {
+			d[k] = true
+		}
+	}
+	t.disabled.Store(&d)
 }
 
 func later(a, b time.Time) time.Time {
@@ -193,9 +206,7 @@ func (w *Workers) flushHealth(ctx context.Context) {
 	for _, id := range ids {
 		disabled[id] = true
 	}
-	t.mu.Lock()
-	t.disabled = disabled
-	t.mu.Unlock()
+	t.disabled.Store(&disabled)
 	if o, ok := w.observer.(HealthObserver); ok {
 		o.EndpointsDisabled(len(ids))
 	}
@@ -209,12 +220,7 @@ func (w *Workers) endpointChanged(ctx context.Context, c health.Change) {
 		reason += ", failing since " + c.Since.UTC().Format(time.RFC3339)
 	}
 	if c.Event == "disabled" {
-		w.health.mu.Lock()
-		if w.health.disabled == nil {
-			w.health.disabled = map[string]bool{}
-		}
-		w.health.disabled[c.ID] = true // at once here; other relays read it within a second
-		w.health.mu.Unlock()
+		w.health.disable(c.ID) // at once here; other relays read it within a second
 		reason = "disabled after " + reason + map[string]string{"failures": " (the consecutive-failure threshold)",
 			"time": " (failing for longer than the time threshold)"}[c.Cause] +
 			"; its notifications are skipped until it is enabled again"

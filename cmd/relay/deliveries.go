@@ -22,10 +22,13 @@ const deliveriesUsage = `Usage:
   relay deliveries show <delivery id>
   relay deliveries redeliver <delivery id>...
   relay deliveries redrive [--task ID]
+  relay deliveries endpoints [--limit N]
+  relay deliveries enable <endpoint id>...
 
 The management API of a running relay: --url (RELAY_URL, default http://localhost:8080) and
 --token (RELAY_ADMIN_TOKEN) reach it; --json prints the API's JSON for scripts.
 Statuses: pending, failed, dead, disabled, dropped, and delivered (with --task).
+endpoints lists the webhook endpoints' health (disabled ones first); enable enables a disabled one again.
 
 `
 
@@ -95,7 +98,7 @@ func deliveriesCmd(args []string, env func(string) string, stdout, stderr io.Wri
 		}
 		ids, rest = append(ids, fs.Arg(0)), fs.Args()[1:]
 	}
-	if (sub == "list" || sub == "redrive") && len(ids) > 0 {
+	if (sub == "list" || sub == "redrive" || sub == "endpoints") && len(ids) > 0 {
 		fmt.Fprintf(stderr, "relay deliveries %s: unexpected argument %q (use --task)\n", sub, ids[0])
 		return 2
 	}
@@ -119,6 +122,14 @@ func deliveriesCmd(args []string, env func(string) string, stdout, stderr io.Wri
 		err = m.redeliver(ctx, ids)
 	case "redrive":
 		err = m.redrive(ctx, *task)
+	case "endpoints":
+		err = m.endpoints(ctx, *limit)
+	case "enable":
+		if len(ids) == 0 {
+			fmt.Fprintln(stderr, "usage: relay deliveries enable <endpoint id>...")
+			return 2
+		}
+		err = m.enable(ctx, ids)
 	default:
 		fmt.Fprintf(stderr, "relay deliveries: unknown command %q\n\n%s", sub, deliveriesUsage)
 		return 2

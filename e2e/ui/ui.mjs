@@ -101,7 +101,7 @@ function freePort() {
 /** The webhook receiver: /fail answers 500 until mode.fail is false, then 200 after mode.delayMs; /ok answers 200. */
 function startReceiver() {
   const mode = { fail: true, delayMs: 0 };
-  const hits = { '/fail': [], '/ok': [] };
+  const hits = { '/fail': [], '/ok': [], '/down': [] };
   const srv = http.createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
@@ -110,6 +110,10 @@ function startReceiver() {
       (hits[p] ||= []).push({ at: Date.now(), id: req.headers['a2a-notification-id'] });
       if (p === '/fail' && mode.fail) {
         res.writeHead(500, { 'Content-Type': 'text/plain' }).end(FAIL_BODY);
+        return;
+      }
+      if (p === '/down') {
+        res.writeHead(503, { 'Content-Type': 'text/plain' }).end('down for good');
         return;
       }
       if (p === '/fail' || p === '/ok') {
@@ -136,6 +140,9 @@ async function startRelay(port) {
     RELAY_RETRY_INITIAL: '300ms',
     RELAY_RETRY_MAX_INTERVAL: '1s',
     RELAY_RETRY_MAX_ATTEMPTS: '3',
+    // /fail fails at most 6 times in a row (two notifications, 3 attempts
+    // each) and stays enabled; /down fails 12 times and is disabled.
+    RELAY_WEBHOOK_DISABLE_AFTER_FAILURES: '7',
     RELAY_LOG_LEVEL: VERBOSE ? 'debug' : 'info',
   };
   const child = spawn(BIN, [], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -422,6 +429,35 @@ async function main() {
         const st = await page.$$eval('#list-body tr[data-id] .badge', (b) => b.map((x) => x.textContent));
         return st.length > 0 && st.every((x) => x === 'delivered');
       });
+    });
+
+    await check('the endpoints view shows the endpoint that kept failing disabled; Enable enables it', async () => {
+      for (const n of [1, 2]) {
+        await rpc(base, 'SendMessage', {
+          message: { role: 'ROLE_USER', messageId: `m-ui-down-${n}`, parts: [{ text: 'down' }], metadata: { demo: { outcome: 'rejected' } } },
+          configuration: { taskPushNotificationConfig: { id: 'hook-down', url: `${recv.url}/down` } },
+        });
+      }
+      const downURL = `${recv.url}/down`;
+      const row = `#ep-body tr[data-id]`;
+      const disabled = await waitFor('the /down endpoint disabled in the view', async () => {
+        await page.click('#ep-refresh');
+        await sleep(200);
+        const rows = await page.$$eval(row, (trs) =>
+          trs.map((tr) => ({ id: tr.dataset.id, url: tr.cells[0].textContent, state: tr.cells[1].querySelector('.badge').textContent,
+            rate: tr.cells[2].textContent, error: tr.cells[4].textContent, button: !!tr.cells[1].querySelector('button') })),
+        );
+        return rows.find((r) => r.url === downURL && r.state === 'disabled');
+      }, 30000, 300);
+      assert(disabled.button && /HTTP 503/.test(disabled.error) && /^0\.0 %/.test(disabled.rate), `row ${JSON.stringify(disabled)}`);
+      const others = await page.$$eval(row, (trs) => trs.filter((tr) => tr.cells[1].textContent.includes('disabled')).length);
+      assert(others === 1, `${others} disabled endpoints, want only /down`);
+      await page.click(`#ep-body tr[data-id="${disabled.id}"] button`); // confirm() is accepted
+      await waitFor('the enabled answer', async () => /enabled again/.test(await text(page, '#ep-msg')));
+      await waitFor('the row enabled', async () =>
+        (await page.$eval(`#ep-body tr[data-id="${disabled.id}"] .badge`, (b) => b.textContent).catch(() => '')) === 'enabled');
+      const api = await adminGet(base, `/v1/endpoints/${disabled.id}`);
+      assert(api.status === 200 && api.body.state === 'enabled', `API says ${JSON.stringify(api.body)}`);
     });
 
     await check('no script error, CSP violation or request beyond relay', async () => {

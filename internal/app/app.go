@@ -29,6 +29,7 @@ import (
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/delivery"
 	"github.com/a2arelay/relay/internal/groupcommit"
+	"github.com/a2arelay/relay/internal/health"
 	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/ingest/upstream"
 	"github.com/a2arelay/relay/internal/layout"
@@ -205,8 +206,13 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
+	endpoints, err := health.New(a.rdb, a.layout, health.Config{DisableAfterFailures: a.cfg.WebhookDisableAfterFailures,
+		DisableAfter: a.cfg.WebhookDisableAfter})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	deps := delivery.Deps{Queue: consumer, Tasks: a.store, Leader: a.leases, Signer: a.keys, Dial: guard.DialContext, Log: a.log,
-		Pressure: pressure, Observer: a.metrics, StandardKeys: a.swhKeys, Throttle: a.throttle}
+		Pressure: pressure, Observer: a.metrics, StandardKeys: a.swhKeys, Throttle: a.throttle, Health: endpoints}
 	if a.cfg.OperatorWebhookURL != "" {
 		deps.Operator = delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log)
 	}
@@ -254,7 +260,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err := a.startGRPC(ctx); err != nil {
 		return err
 	}
-	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.outbox))
+	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.outbox), delivery.NewEndpointsAPI(endpoints))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen on %s: %w", a.cfg.Addr, err)

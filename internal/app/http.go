@@ -28,7 +28,7 @@ const jwksPath = "/.well-known/jwks.json"
 const standardKeysPath = "/.well-known/standard-webhooks.json"
 
 // newHTTP builds the fiber app and its routes.
-func (a *App) newHTTP(h *jsonrpc.Handler, rh *rest.Handler, card *a2a.Card, api *delivery.API) *fiber.App {
+func (a *App) newHTTP(h *jsonrpc.Handler, rh *rest.Handler, card *a2a.Card, api *delivery.API, eps *delivery.EndpointsAPI) *fiber.App {
 	f := fiber.New(fiber.Config{
 		AppName:               "relay",
 		DisableStartupMessage: true,
@@ -66,10 +66,12 @@ func (a *App) newHTTP(h *jsonrpc.Handler, rh *rest.Handler, card *a2a.Card, api 
 	f.Post("/v1/keys/rotate", plainFlood, a.guardAdmin, a.rotateKeys)
 	f.Use("/v1/deliveries", plainFlood, a.guardAdmin)
 	f.Use("/v1/stats", plainFlood, a.guardAdmin)
+	f.Use("/v1/endpoints", plainFlood, a.guardAdmin)
 	f.Use("/v1/queues", plainFlood) // the worker API (its own guard, workerapi)
 	f.Use("/v1/tasks", plainFlood)
 	f.Get("/metrics", plainFlood, a.guardAdmin, adaptor.HTTPHandler(promhttp.HandlerFor(a.metrics.Registry(), promhttp.HandlerOpts{})))
 	api.Register(f)
+	eps.Register(f)
 	a.workerAPI.Register(f)
 	ui.Register(f) // the operator page at /ui (static files; the API it calls is guarded)
 	f.Post("/", append(rpcGuard, h.Serve)...)

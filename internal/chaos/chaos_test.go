@@ -235,7 +235,10 @@ func TestChaos(t *testing.T) {
 				"RELAY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8", "RELAY_RETRY_INITIAL=100ms", "RELAY_RETRY_MAX_INTERVAL=1s",
 				"RELAY_RETRY_MAX_ATTEMPTS=1000", "RELAY_RETRY_MAX_ELAPSED=10m", "RELAY_DELIVERY_TIMEOUT=2s",
 				"RELAY_DEMO_STEP_DELAY=20ms", "RELAY_SHUTDOWN_TIMEOUT=5s", "RELAY_STREAM_KEEPALIVE=2s", "RELAY_LOG_LEVEL=info",
-				"RELAY_WORKER_LEASE=3s"}} // a killed instance's demo tasks move within seconds, and so do a lost worker's
+				"RELAY_WORKER_LEASE=3s", // a killed instance's demo tasks move within seconds, and so do a lost worker's
+				// The sink fails on purpose, and every notification must reach it:
+				// no endpoint is disabled here (its notifications would be skipped).
+				"RELAY_WEBHOOK_DISABLE_AFTER_FAILURES=0", "RELAY_WEBHOOK_DISABLE_AFTER=0"}}
 	}
 	t.Cleanup(func() {
 		for _, r := range relays {

@@ -70,6 +70,11 @@ type Config struct {
 	// letters (with OperatorWebhookToken as a bearer token).
 	OperatorWebhookURL   string `yaml:"operator_webhook_url"`
 	OperatorWebhookToken string `yaml:"operator_webhook_token"`
+	// WebhookDisableAfterFailures disables a webhook endpoint after this
+	// many consecutive failed attempts, WebhookDisableAfter after failing
+	// this long without a success (0 turns each off).
+	WebhookDisableAfterFailures int           `yaml:"webhook_disable_after_failures"`
+	WebhookDisableAfter         time.Duration `yaml:"webhook_disable_after"`
 
 	// Retry policy of webhook deliveries.
 	RetryInitial     time.Duration `yaml:"retry_initial"`

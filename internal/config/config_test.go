@@ -57,7 +57,8 @@ func TestDefaults(t *testing.T) {
 		TaskMaxHistory: 100, TaskMaxArtifacts: 100, MaxMessageParts: 64, MaxMessageBytes: 2 << 20,
 		DemoMaxSteps: 100, DemoMaxEventsPerSecond: 50,
 		WorkerLease: 30 * time.Second, WorkerReofferAfter: 10 * time.Second, AgentOutageLimit: 2 * time.Minute, WebhookValidationTTL: 720 * time.Hour,
-		WebhookStandardSignature: "off",
+		WebhookStandardSignature:    "off",
+		WebhookDisableAfterFailures: 50, WebhookDisableAfter: 120 * time.Hour,
 		Agent: AgentConfig{
 			Name: "relay demo agent", Description: "A2A relay with durable, signed, retried push notifications",
 			Version: "0.1.0", CardMaxAge: 5 * time.Minute, Backend: "demo",

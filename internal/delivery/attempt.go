@@ -37,6 +37,9 @@ type Attempt struct {
 	Response       string     `json:"response,omitempty"`
 	Outcome        string     `json:"outcome"`
 	NextAttempt    *time.Time `json:"nextAttempt,omitempty"`
+	// endpoint is the endpoint's health id (not logged): the attempt
+	// counts to its health.
+	endpoint string
 }
 
 // appendJSON appends the attempt's JSON to b: the bytes json.Marshal

@@ -35,6 +35,10 @@ type Deps struct {
 	Observer Observer
 	// Operator is told of disabled configs and dead letters; Run runs it.
 	Operator *Operator
+	// Health is the endpoints' health: the workers count every attempt's
+	// outcome to its endpoint, and skip the notifications of disabled
+	// endpoints (endpoint_health.go). Nil: no health is kept.
+	Health Health
 	// Validator checks a webhook host's ownership before its first
 	// notification.
 	Validator *Validator
@@ -90,8 +94,9 @@ func New(d Deps, cfg Config) (*Workers, error) {
 		consumer: d.Queue.Name(),
 		client:   newClient(d.Dial, d.TLS, max(cfg.Workers, 64)),
 		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator, standard: d.StandardKeys, throttle: d.Throttle,
-		acked: make([]atomic.Bool, d.Queue.Partitions()),
-		slots: make(chan struct{}, cfg.Workers),
+		health: newHealthTally(d.Health),
+		acked:  make([]atomic.Bool, d.Queue.Partitions()),
+		slots:  make(chan struct{}, cfg.Workers),
 	}
 	if d.Pressure != nil {
 		d.Pressure.Watch(func() bool { return w.waiting.Load() > 0 })

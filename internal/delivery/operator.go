@@ -11,9 +11,12 @@ import (
 )
 
 // Alert is what an operator webhook receives when a delivery needs a human:
-// a config disabled by 410 Gone, or a notification sent to dead letters.
+// a config disabled by 410 Gone, a notification sent to dead letters (its
+// retries exhausted), an endpoint that started failing or was disabled.
 type Alert struct {
-	// Event is "config.disabled" or "delivery.dead".
+	// Event is "config.disabled", "delivery.dead", "endpoint.failing" or
+	// "endpoint.disabled" (the endpoint ones name no task, config or
+	// notification).
 	Event          string    `json:"event"`
 	Time           time.Time `json:"time"`
 	TaskID         string    `json:"taskId"`
@@ -22,6 +25,11 @@ type Alert struct {
 	URL            string    `json:"url,omitempty"`
 	Reason         string    `json:"reason,omitempty"`
 	Attempt        int       `json:"attempt"`
+	// EndpointID names the webhook endpoint (its health: /v1/endpoints).
+	EndpointID string `json:"endpointId,omitempty"`
+	// Failures and FailingSince tell an endpoint's current failure run.
+	Failures     int64      `json:"failures,omitempty"`
+	FailingSince *time.Time `json:"failingSince,omitempty"`
 }
 
 // Operator posts Alerts to an operator's URL, in the background: a slow or

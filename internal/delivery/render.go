@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/health"
 	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/taskstore"
@@ -149,6 +150,9 @@ type openConfig struct {
 	// stored it did not check what this one does (it is older); it is not
 	// sent on (see Policy.decide).
 	invalid error
+	// endpoint is health.EndpointID(URL): the endpoint whose health the
+	// attempts count to.
+	endpoint string
 }
 
 // open returns the push config stored as raw.
@@ -167,7 +171,7 @@ func (c *configCache) open(ring *secrets.Ring, raw []byte) (openConfig, error) {
 	if err != nil {
 		return oc, fmt.Errorf("open push config secrets: %w", err)
 	}
-	oc = openConfig{PushConfig: cfg, invalid: cfg.Validate()}
+	oc = openConfig{PushConfig: cfg, invalid: cfg.Validate(), endpoint: health.EndpointID(cfg.URL)}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= configCacheSize {
 		c.m = make(map[string]openConfig, 64)

@@ -171,6 +171,7 @@ type Workers struct {
 	configs   configCache
 	bodies    bodyCache
 	operator  *Operator
+	health    *healthTally
 	// stopping is closed when Run's context ends: lane runs end early then.
 	stopping <-chan struct{}
 	// waiting counts tokens read and not yet taken by a worker: while any
@@ -238,6 +239,9 @@ func (w *Workers) Run(ctx context.Context) error {
 
 	readers.Go(func() { w.every(ctx, time.Second, w.trim) })
 	readers.Go(func() { w.every(ctx, time.Second, w.flushStats) })
+	if w.health != nil {
+		readers.Go(func() { w.every(ctx, time.Second, w.flushHealth) })
+	}
 	readers.Go(func() { w.every(ctx, w.q.Timing().Reclaim, func(ctx context.Context) { w.reclaim(ctx, tokens) }) })
 	for range w.cfg.Workers {
 		workers.Go(func() {
@@ -258,6 +262,9 @@ func (w *Workers) Run(ctx context.Context) error {
 	workers.Wait()
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	w.flushStats(flushCtx) // the counts of the last attempts
+	if w.health != nil {
+		w.flushHealth(flushCtx)
+	}
 	cancel()
 	stopOp()
 	op.Wait()
@@ -465,6 +472,7 @@ func (w *Workers) report(ctx context.Context, t outbox.Token, h outbox.Head, f o
 		return
 	}
 	w.tally.add(t.Partition, now, f.Outcome)
+	w.health.count(f.Outcome, rec)
 	if f.Outcome == outbox.Retry {
 		w.mover.scheduled(t.Partition, f.Due)
 	}
@@ -474,7 +482,7 @@ func (w *Workers) report(ctx context.Context, t outbox.Token, h outbox.Head, f o
 			ev = "config.disabled"
 		}
 		w.operator.Notify(Alert{Event: ev, Time: w.now().UTC(), TaskID: t.TaskID, ConfigID: t.ConfigID,
-			NotificationID: h.NotificationID, URL: rec.URL, Reason: f.Reason, Attempt: t.Attempt})
+			NotificationID: h.NotificationID, URL: rec.URL, EndpointID: rec.endpoint, Reason: f.Reason, Attempt: t.Attempt})
 	}
 	if w.observer != nil {
 		took := time.Duration(rec.LatencyMs * float64(time.Millisecond))
@@ -525,7 +533,11 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 	if err != nil {
 		return err
 	}
-	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt}
+	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt,
+		endpoint: cfg.endpoint}
+	if cfg.invalid == nil && w.health.isDisabled(cfg.endpoint) {
+		return w.skipDisabled(f, rec, a)
+	}
 	var r result
 	if cfg.invalid != nil {
 		// Not sent: the attempt says why, without the URL's password.

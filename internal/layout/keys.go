@@ -296,6 +296,22 @@ func (w WorkQueueKeys) Lease(taskID string) string { return w.leasePrefix + task
 // the task partitions: no script touches it, it is read and written alone.
 func (k Keys) UpstreamLink(taskID string) string { return k.prefix + ":upstream:" + taskID }
 
+// Endpoint health (internal/health): every endpoint's keys share the hash
+// tag {endpoints}, so one script records a batch of outcomes of many
+// endpoints, with the index and the disabled set, atomically.
+
+// EndpointHealth is the health hash of webhook endpoint id (a hash of its
+// normalized URL, health.EndpointID).
+func (k Keys) EndpointHealth(id string) string { return k.prefix + ":{endpoints}:ep:" + id }
+
+// Endpoints is the zset of the endpoints with a health record, scored by
+// the ms of their last recorded outcome.
+func (k Keys) Endpoints() string { return k.prefix + ":{endpoints}:index" }
+
+// EndpointsDisabled is the set of the ids of disabled endpoints: what every
+// relay reads, about once a second, to skip their deliveries.
+func (k Keys) EndpointsDisabled() string { return k.prefix + ":{endpoints}:disabled" }
+
 // Signing names the signing key set (a hash of keys by id) and the id of
 // the current key.
 func (k Keys) Signing() (set, current string) {

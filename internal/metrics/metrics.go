@@ -33,6 +33,7 @@ type Metrics struct {
 	held          prometheus.Histogram
 	limitWaits    *prometheus.CounterVec
 	limitWait     *prometheus.HistogramVec
+	endpoints     endpointMetrics
 }
 
 // latencyBuckets cover a loopback POST to a retried-for-a-day delivery.
@@ -47,7 +48,7 @@ func New() *Metrics {
 	m.events = prometheus.NewCounter(prometheus.CounterOpts{Name: "relay_events_committed_total",
 		Help: "Task events committed (each also fans out to the task's webhooks)."})
 	m.notifications = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relay_notifications_total",
-		Help: "Delivery attempts by outcome: delivered, retried (failed, a retry is scheduled), dead, gone (410: config disabled), dropped (config deleted or event expired)."}, []string{"outcome"})
+		Help: "Delivery attempts by outcome: delivered, retried (failed, a retry is scheduled), dead, gone (410: config disabled), dropped (config deleted or event expired), skipped_disabled (not sent: its endpoint is disabled)."}, []string{"outcome"})
 	m.dead = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relay_notifications_dead_total",
 		Help: "Notifications sent to dead letters, by reason: attempts (retry budget), elapsed (time budget), undeliverable (stored notification unusable)."}, []string{"reason"})
 	m.toSuccess = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "relay_delivery_commit_to_success_seconds",
@@ -64,6 +65,7 @@ func New() *Metrics {
 		Help: "How long a delivery put off by a webhook's limits was told to wait, by limit.", Buckets: latencyBuckets[:12]}, []string{"limit"})
 	m.reg.MustRegister(m.requests, m.events, m.notifications, m.dead, m.toSuccess, m.attempt, m.redisErrors, m.held, m.limitWaits, m.limitWait,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.endpoints = newEndpointMetrics(m.reg)
 	return m
 }
 
@@ -102,6 +104,9 @@ func (m *Metrics) Attempt(outcome, class, reason string, took, sinceCommit time.
 		label = "retried"
 	case "drop", "skip":
 		label = "dropped"
+		if class == endpointDisabled {
+			label = "skipped_disabled"
+		}
 	}
 	m.notifications.WithLabelValues(label).Inc()
 	if took > 0 {

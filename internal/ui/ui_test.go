@@ -121,17 +121,19 @@ func TestUnknownPathsAre404(t *testing.T) {
 	}
 }
 
-// The script renders data as text only: no HTML sink, no eval.
+// The scripts render data as text only: no HTML sink, no eval.
 func TestScriptUsesNoHTMLSinks(t *testing.T) {
-	b, err := files.ReadFile("static/app.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	code := regexp.MustCompile(`(?m)^\s*//.*$`).ReplaceAllString(string(b), "")
-	code = strings.ReplaceAll(code, "'http://www.w3.org/2000/svg'", "") // the SVG namespace, not a URL it loads
-	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "http://", "https://"} {
-		if strings.Contains(code, bad) {
-			t.Errorf("app.js uses %s", bad)
+	for _, name := range []string{"app.js", "endpoints.js"} {
+		b, err := files.ReadFile("static/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := regexp.MustCompile(`(?m)^\s*//.*$`).ReplaceAllString(string(b), "")
+		code = strings.ReplaceAll(code, "'http://www.w3.org/2000/svg'", "") // the SVG namespace, not a URL it loads
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "http://", "https://"} {
+			if strings.Contains(code, bad) {
+				t.Errorf("%s uses %s", name, bad)
+			}
 		}
 	}
 }

@@ -704,5 +704,9 @@
     loadStats();
   }
 
+  // The endpoints view (endpoints.js) renders with the same helpers and
+  // calls the same API, token and all.
+  window.relayUI = Object.freeze({ api, h, timeEl, badge, showError, setMsg });
+
   init();
 })();

@@ -1,0 +1,255 @@
+package delivery
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2arelay/relay/internal/health"
+	"github.com/a2arelay/relay/internal/outbox"
+)
+
+// Health is the endpoints' health in Redis as the workers use it
+// (health.Store implements it): they add the outcomes they saw about once
+// a second, and read which endpoints are disabled as often.
+type Health interface {
+	Record(ctx context.Context, now time.Time, batch []health.Outcomes) ([]health.Change, error)
+	Disabled(ctx context.Context) ([]string, error)
+}
+
+// HealthObserver hears of endpoint health (metrics.Metrics implements it;
+// the workers ask their Observer for it): each change, and how many
+// endpoints are disabled.
+type HealthObserver interface {
+	EndpointChange(event string)
+	EndpointsDisabled(n int)
+}
+
+// healthChunk caps the endpoints of one Health.Record call.
+const healthChunk = 256
+
+// ClassEndpointDisabled is the error class of a notification not sent
+// because its endpoint is disabled: it is finished as skipped (not a
+// failure), and can be replayed once the endpoint is enabled again.
+const ClassEndpointDisabled = "endpoint_disabled"
+
+// healthTally counts attempt outcomes per endpoint in memory until they
+// are added to Redis, about once a second (a success costs no round trip
+// of its own), and holds the disabled endpoints as last read. A nil
+// healthTally keeps nothing and disables nothing.
+type healthTally struct {
+	store  Health
+	mu     sync.Mutex
+	counts map[string]*health.Outcomes
+	// disabled holds the disabled endpoint ids, replaced whole (every
+	// attempt reads it, without a lock).
+	disabled atomic.Pointer[map[string]bool]
+}
+
+func newHealthTally(h Health) *healthTally {
+	if h == nil {
+		return nil
+	}
+	return &healthTally{store: h}
+}
+
+// isDisabled tells whether endpoint id was disabled when last read.
+func (t *healthTally) isDisabled(id string) bool {
+	if t == nil {
+		return false
+	}
+	d := t.disabled.Load()
+	return d != nil && (*d)[id]
+}
+
+// count adds the outcome of an attempt made (rec) to its endpoint: a
+// delivery is a success, a retry or a dead letter a failure. Attempts not
+// made (an invalid config, a disabled endpoint) and 410s (the receiver
+// answered: that config is gone) count to nothing.
+func (t *healthTally) count(o outbox.Outcome, rec Attempt) {
+	if t == nil || rec.endpoint == "" || rec.ErrorClass == classConfig || rec.ErrorClass == ClassEndpointDisabled {
+		return
+	}
+	if o != outbox.Delivered && o != outbox.Retry && o != outbox.Dead {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.counts == nil {
+		t.counts = map[string]*health.Outcomes{}
+	}
+	c := t.counts[rec.endpoint]
+	if c == nil {
+		c = &health.Outcomes{ID: rec.endpoint, URL: redactURL(rec.URL)}
+		t.counts[rec.endpoint] = c
+	}
+	if o == outbox.Delivered {
+		c.OK++
+		c.LastOK = later(c.LastOK, rec.Time)
+		c.RunFailed, c.RunStart = 0, time.Time{}
+		return
+	}
+	c.Failed++
+	c.RunFailed++
+	if c.FirstFailed.IsZero() || rec.Time.Before(c.FirstFailed) {
+		c.FirstFailed = rec.Time
+	}
+	if c.RunStart.IsZero() {
+		c.RunStart = rec.Time
+	}
+	c.LastFailed = later(c.LastFailed, rec.Time)
+	c.LastError = rec.ErrorClass
+	switch {
+	case rec.Error != "":
+		c.LastError += ": " + rec.Error
+	case rec.Status != 0:
+		c.LastError = "HTTP " + strconv.Itoa(rec.Status)
+	}
+}
+
+// disable adds id to the disabled endpoints.
+func (t *healthTally) disable(id string) {
+	d := map[string]bool{id: true}
+	if old := t.disabled.Load(); old != nil {
+		for k := range *old {
+			d[k] = true
+		}
+	}
+	t.disabled.Store(&d)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// take returns the counts so far and starts again from zero.
+func (t *healthTally) take() []health.Outcomes {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]health.Outcomes, 0, len(t.counts))
+	for _, c := range t.counts {
+		out = append(out, *c)
+	}
+	t.counts = nil
+	return out
+}
+
+// giveBack keeps counts Redis did not take for the next flush (merged with
+// those counted since, which come later).
+func (t *healthTally) giveBack(batch []health.Outcomes) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.counts == nil {
+		t.counts = map[string]*health.Outcomes{}
+	}
+	for _, old := range batch {
+		c := t.counts[old.ID]
+		if c == nil {
+			t.counts[old.ID] = &old
+			continue
+		}
+		if c.OK == 0 {
+			c.RunFailed, c.RunStart = old.RunFailed+c.RunFailed, old.RunStart
+			if c.RunStart.IsZero() {
+				c.RunStart = c.FirstFailed
+			}
+		}
+		c.OK += old.OK
+		c.LastOK = later(c.LastOK, old.LastOK)
+		c.Failed += old.Failed
+		if !old.FirstFailed.IsZero() && (c.FirstFailed.IsZero() || old.FirstFailed.Before(c.FirstFailed)) {
+			c.FirstFailed = old.FirstFailed
+		}
+		c.LastFailed = later(c.LastFailed, old.LastFailed)
+		if c.LastError == "" {
+			c.LastError = old.LastError
+		}
+	}
+}
+
+// flushHealth adds the counted outcomes to the endpoints' health, tells
+// the operator and the metrics of what changed, and reads the disabled
+// endpoints again.
+func (w *Workers) flushHealth(ctx context.Context) {
+	t := w.health
+	// In chunks of healthChunk endpoints: a relay that saw thousands of
+	// endpoints in a second adds them in several script calls, none of
+	// which holds Redis long.
+	for batch := t.take(); len(batch) > 0; {
+		n := min(len(batch), healthChunk)
+		changes, err := t.store.Record(ctx, w.now(), batch[:n])
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.WarnContext(ctx, "recording endpoint health", "err", err)
+			}
+			t.giveBack(batch)
+			break
+		}
+		for _, c := range changes {
+			w.endpointChanged(ctx, c)
+		}
+		batch = batch[n:]
+	}
+	ids, err := t.store.Disabled(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.WarnContext(ctx, "reading disabled endpoints", "err", err)
+		}
+		return
+	}
+	disabled := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		disabled[id] = true
+	}
+	t.disabled.Store(&disabled)
+	if o, ok := w.observer.(HealthObserver); ok {
+		o.EndpointsDisabled(len(ids))
+	}
+}
+
+// endpointChanged logs a change of an endpoint's health and tells the
+// operator and the metrics.
+func (w *Workers) endpointChanged(ctx context.Context, c health.Change) {
+	reason := strconv.FormatInt(c.Failures, 10) + " consecutive failed attempts"
+	if !c.Since.IsZero() {
+		reason += ", failing since " + c.Since.UTC().Format(time.RFC3339)
+	}
+	if c.Event == "disabled" {
+		w.health.disable(c.ID) // at once here; other relays read it within a second
+		reason = "disabled after " + reason + map[string]string{"failures": " (the consecutive-failure threshold)",
+			"time": " (failing for longer than the time threshold)"}[c.Cause] +
+			"; its notifications are skipped until it is enabled again"
+	}
+	w.log.WarnContext(ctx, "webhook endpoint "+c.Event, "endpoint_id", c.ID, "url", c.URL, "failures", c.Failures, "cause", c.Cause)
+	if o, ok := w.observer.(HealthObserver); ok {
+		o.EndpointChange(c.Event)
+	}
+	if w.operator != nil {
+		a := Alert{Event: "endpoint." + c.Event, Time: w.now().UTC(), URL: c.URL, EndpointID: c.ID, Reason: reason,
+			Failures: c.Failures}
+		if !c.Since.IsZero() {
+			since := c.Since.UTC()
+			a.FailingSince = &since
+		}
+		w.operator.Notify(a)
+	}
+}
+
+// skipDisabled finishes a notification of a disabled endpoint as skipped,
+// without a POST: logged with class endpoint_disabled, counted as no
+// failure, to be replayed once the endpoint is enabled again.
+func (w *Workers) skipDisabled(f *outbox.Finish, rec *Attempt, a Attempt) error {
+	a.URL = redactURL(a.URL)
+	a.ErrorClass, a.Error = ClassEndpointDisabled, "not sent: the endpoint is disabled after repeated failures (enable it, then replay)"
+	f.Outcome = outbox.Skip
+	a.Outcome = string(f.Outcome)
+	var err error
+	f.Attempt, err = a.appendJSON(make([]byte, 0, 512))
+	*rec = a
+	return err
+}

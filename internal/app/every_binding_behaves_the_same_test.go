@@ -1,6 +1,8 @@
 package app
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -38,6 +41,7 @@ import (
 // eqSendArgs is one message to the demo agent.
 type eqSendArgs struct {
 	contextID string
+	taskID    string // a message continuing this task
 	blocking  bool
 	steps     int // demo steps; 0: completes at once
 	delayMs   int
@@ -72,6 +76,11 @@ type binding interface {
 	getConfig(key, task, id string) (string, string)
 	listConfigs(key, task string) ([]string, string)
 	deleteConfig(key, task, id string) string
+	extendedCard(key string) string
+	// withVersion is the binding sending A2A-Version v (gRPC: the
+	// a2a-version metadata) instead of 1.0.
+	withVersion(v string) binding
+	streamBinding
 }
 
 var eqMessageSeq atomic.Int64
@@ -88,7 +97,7 @@ func eqDemo(a eqSendArgs) map[string]any {
 
 // ---- JSON-RPC ----
 
-type jsonrpcBinding struct{ url string }
+type jsonrpcBinding struct{ url, version string }
 
 // eqHTTP sends one request and returns status and body; a transport
 // failure is returned as an error kind.
@@ -132,7 +141,7 @@ func eqAuth(key string) string {
 func (b jsonrpcBinding) do(key, method string, params, out any) string {
 	status, body, kind := eqHTTP(http.MethodPost, b.url+"/",
 		map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
-		"Content-Type", "application/json", "A2A-Version", "1.0", "Authorization", eqAuth(key))
+		"Content-Type", "application/json", "A2A-Version", cmp.Or(b.version, "1.0"), "Authorization", eqAuth(key))
 	if kind != "" {
 		return kind
 	}
@@ -141,19 +150,7 @@ func (b jsonrpcBinding) do(key, method string, params, out any) string {
 		return fmt.Sprintf("status %d, not JSON-RPC: %s", status, body)
 	}
 	if res.Error != nil {
-		switch res.Error.Code {
-		case jsonrpc.CodeTaskNotFound:
-			return "not_found"
-		case jsonrpc.CodeTaskNotCancelable:
-			return "not_cancelable"
-		case jsonrpc.CodeInvalidParams:
-			return "invalid_params"
-		case jsonrpc.CodeUnauthenticated:
-			if status == http.StatusUnauthorized {
-				return "unauthenticated"
-			}
-		}
-		return fmt.Sprintf("JSON-RPC error %d (HTTP %d): %s", res.Error.Code, status, res.Error.Message)
+		return eqRPCKind(res.Error.Code, status, res.Error.Message)
 	}
 	if out != nil {
 		if err := json.Unmarshal(res.Result, out); err != nil {
@@ -163,12 +160,43 @@ func (b jsonrpcBinding) do(key, method string, params, out any) string {
 	return ""
 }
 
+// eqRPCKind is the neutral kind of a JSON-RPC error answered with HTTP
+// status (0: inside a stream).
+func eqRPCKind(code, status int, msg string) string {
+	switch code {
+	case jsonrpc.CodeTaskNotFound:
+		return "not_found"
+	case jsonrpc.CodeTaskNotCancelable:
+		return "not_cancelable"
+	case jsonrpc.CodeInvalidParams:
+		return "invalid_params"
+	case jsonrpc.CodeUnsupportedOperation:
+		return "unsupported_operation"
+	case jsonrpc.CodeExtendedCardNotConfig:
+		return "extended_card_not_configured"
+	case jsonrpc.CodeVersionNotSupported:
+		return "version_not_supported"
+	case jsonrpc.CodeUnauthenticated:
+		if status == http.StatusUnauthorized {
+			return "unauthenticated"
+		}
+	case jsonrpc.CodeLimited:
+		if status == http.StatusTooManyRequests {
+			return "limited"
+		}
+	}
+	return fmt.Sprintf("JSON-RPC error %d (HTTP %d): %s", code, status, msg)
+}
+
 func (t v10Task) eqView() eqTask { return eqTask{t.ID, t.Status.State, len(t.History)} }
 
 func eqV10Send(a eqSendArgs) map[string]any {
 	msg := v10Message("hello", map[string]any{"messageId": eqMessageID(), "metadata": demo(eqDemo(a))})
 	if a.contextID != "" {
 		msg["contextId"] = a.contextID
+	}
+	if a.taskID != "" {
+		msg["taskId"] = a.taskID
 	}
 	return map[string]any{"message": msg, "configuration": map[string]any{"returnImmediately": !a.blocking}}
 }
@@ -269,10 +297,10 @@ func (b jsonrpcBinding) deleteConfig(key, task, id string) string {
 
 // ---- HTTP+JSON ----
 
-type restBinding struct{ url string }
+type restBinding struct{ url, version string }
 
 func (b restBinding) do(key, method, path string, body, out any) string {
-	headers := []string{"A2A-Version", "1.0", "Authorization", eqAuth(key)}
+	headers := []string{"A2A-Version", cmp.Or(b.version, "1.0"), "Authorization", eqAuth(key)}
 	if body != nil {
 		headers = append(headers, "Content-Type", "application/a2a+json")
 	}
@@ -281,28 +309,7 @@ func (b restBinding) do(key, method, path string, body, out any) string {
 		return kind
 	}
 	if st != http.StatusOK {
-		var res restResult
-		if err := json.Unmarshal(raw, &res); err != nil || res.Error == nil || res.Error.Code != st {
-			return fmt.Sprintf("HTTP %d, not a google.rpc.Status: %s", st, raw)
-		}
-		reason := ""
-		for _, d := range res.Error.Details {
-			var info struct{ Reason, Domain string }
-			if json.Unmarshal(d, &info) == nil && info.Domain == "a2a-protocol.org" && info.Reason != "" {
-				reason = info.Reason
-			}
-		}
-		switch {
-		case st == http.StatusNotFound && res.Error.Status == "NOT_FOUND" && reason == "TASK_NOT_FOUND":
-			return "not_found"
-		case st == http.StatusBadRequest && res.Error.Status == "FAILED_PRECONDITION" && reason == "TASK_NOT_CANCELABLE":
-			return "not_cancelable"
-		case st == http.StatusBadRequest && res.Error.Status == "INVALID_ARGUMENT":
-			return "invalid_params"
-		case st == http.StatusUnauthorized && res.Error.Status == "UNAUTHENTICATED":
-			return "unauthenticated"
-		}
-		return fmt.Sprintf("HTTP %d %s reason %q: %s", st, res.Error.Status, reason, res.Error.Message)
+		return eqRESTKind(st, raw)
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
@@ -310,6 +317,42 @@ func (b restBinding) do(key, method, path string, body, out any) string {
 		}
 	}
 	return ""
+}
+
+// eqRESTKind is the neutral kind of an HTTP+JSON error body raw answered
+// with HTTP status st (inside a stream: the code the body carries).
+func eqRESTKind(st int, raw []byte) string {
+	var res restResult
+	if err := json.Unmarshal(raw, &res); err != nil || res.Error == nil || res.Error.Code != st {
+		return fmt.Sprintf("HTTP %d, not a google.rpc.Status: %s", st, raw)
+	}
+	reason := ""
+	for _, d := range res.Error.Details {
+		var info struct{ Reason, Domain string }
+		if json.Unmarshal(d, &info) == nil && info.Domain == "a2a-protocol.org" && info.Reason != "" {
+			reason = info.Reason
+		}
+	}
+	failed := st == http.StatusBadRequest && res.Error.Status == "FAILED_PRECONDITION"
+	switch {
+	case st == http.StatusNotFound && res.Error.Status == "NOT_FOUND" && reason == "TASK_NOT_FOUND":
+		return "not_found"
+	case failed && reason == "TASK_NOT_CANCELABLE":
+		return "not_cancelable"
+	case failed && reason == "UNSUPPORTED_OPERATION":
+		return "unsupported_operation"
+	case failed && reason == "EXTENDED_AGENT_CARD_NOT_CONFIGURED":
+		return "extended_card_not_configured"
+	case failed && reason == "VERSION_NOT_SUPPORTED":
+		return "version_not_supported"
+	case st == http.StatusBadRequest && res.Error.Status == "INVALID_ARGUMENT":
+		return "invalid_params"
+	case st == http.StatusUnauthorized && res.Error.Status == "UNAUTHENTICATED":
+		return "unauthenticated"
+	case st == http.StatusTooManyRequests && res.Error.Status == "RESOURCE_EXHAUSTED":
+		return "limited"
+	}
+	return fmt.Sprintf("HTTP %d %s reason %q: %s", st, res.Error.Status, reason, res.Error.Message)
 }
 
 func (b restBinding) send(key string, a eqSendArgs) (eqTask, string) {
@@ -381,7 +424,19 @@ func (b restBinding) deleteConfig(key, task, id string) string {
 
 // ---- gRPC ----
 
-type grpcBinding struct{ c a2apb.A2AServiceClient }
+type grpcBinding struct {
+	c       a2apb.A2AServiceClient
+	version string
+}
+
+// ctx is the context of a call for the client of key.
+func (b grpcBinding) ctx(key string) context.Context {
+	ctx := bearer(key)
+	if b.version != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "a2a-version", b.version)
+	}
+	return ctx
+}
 
 func eqGRPCKind(err error) string {
 	if err == nil {
@@ -397,15 +452,24 @@ func eqGRPCKind(err error) string {
 			reason = info.Reason
 		}
 	}
+	failed := st.Code() == codes.FailedPrecondition
 	switch {
 	case st.Code() == codes.NotFound && reason == "TASK_NOT_FOUND":
 		return "not_found"
-	case st.Code() == codes.FailedPrecondition && reason == "TASK_NOT_CANCELABLE":
+	case failed && reason == "TASK_NOT_CANCELABLE":
 		return "not_cancelable"
+	case failed && reason == "UNSUPPORTED_OPERATION":
+		return "unsupported_operation"
+	case failed && reason == "EXTENDED_AGENT_CARD_NOT_CONFIGURED":
+		return "extended_card_not_configured"
+	case failed && reason == "VERSION_NOT_SUPPORTED":
+		return "version_not_supported"
 	case st.Code() == codes.InvalidArgument:
 		return "invalid_params"
 	case st.Code() == codes.Unauthenticated:
 		return "unauthenticated"
+	case st.Code() == codes.ResourceExhausted:
+		return "limited"
 	}
 	return fmt.Sprintf("gRPC %s reason %q: %s", st.Code(), reason, st.Message())
 }
@@ -419,9 +483,9 @@ func (b grpcBinding) send(key string, a eqSendArgs) (eqTask, string) {
 	if err != nil {
 		return eqTask{}, err.Error()
 	}
-	msg := &a2apb.Message{MessageId: eqMessageID(), Role: a2apb.Role_ROLE_USER, ContextId: a.contextID,
+	msg := &a2apb.Message{MessageId: eqMessageID(), Role: a2apb.Role_ROLE_USER, ContextId: a.contextID, TaskId: a.taskID,
 		Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "hello"}}}, Metadata: md}
-	res, err := b.c.SendMessage(bearer(key), &a2apb.SendMessageRequest{Message: msg,
+	res, err := b.c.SendMessage(b.ctx(key), &a2apb.SendMessageRequest{Message: msg,
 		Configuration: &a2apb.SendMessageConfiguration{ReturnImmediately: !a.blocking}})
 	return eqPBView(res.GetTask()), eqGRPCKind(err)
 }
@@ -431,7 +495,7 @@ func (b grpcBinding) get(key, id string, historyLength *int) (eqTask, string) {
 	if historyLength != nil {
 		req.HistoryLength = proto.Int32(int32(*historyLength))
 	}
-	task, err := b.c.GetTask(bearer(key), req)
+	task, err := b.c.GetTask(b.ctx(key), req)
 	return eqPBView(task), eqGRPCKind(err)
 }
 
@@ -447,7 +511,7 @@ func (b grpcBinding) list(key string, a eqListArgs) (eqPage, string) {
 	if a.pageSize != nil {
 		req.PageSize = proto.Int32(int32(*a.pageSize))
 	}
-	res, err := b.c.ListTasks(bearer(key), req)
+	res, err := b.c.ListTasks(b.ctx(key), req)
 	p := eqPage{Total: int(res.GetTotalSize()), More: res.GetNextPageToken() != "", Token: res.GetNextPageToken()}
 	for _, t := range res.GetTasks() {
 		p.IDs = append(p.IDs, t.GetId())
@@ -456,22 +520,22 @@ func (b grpcBinding) list(key string, a eqListArgs) (eqPage, string) {
 }
 
 func (b grpcBinding) cancel(key, id string) (eqTask, string) {
-	task, err := b.c.CancelTask(bearer(key), &a2apb.CancelTaskRequest{Id: id})
+	task, err := b.c.CancelTask(b.ctx(key), &a2apb.CancelTaskRequest{Id: id})
 	return eqPBView(task), eqGRPCKind(err)
 }
 
 func (b grpcBinding) createConfig(key, task, id, u string) (string, string) {
-	c, err := b.c.CreateTaskPushNotificationConfig(bearer(key), &a2apb.TaskPushNotificationConfig{TaskId: task, Id: id, Url: u})
+	c, err := b.c.CreateTaskPushNotificationConfig(b.ctx(key), &a2apb.TaskPushNotificationConfig{TaskId: task, Id: id, Url: u})
 	return c.GetId(), eqGRPCKind(err)
 }
 
 func (b grpcBinding) getConfig(key, task, id string) (string, string) {
-	c, err := b.c.GetTaskPushNotificationConfig(bearer(key), &a2apb.GetTaskPushNotificationConfigRequest{TaskId: task, Id: id})
+	c, err := b.c.GetTaskPushNotificationConfig(b.ctx(key), &a2apb.GetTaskPushNotificationConfigRequest{TaskId: task, Id: id})
 	return c.GetId(), eqGRPCKind(err)
 }
 
 func (b grpcBinding) listConfigs(key, task string) ([]string, string) {
-	l, err := b.c.ListTaskPushNotificationConfigs(bearer(key), &a2apb.ListTaskPushNotificationConfigsRequest{TaskId: task})
+	l, err := b.c.ListTaskPushNotificationConfigs(b.ctx(key), &a2apb.ListTaskPushNotificationConfigsRequest{TaskId: task})
 	ids := []string{}
 	for _, c := range l.GetConfigs() {
 		ids = append(ids, c.GetId())
@@ -480,7 +544,7 @@ func (b grpcBinding) listConfigs(key, task string) ([]string, string) {
 }
 
 func (b grpcBinding) deleteConfig(key, task, id string) string {
-	_, err := b.c.DeleteTaskPushNotificationConfig(bearer(key), &a2apb.DeleteTaskPushNotificationConfigRequest{TaskId: task, Id: id})
+	_, err := b.c.DeleteTaskPushNotificationConfig(b.ctx(key), &a2apb.DeleteTaskPushNotificationConfigRequest{TaskId: task, Id: id})
 	return eqGRPCKind(err)
 }
 
@@ -701,19 +765,28 @@ var bindingCases = []bindingCase{
 func TestEveryBindingBehavesTheSame(t *testing.T) {
 	t.Parallel()
 	bindings := map[string]func(r *relay) binding{
-		"JSON-RPC":  func(r *relay) binding { return jsonrpcBinding{r.url} },
-		"HTTP+JSON": func(r *relay) binding { return restBinding{r.url} },
-		"gRPC":      func(r *relay) binding { return grpcBinding{grpcClient(r.t, r)} },
+		"JSON-RPC":  func(r *relay) binding { return jsonrpcBinding{url: r.url} },
+		"HTTP+JSON": func(r *relay) binding { return restBinding{url: r.url} },
+		"gRPC":      func(r *relay) binding { return grpcBinding{c: grpcClient(r.t, r)} },
 	}
 	for _, name := range []string{"JSON-RPC", "HTTP+JSON", "gRPC"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r := startTenantRelay(t, withGRPC)
 			b := bindings[name](r)
+			var cases []streamCase
 			for _, c := range bindingCases {
+				cases = append(cases, streamCase{name: c.name, want: c.want, run: c.run})
+			}
+			cases = append(cases, streamCases...)
+			for _, c := range cases {
+				want := c.want
+				if name == "gRPC" && c.wantGRPC != "" {
+					want = c.wantGRPC
+				}
 				t.Run(c.name, func(t *testing.T) {
-					if got := c.run(t, b); got != c.want {
-						t.Errorf("%s:\n got  %s\n want %s", name, got, c.want)
+					if got := c.run(t, b); got != want {
+						t.Errorf("%s:\n got  %s\n want %s", name, got, want)
 					}
 				})
 			}

@@ -42,6 +42,8 @@ import (
 type eqSendArgs struct {
 	contextID string
 	taskID    string // a message continuing this task
+	outcome   string // the demo's outcome; "": completed
+	pushURL   string // a push config sent with the message (token eqPushToken)
 	blocking  bool
 	steps     int // demo steps; 0: completes at once
 	delayMs   int
@@ -91,6 +93,9 @@ func eqDemo(a eqSendArgs) map[string]any {
 	opts := map[string]any{"steps": a.steps}
 	if a.delayMs > 0 {
 		opts["delayMs"] = a.delayMs
+	}
+	if a.outcome != "" {
+		opts["outcome"] = a.outcome
 	}
 	return opts
 }
@@ -198,7 +203,23 @@ func eqV10Send(a eqSendArgs) map[string]any {
 	if a.taskID != "" {
 		msg["taskId"] = a.taskID
 	}
-	return map[string]any{"message": msg, "configuration": map[string]any{"returnImmediately": !a.blocking}}
+	conf := map[string]any{"returnImmediately": !a.blocking}
+	if a.pushURL != "" {
+		conf["taskPushNotificationConfig"] = map[string]any{"url": a.pushURL, "token": eqPushToken}
+	}
+	return map[string]any{"message": msg, "configuration": conf}
+}
+
+// eqPushToken is the token of the push configs a send carries.
+const eqPushToken = "eq-push-token-0123456789"
+
+// eqPBConfig is a's SendMessageConfiguration over gRPC.
+func eqPBConfig(a eqSendArgs) *a2apb.SendMessageConfiguration {
+	c := &a2apb.SendMessageConfiguration{ReturnImmediately: !a.blocking}
+	if a.pushURL != "" {
+		c.TaskPushNotificationConfig = &a2apb.TaskPushNotificationConfig{Url: a.pushURL, Token: eqPushToken}
+	}
+	return c
 }
 
 type eqList struct {
@@ -275,7 +296,7 @@ func (b jsonrpcBinding) cancel(key, id string) (eqTask, string) {
 
 func (b jsonrpcBinding) createConfig(key, task, id, url string) (string, string) {
 	var c eqConfig
-	kind := b.do(key, "CreateTaskPushNotificationConfig", map[string]any{"taskId": task, "id": id, "url": url}, &c)
+	kind := b.do(key, "CreateTaskPushNotificationConfig", map[string]any{"taskId": task, "id": id, "url": url, "token": eqPushToken}, &c)
 	return c.ID, kind
 }
 
@@ -402,7 +423,7 @@ func eqConfigsPath(task string) string {
 
 func (b restBinding) createConfig(key, task, id, u string) (string, string) {
 	var c eqConfig
-	kind := b.do(key, http.MethodPost, eqConfigsPath(task), map[string]any{"id": id, "url": u}, &c)
+	kind := b.do(key, http.MethodPost, eqConfigsPath(task), map[string]any{"id": id, "url": u, "token": eqPushToken}, &c)
 	return c.ID, kind
 }
 
@@ -485,8 +506,7 @@ func (b grpcBinding) send(key string, a eqSendArgs) (eqTask, string) {
 	}
 	msg := &a2apb.Message{MessageId: eqMessageID(), Role: a2apb.Role_ROLE_USER, ContextId: a.contextID, TaskId: a.taskID,
 		Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "hello"}}}, Metadata: md}
-	res, err := b.c.SendMessage(b.ctx(key), &a2apb.SendMessageRequest{Message: msg,
-		Configuration: &a2apb.SendMessageConfiguration{ReturnImmediately: !a.blocking}})
+	res, err := b.c.SendMessage(b.ctx(key), &a2apb.SendMessageRequest{Message: msg, Configuration: eqPBConfig(a)})
 	return eqPBView(res.GetTask()), eqGRPCKind(err)
 }
 
@@ -525,7 +545,7 @@ func (b grpcBinding) cancel(key, id string) (eqTask, string) {
 }
 
 func (b grpcBinding) createConfig(key, task, id, u string) (string, string) {
-	c, err := b.c.CreateTaskPushNotificationConfig(b.ctx(key), &a2apb.TaskPushNotificationConfig{TaskId: task, Id: id, Url: u})
+	c, err := b.c.CreateTaskPushNotificationConfig(b.ctx(key), &a2apb.TaskPushNotificationConfig{TaskId: task, Id: id, Url: u, Token: eqPushToken})
 	return c.GetId(), eqGRPCKind(err)
 }
 

@@ -329,7 +329,7 @@ func (b grpcBinding) streamSend(key string, a eqSendArgs) eqStream {
 	msg := &a2apb.Message{MessageId: eqMessageID(), Role: a2apb.Role_ROLE_USER, ContextId: a.contextID, TaskId: a.taskID,
 		Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "hello"}}}, Metadata: md}
 	ctx, cancel := context.WithCancel(b.ctx(key))
-	s, err := b.c.SendStreamingMessage(ctx, &a2apb.SendMessageRequest{Message: msg})
+	s, err := b.c.SendStreamingMessage(ctx, &a2apb.SendMessageRequest{Message: msg, Configuration: eqPBConfig(a)})
 	if err != nil {
 		cancel()
 		return eqOne(eqItem{kind: eqGRPCKind(err)})

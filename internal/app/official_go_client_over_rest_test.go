@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -122,6 +123,15 @@ func TestOfficialGoClientOverREST(t *testing.T) {
 	list, err := alice.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: task.ContextID, Status: a2a.TaskStateCompleted, PageSize: 10})
 	if err != nil || len(list.Tasks) != 1 || list.Tasks[0].ID != task.ID || list.TotalSize != 1 {
 		t.Fatalf("list: %+v, %v", list, err)
+	}
+	// a2a-go sends statusTimestampAfter as lastUpdatedAfter (its v0.3 name).
+	hourAgo, inAnHour := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	since, err := alice.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: task.ContextID, StatusTimestampAfter: &hourAgo, HistoryLength: new(int), IncludeArtifacts: true})
+	if err != nil || len(since.Tasks) != 1 || len(since.Tasks[0].History) != 0 || len(since.Tasks[0].Artifacts) == 0 {
+		t.Fatalf("list since an hour ago, without history, with artifacts: %+v, %v", since, err)
+	}
+	if later, err := alice.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: task.ContextID, StatusTimestampAfter: &inAnHour}); err != nil || len(later.Tasks) != 0 {
+		t.Fatalf("list after an hour from now: %+v, %v", later, err)
 	}
 	if _, err := bob.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Fatalf("bob gets alice's task: %v", err)

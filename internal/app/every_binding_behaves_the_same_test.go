@@ -327,6 +327,7 @@ func TestEveryBindingBehavesTheSame(t *testing.T) {
 					want = c.wantGRPC
 				}
 				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
 					if got := c.run(t, b); got != want {
 						t.Errorf("%s:\n got  %s\n want %s", name, got, want)
 					}

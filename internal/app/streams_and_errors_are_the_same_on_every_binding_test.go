@@ -65,7 +65,7 @@ var streamCases = []streamCase{
 		run: func(t *testing.T, b binding) string {
 			return eqJoin(b.streamSend(aliceKey, eqSendArgs{steps: 2}).rest(t))
 		}},
-	{name: "a subscription to a running task starts with the task and follows it to its end",
+	{name: "a subscription to an unfinished task starts with the task and follows it to its end",
 		want: eqPendingTask + " | " + eqCanceledEvent, run: func(t *testing.T, b binding) string {
 			id := eqPending(t, b, aliceKey)
 			return eqJoin(eqCancelDuring(t, b, b.subscribe(aliceKey, id, ""), id))
@@ -81,7 +81,7 @@ var streamCases = []streamCase{
 			}
 			return "the same: " + a
 		}},
-	{name: "a client that reconnects to a running task gets what it missed (gRPC: subscribe again: the task as it stands, then the rest)",
+	{name: "a client that reconnects to an unfinished task gets what it missed (gRPC: subscribe again: the task as it stands, then the rest)",
 		want: eqCanceledEvent, wantGRPC: eqPendingTask + " | " + eqCanceledEvent, run: func(t *testing.T, b binding) string {
 			id := eqPending(t, b, aliceKey)
 			s := b.subscribe(aliceKey, id, "")

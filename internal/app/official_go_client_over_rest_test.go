@@ -152,11 +152,14 @@ func TestOfficialGoClientOverREST(t *testing.T) {
 		t.Fatalf("stream: %d events, the last %#v", n, last)
 	}
 
-	testOfficialRESTPushConfigs(t, alice, bob, task.ID)
-	testOfficialRESTSubscribeAndCancel(t, alice)
+	testOfficialPushConfigs(t, alice, bob, task.ID)
+	testOfficialSubscribeAndCancel(t, alice)
 }
 
-func testOfficialRESTPushConfigs(t *testing.T, alice, bob *a2aclient.Client, taskID a2a.TaskID) {
+// testOfficialPushConfigs drives push config create, get, list and
+// delete through the official client of any transport, with bob's and a
+// bad config's errors.
+func testOfficialPushConfigs(t *testing.T, alice, bob *a2aclient.Client, taskID a2a.TaskID) {
 	t.Helper()
 	ctx := context.Background()
 	created, err := alice.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: taskID, ID: "c1", URL: "http://127.0.0.1:9/hook", Token: "tok-0123456789"})
@@ -182,17 +185,18 @@ func testOfficialRESTPushConfigs(t *testing.T, alice, bob *a2aclient.Client, tas
 	}
 	// Refused, with the field named. (a2a-go's REST transport classifies
 	// an error by its ErrorInfo reason alone; relay sends none for invalid
-	// params, as the spec names reasons only for A2A's own errors, so the
-	// client sees this as an internal error, not ErrInvalidParams.)
+	// params, as the spec names reasons only for A2A's own errors, so over
+	// REST the client sees this as an internal error, not ErrInvalidParams;
+	// over gRPC it maps the code.)
 	if _, err := alice.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: taskID, URL: "ftp://127.0.0.1/hook"}); err == nil || !strings.Contains(err.Error(), "url") {
 		t.Fatalf("a config with an ftp URL: %v", err)
 	}
 }
 
-// testOfficialRESTSubscribeAndCancel subscribes to a long task, cancels it
+// testOfficialSubscribeAndCancel subscribes to a long task, cancels it
 // while subscribed, and sees the subscription start with the task and end
 // with its cancellation.
-func testOfficialRESTSubscribeAndCancel(t *testing.T, alice *a2aclient.Client) {
+func testOfficialSubscribeAndCancel(t *testing.T, alice *a2aclient.Client) {
 	t.Helper()
 	ctx := context.Background()
 	res, err := alice.SendMessage(ctx, &a2a.SendMessageRequest{Message: officialText("long", map[string]any{"steps": 100, "delayMs": 1000}),

@@ -1,27 +1,11 @@
 package app
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
-
-	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-
-	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
 )
 
 // This file runs one table of behaviours over the three bindings
@@ -29,15 +13,27 @@ import (
 // answers in binding-neutral terms: a task's id, state name and history
 // length, a page's ids, total and whether a next token came, and an error
 // as a neutral kind ("not_found", "not_cancelable", "invalid_params",
-// "unauthenticated"). Each adapter maps its binding's errors strictly as
-// its section of the spec says (JSON-RPC code; HTTP status, google.rpc
-// status name and ErrorInfo reason; gRPC code and ErrorInfo reason), so a
-// binding that answers differently from the others fails its row.
-// Streams and subscriptions are not in this table yet.
+// "unsupported_operation", "extended_card_not_configured",
+// "version_not_supported", "unauthenticated", "limited"). Each adapter
+// (every_binding_seen_by_a_client_test.go) maps its binding's errors
+// strictly as its section of the spec says (JSON-RPC code; HTTP status,
+// google.rpc status name and ErrorInfo reason; gRPC code and ErrorInfo
+// reason), so a binding that answers differently from the others fails
+// its row. The rows on streams and the remaining errors are in
+// streams_and_errors_are_the_same_on_every_binding_test.go; "limited"
+// needs a relay of its own (a_limited_client_is_refused_alike_...).
+// Error kinds relay itself never raises to a client are not here: it
+// always offers push (push not supported); content-type and extension
+// refusals and invalid agent responses come only from an upstream agent
+// behind the bridge. JSON-RPC's parse error, invalid request and method
+// not found have no counterpart in the other bindings' requests.
 
 // eqSendArgs is one message to the demo agent.
 type eqSendArgs struct {
 	contextID string
+	taskID    string // a message continuing this task
+	outcome   string // the demo's outcome; "": completed
+	pushURL   string // a push config sent with the message (token eqPushToken)
 	blocking  bool
 	steps     int // demo steps; 0: completes at once
 	delayMs   int
@@ -72,6 +68,11 @@ type binding interface {
 	getConfig(key, task, id string) (string, string)
 	listConfigs(key, task string) ([]string, string)
 	deleteConfig(key, task, id string) string
+	extendedCard(key string) string
+	// withVersion is the binding sending A2A-Version v (gRPC: the
+	// a2a-version metadata) instead of 1.0.
+	withVersion(v string) binding
+	streamBinding
 }
 
 var eqMessageSeq atomic.Int64
@@ -83,405 +84,10 @@ func eqDemo(a eqSendArgs) map[string]any {
 	if a.delayMs > 0 {
 		opts["delayMs"] = a.delayMs
 	}
+	if a.outcome != "" {
+		opts["outcome"] = a.outcome
+	}
 	return opts
-}
-
-// ---- JSON-RPC ----
-
-type jsonrpcBinding struct{ url string }
-
-// eqHTTP sends one request and returns status and body; a transport
-// failure is returned as an error kind.
-func eqHTTP(method, u string, body any, headers ...string) (int, []byte, string) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, nil, "encode: " + err.Error()
-		}
-		rd = strings.NewReader(string(b))
-	}
-	req, err := http.NewRequest(method, u, rd)
-	if err != nil {
-		return 0, nil, "request: " + err.Error()
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		if headers[i+1] != "" {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, "transport: " + err.Error()
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, nil, "read: " + err.Error()
-	}
-	return resp.StatusCode, b, ""
-}
-
-func eqAuth(key string) string {
-	if key == "" {
-		return ""
-	}
-	return "Bearer " + key
-}
-
-func (b jsonrpcBinding) do(key, method string, params, out any) string {
-	status, body, kind := eqHTTP(http.MethodPost, b.url+"/",
-		map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
-		"Content-Type", "application/json", "A2A-Version", "1.0", "Authorization", eqAuth(key))
-	if kind != "" {
-		return kind
-	}
-	var res rpcResult
-	if err := json.Unmarshal(body, &res); err != nil {
-		return fmt.Sprintf("status %d, not JSON-RPC: %s", status, body)
-	}
-	if res.Error != nil {
-		switch res.Error.Code {
-		case jsonrpc.CodeTaskNotFound:
-			return "not_found"
-		case jsonrpc.CodeTaskNotCancelable:
-			return "not_cancelable"
-		case jsonrpc.CodeInvalidParams:
-			return "invalid_params"
-		case jsonrpc.CodeUnauthenticated:
-			if status == http.StatusUnauthorized {
-				return "unauthenticated"
-			}
-		}
-		return fmt.Sprintf("JSON-RPC error %d (HTTP %d): %s", res.Error.Code, status, res.Error.Message)
-	}
-	if out != nil {
-		if err := json.Unmarshal(res.Result, out); err != nil {
-			return fmt.Sprintf("decode %s: %v", res.Result, err)
-		}
-	}
-	return ""
-}
-
-func (t v10Task) eqView() eqTask { return eqTask{t.ID, t.Status.State, len(t.History)} }
-
-func eqV10Send(a eqSendArgs) map[string]any {
-	msg := v10Message("hello", map[string]any{"messageId": eqMessageID(), "metadata": demo(eqDemo(a))})
-	if a.contextID != "" {
-		msg["contextId"] = a.contextID
-	}
-	return map[string]any{"message": msg, "configuration": map[string]any{"returnImmediately": !a.blocking}}
-}
-
-type eqList struct {
-	Tasks         []v10Task `json:"tasks"`
-	TotalSize     int       `json:"totalSize"`
-	NextPageToken string    `json:"nextPageToken"`
-}
-
-func (l eqList) eqView() eqPage {
-	p := eqPage{Total: l.TotalSize, More: l.NextPageToken != "", Token: l.NextPageToken}
-	for _, t := range l.Tasks {
-		p.IDs = append(p.IDs, t.ID)
-	}
-	return p
-}
-
-type eqConfig struct {
-	ID     string `json:"id"`
-	TaskID string `json:"taskId"`
-}
-
-type eqConfigs struct {
-	Configs []eqConfig `json:"configs"`
-}
-
-func (l eqConfigs) ids() []string {
-	ids := []string{}
-	for _, c := range l.Configs {
-		ids = append(ids, c.ID)
-	}
-	return ids
-}
-
-func (b jsonrpcBinding) send(key string, a eqSendArgs) (eqTask, string) {
-	var res struct{ Task v10Task }
-	kind := b.do(key, "SendMessage", eqV10Send(a), &res)
-	return res.Task.eqView(), kind
-}
-
-func (b jsonrpcBinding) get(key, id string, historyLength *int) (eqTask, string) {
-	params := map[string]any{"id": id}
-	if historyLength != nil {
-		params["historyLength"] = *historyLength
-	}
-	var task v10Task
-	kind := b.do(key, "GetTask", params, &task)
-	return task.eqView(), kind
-}
-
-func (b jsonrpcBinding) list(key string, a eqListArgs) (eqPage, string) {
-	params := map[string]any{}
-	if a.contextID != "" {
-		params["contextId"] = a.contextID
-	}
-	if a.status != "" {
-		params["status"] = a.status
-	}
-	if a.pageToken != "" {
-		params["pageToken"] = a.pageToken
-	}
-	if a.pageSize != nil {
-		params["pageSize"] = *a.pageSize
-	}
-	var l eqList
-	kind := b.do(key, "ListTasks", params, &l)
-	return l.eqView(), kind
-}
-
-func (b jsonrpcBinding) cancel(key, id string) (eqTask, string) {
-	var task v10Task
-	kind := b.do(key, "CancelTask", map[string]any{"id": id}, &task)
-	return task.eqView(), kind
-}
-
-func (b jsonrpcBinding) createConfig(key, task, id, url string) (string, string) {
-	var c eqConfig
-	kind := b.do(key, "CreateTaskPushNotificationConfig", map[string]any{"taskId": task, "id": id, "url": url}, &c)
-	return c.ID, kind
-}
-
-func (b jsonrpcBinding) getConfig(key, task, id string) (string, string) {
-	var c eqConfig
-	kind := b.do(key, "GetTaskPushNotificationConfig", map[string]any{"taskId": task, "id": id}, &c)
-	return c.ID, kind
-}
-
-func (b jsonrpcBinding) listConfigs(key, task string) ([]string, string) {
-	var l eqConfigs
-	kind := b.do(key, "ListTaskPushNotificationConfigs", map[string]any{"taskId": task}, &l)
-	return l.ids(), kind
-}
-
-func (b jsonrpcBinding) deleteConfig(key, task, id string) string {
-	return b.do(key, "DeleteTaskPushNotificationConfig", map[string]any{"taskId": task, "id": id}, nil)
-}
-
-// ---- HTTP+JSON ----
-
-type restBinding struct{ url string }
-
-func (b restBinding) do(key, method, path string, body, out any) string {
-	headers := []string{"A2A-Version", "1.0", "Authorization", eqAuth(key)}
-	if body != nil {
-		headers = append(headers, "Content-Type", "application/a2a+json")
-	}
-	st, raw, kind := eqHTTP(method, b.url+"/v1"+path, body, headers...)
-	if kind != "" {
-		return kind
-	}
-	if st != http.StatusOK {
-		var res restResult
-		if err := json.Unmarshal(raw, &res); err != nil || res.Error == nil || res.Error.Code != st {
-			return fmt.Sprintf("HTTP %d, not a google.rpc.Status: %s", st, raw)
-		}
-		reason := ""
-		for _, d := range res.Error.Details {
-			var info struct{ Reason, Domain string }
-			if json.Unmarshal(d, &info) == nil && info.Domain == "a2a-protocol.org" && info.Reason != "" {
-				reason = info.Reason
-			}
-		}
-		switch {
-		case st == http.StatusNotFound && res.Error.Status == "NOT_FOUND" && reason == "TASK_NOT_FOUND":
-			return "not_found"
-		case st == http.StatusBadRequest && res.Error.Status == "FAILED_PRECONDITION" && reason == "TASK_NOT_CANCELABLE":
-			return "not_cancelable"
-		case st == http.StatusBadRequest && res.Error.Status == "INVALID_ARGUMENT":
-			return "invalid_params"
-		case st == http.StatusUnauthorized && res.Error.Status == "UNAUTHENTICATED":
-			return "unauthenticated"
-		}
-		return fmt.Sprintf("HTTP %d %s reason %q: %s", st, res.Error.Status, reason, res.Error.Message)
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return fmt.Sprintf("decode %s: %v", raw, err)
-		}
-	}
-	return ""
-}
-
-func (b restBinding) send(key string, a eqSendArgs) (eqTask, string) {
-	var res struct{ Task v10Task }
-	kind := b.do(key, http.MethodPost, "/message:send", eqV10Send(a), &res)
-	return res.Task.eqView(), kind
-}
-
-func (b restBinding) get(key, id string, historyLength *int) (eqTask, string) {
-	path := "/tasks/" + url.PathEscape(id)
-	if historyLength != nil {
-		path += "?historyLength=" + strconv.Itoa(*historyLength)
-	}
-	var task v10Task
-	kind := b.do(key, http.MethodGet, path, nil, &task)
-	return task.eqView(), kind
-}
-
-func (b restBinding) list(key string, a eqListArgs) (eqPage, string) {
-	q := url.Values{}
-	if a.contextID != "" {
-		q.Set("contextId", a.contextID)
-	}
-	if a.status != "" {
-		q.Set("status", a.status)
-	}
-	if a.pageToken != "" {
-		q.Set("pageToken", a.pageToken)
-	}
-	if a.pageSize != nil {
-		q.Set("pageSize", strconv.Itoa(*a.pageSize))
-	}
-	var l eqList
-	kind := b.do(key, http.MethodGet, "/tasks?"+q.Encode(), nil, &l)
-	return l.eqView(), kind
-}
-
-func (b restBinding) cancel(key, id string) (eqTask, string) {
-	var task v10Task
-	kind := b.do(key, http.MethodPost, "/tasks/"+url.PathEscape(id)+":cancel", map[string]any{}, &task)
-	return task.eqView(), kind
-}
-
-func eqConfigsPath(task string) string {
-	return "/tasks/" + url.PathEscape(task) + "/pushNotificationConfigs"
-}
-
-func (b restBinding) createConfig(key, task, id, u string) (string, string) {
-	var c eqConfig
-	kind := b.do(key, http.MethodPost, eqConfigsPath(task), map[string]any{"id": id, "url": u}, &c)
-	return c.ID, kind
-}
-
-func (b restBinding) getConfig(key, task, id string) (string, string) {
-	var c eqConfig
-	kind := b.do(key, http.MethodGet, eqConfigsPath(task)+"/"+url.PathEscape(id), nil, &c)
-	return c.ID, kind
-}
-
-func (b restBinding) listConfigs(key, task string) ([]string, string) {
-	var l eqConfigs
-	kind := b.do(key, http.MethodGet, eqConfigsPath(task), nil, &l)
-	return l.ids(), kind
-}
-
-func (b restBinding) deleteConfig(key, task, id string) string {
-	return b.do(key, http.MethodDelete, eqConfigsPath(task)+"/"+url.PathEscape(id), nil, nil)
-}
-
-// ---- gRPC ----
-
-type grpcBinding struct{ c a2apb.A2AServiceClient }
-
-func eqGRPCKind(err error) string {
-	if err == nil {
-		return ""
-	}
-	st, ok := status.FromError(err)
-	if !ok {
-		return "not a gRPC status: " + err.Error()
-	}
-	reason := ""
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == "a2a-protocol.org" {
-			reason = info.Reason
-		}
-	}
-	switch {
-	case st.Code() == codes.NotFound && reason == "TASK_NOT_FOUND":
-		return "not_found"
-	case st.Code() == codes.FailedPrecondition && reason == "TASK_NOT_CANCELABLE":
-		return "not_cancelable"
-	case st.Code() == codes.InvalidArgument:
-		return "invalid_params"
-	case st.Code() == codes.Unauthenticated:
-		return "unauthenticated"
-	}
-	return fmt.Sprintf("gRPC %s reason %q: %s", st.Code(), reason, st.Message())
-}
-
-func eqPBView(t *a2apb.Task) eqTask {
-	return eqTask{t.GetId(), t.GetStatus().GetState().String(), len(t.GetHistory())}
-}
-
-func (b grpcBinding) send(key string, a eqSendArgs) (eqTask, string) {
-	md, err := structpb.NewStruct(demo(eqDemo(a)))
-	if err != nil {
-		return eqTask{}, err.Error()
-	}
-	msg := &a2apb.Message{MessageId: eqMessageID(), Role: a2apb.Role_ROLE_USER, ContextId: a.contextID,
-		Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "hello"}}}, Metadata: md}
-	res, err := b.c.SendMessage(bearer(key), &a2apb.SendMessageRequest{Message: msg,
-		Configuration: &a2apb.SendMessageConfiguration{ReturnImmediately: !a.blocking}})
-	return eqPBView(res.GetTask()), eqGRPCKind(err)
-}
-
-func (b grpcBinding) get(key, id string, historyLength *int) (eqTask, string) {
-	req := &a2apb.GetTaskRequest{Id: id}
-	if historyLength != nil {
-		req.HistoryLength = proto.Int32(int32(*historyLength))
-	}
-	task, err := b.c.GetTask(bearer(key), req)
-	return eqPBView(task), eqGRPCKind(err)
-}
-
-func (b grpcBinding) list(key string, a eqListArgs) (eqPage, string) {
-	req := &a2apb.ListTasksRequest{ContextId: a.contextID, PageToken: a.pageToken}
-	if a.status != "" {
-		v, ok := a2apb.TaskState_value[a.status]
-		if !ok {
-			return eqPage{}, "no such state " + a.status
-		}
-		req.Status = a2apb.TaskState(v)
-	}
-	if a.pageSize != nil {
-		req.PageSize = proto.Int32(int32(*a.pageSize))
-	}
-	res, err := b.c.ListTasks(bearer(key), req)
-	p := eqPage{Total: int(res.GetTotalSize()), More: res.GetNextPageToken() != "", Token: res.GetNextPageToken()}
-	for _, t := range res.GetTasks() {
-		p.IDs = append(p.IDs, t.GetId())
-	}
-	return p, eqGRPCKind(err)
-}
-
-func (b grpcBinding) cancel(key, id string) (eqTask, string) {
-	task, err := b.c.CancelTask(bearer(key), &a2apb.CancelTaskRequest{Id: id})
-	return eqPBView(task), eqGRPCKind(err)
-}
-
-func (b grpcBinding) createConfig(key, task, id, u string) (string, string) {
-	c, err := b.c.CreateTaskPushNotificationConfig(bearer(key), &a2apb.TaskPushNotificationConfig{TaskId: task, Id: id, Url: u})
-	return c.GetId(), eqGRPCKind(err)
-}
-
-func (b grpcBinding) getConfig(key, task, id string) (string, string) {
-	c, err := b.c.GetTaskPushNotificationConfig(bearer(key), &a2apb.GetTaskPushNotificationConfigRequest{TaskId: task, Id: id})
-	return c.GetId(), eqGRPCKind(err)
-}
-
-func (b grpcBinding) listConfigs(key, task string) ([]string, string) {
-	l, err := b.c.ListTaskPushNotificationConfigs(bearer(key), &a2apb.ListTaskPushNotificationConfigsRequest{TaskId: task})
-	ids := []string{}
-	for _, c := range l.GetConfigs() {
-		ids = append(ids, c.GetId())
-	}
-	return ids, eqGRPCKind(err)
-}
-
-func (b grpcBinding) deleteConfig(key, task, id string) string {
-	_, err := b.c.DeleteTaskPushNotificationConfig(bearer(key), &a2apb.DeleteTaskPushNotificationConfigRequest{TaskId: task, Id: id})
-	return eqGRPCKind(err)
 }
 
 // ---- the table ----
@@ -701,19 +307,29 @@ var bindingCases = []bindingCase{
 func TestEveryBindingBehavesTheSame(t *testing.T) {
 	t.Parallel()
 	bindings := map[string]func(r *relay) binding{
-		"JSON-RPC":  func(r *relay) binding { return jsonrpcBinding{r.url} },
-		"HTTP+JSON": func(r *relay) binding { return restBinding{r.url} },
-		"gRPC":      func(r *relay) binding { return grpcBinding{grpcClient(r.t, r)} },
+		"JSON-RPC":  func(r *relay) binding { return jsonrpcBinding{url: r.url} },
+		"HTTP+JSON": func(r *relay) binding { return restBinding{url: r.url} },
+		"gRPC":      func(r *relay) binding { return grpcBinding{c: grpcClient(r.t, r)} },
 	}
 	for _, name := range []string{"JSON-RPC", "HTTP+JSON", "gRPC"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r := startTenantRelay(t, withGRPC)
 			b := bindings[name](r)
+			var cases []streamCase
 			for _, c := range bindingCases {
+				cases = append(cases, streamCase{name: c.name, want: c.want, run: c.run})
+			}
+			cases = append(cases, streamCases...)
+			for _, c := range cases {
+				want := c.want
+				if name == "gRPC" && c.wantGRPC != "" {
+					want = c.wantGRPC
+				}
 				t.Run(c.name, func(t *testing.T) {
-					if got := c.run(t, b); got != c.want {
-						t.Errorf("%s:\n got  %s\n want %s", name, got, c.want)
+					t.Parallel()
+					if got := c.run(t, b); got != want {
+						t.Errorf("%s:\n got  %s\n want %s", name, got, want)
 					}
 				})
 			}

@@ -37,7 +37,9 @@ func officialGRPCClient(t *testing.T, r *relay, key string) *a2aclient.Client {
 }
 
 // The official Go client (a2a-go v2) over gRPC: a blocking send, a get,
-// a stream to the task's end, and another client's task not found.
+// a stream to the task's end, another client's task not found, list,
+// cancel, push config create/get/list/delete and a subscription to a
+// running task (the same helpers as over HTTP+JSON).
 func TestOfficialGoClientOverGRPC(t *testing.T) {
 	t.Parallel()
 	r := startTenantRelay(t, withGRPC)
@@ -72,4 +74,14 @@ func TestOfficialGoClientOverGRPC(t *testing.T) {
 	if n < 2 || !ok || upd.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("stream: %d events, the last %#v", n, last)
 	}
+
+	list, err := alice.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: task.ContextID, Status: a2a.TaskStateCompleted, PageSize: 10})
+	if err != nil || len(list.Tasks) != 1 || list.Tasks[0].ID != task.ID || list.TotalSize != 1 {
+		t.Fatalf("list: %+v, %v", list, err)
+	}
+	if _, err := alice.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+		t.Fatalf("cancel of a completed task: %v", err)
+	}
+	testOfficialPushConfigs(t, alice, bob, task.ID)
+	testOfficialSubscribeAndCancel(t, alice)
 }

@@ -31,6 +31,8 @@ type Metrics struct {
 	attempt       *prometheus.HistogramVec
 	redisErrors   *prometheus.CounterVec
 	held          prometheus.Histogram
+	replays       *prometheus.CounterVec
+	replayed      *prometheus.CounterVec
 }
 
 // latencyBuckets cover a loopback POST to a retried-for-a-day delivery.
@@ -56,7 +58,11 @@ func New() *Metrics {
 		Help: "Redis commands that failed (not counting nil replies), by command."}, []string{"command"})
 	m.held = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "relay_backpressure_hold_seconds",
 		Help: "How long new tasks were held by backpressure, paced waits included (held ones only).", Buckets: latencyBuckets[:10]})
-	m.reg.MustRegister(m.requests, m.events, m.notifications, m.dead, m.toSuccess, m.attempt, m.redisErrors, m.held,
+	m.replays = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relay_replays_total",
+		Help: "Replays of notification windows (POST /v1/deliveries/replay), by whether the bound cut them (truncated: true or false)."}, []string{"truncated"})
+	m.replayed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relay_replay_notifications_total",
+		Help: "Notifications replays found, by result: queued (queued again), waiting (still queued, left as they were)."}, []string{"result"})
+	m.reg.MustRegister(m.requests, m.events, m.notifications, m.dead, m.toSuccess, m.attempt, m.redisErrors, m.held, m.replays, m.replayed,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -74,6 +80,17 @@ func (m *Metrics) Request(method, dialect string, code int) {
 		outcome = strconv.Itoa(code)
 	}
 	m.requests.WithLabelValues(method, dialect, outcome).Inc()
+}
+
+// Replayed counts one replay that queued queued notifications again and
+// found waiting still queued.
+func (m *Metrics) Replayed(queued, waiting int, truncated bool) {
+	if m == nil {
+		return
+	}
+	m.replays.WithLabelValues(strconv.FormatBool(truncated)).Inc()
+	m.replayed.WithLabelValues("queued").Add(float64(queued))
+	m.replayed.WithLabelValues("waiting").Add(float64(waiting))
 }
 
 // Committed counts n committed events.

@@ -31,7 +31,7 @@ import (
 // Redis (outbox.Store implements it).
 type ReplayEvents interface {
 	TaskEvents(ctx context.Context, taskID, start, end string, count int) ([]outbox.StoredEvent, error)
-	EventsCut(ctx context.Context, taskID string) (string, error)
+	EventsCutBefore(ctx context.Context, taskID string) (time.Time, error)
 	Requeue(ctx context.Context, taskID string, notes []outbox.Requeued, now time.Time) (outbox.RequeueResult, error)
 }
 
@@ -288,7 +288,7 @@ const replayPage = 256
 
 // replayTask queues t's notifications of q's window, up to *budget.
 func (r *Replayer) replayTask(ctx context.Context, t target, q ReplayRequest, budget *int, res *ReplayResult) error {
-	cut, err := r.events.EventsCut(ctx, t.taskID)
+	cut, err := r.events.EventsCutBefore(ctx, t.taskID)
 	if errors.Is(err, outbox.ErrNotFound) {
 		res.TasksGone++
 		return nil
@@ -296,12 +296,8 @@ func (r *Replayer) replayTask(ctx context.Context, t target, q ReplayRequest, bu
 	if err != nil {
 		return err
 	}
-	if cut != "" {
-		if ms := streamMs(cut); ms >= q.Since.UnixMilli() {
-			if at := time.UnixMilli(ms + 1); at.After(res.UnavailableBefore) {
-				res.UnavailableBefore = at
-			}
-		}
+	if cut.After(q.Since) && cut.After(res.UnavailableBefore) {
+		res.UnavailableBefore = cut
 	}
 	start, end := strconv.FormatInt(q.Since.UnixMilli(), 10), strconv.FormatInt(q.Until.UnixMilli(), 10)
 	var notes []outbox.Requeued

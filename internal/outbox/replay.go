@@ -38,22 +38,42 @@ func (s *Store) TaskEvents(ctx context.Context, taskID, start, end string, count
 	return out, nil
 }
 
-// EventsCut returns the stream id of the newest entry cut from task
-// taskID's event stream (compaction, trimming): every event up to it is no
-// longer stored ("": none was cut). It returns ErrNotFound when the task
-// has no event stream (it expired, or never was).
-func (s *Store) EventsCut(ctx context.Context, taskID string) (string, error) {
+// EventsCutBefore tells before when the events of task taskID's stream
+// are no longer all stored (zero: none was cut). Streams are cut from
+// their oldest entry (compaction's XTRIM MINID): when the stream added
+// more entries than it holds, every event before its first entry's
+// time may be gone (an event of that very ms before it, too: the
+// millisecond is the finest the answer goes). It returns ErrNotFound when
+// the task has no event stream (it expired, or never was).
+func (s *Store) EventsCutBefore(ctx context.Context, taskID string) (time.Time, error) {
 	info, err := s.rdb.XInfoStream(ctx, s.k.Task(taskID).Events).Result()
 	if err != nil {
 		if isNoSuchKey(err) {
-			return "", ErrNotFound
+			return time.Time{}, ErrNotFound
 		}
-		return "", fmt.Errorf("outbox: read task events: %w", err)
+		return time.Time{}, fmt.Errorf("outbox: read task events: %w", err)
 	}
-	if info.MaxDeletedEntryID == "" || info.MaxDeletedEntryID == "0-0" {
-		return "", nil
+	var ms int64
+	switch {
+	case info.EntriesAdded <= info.Length:
+	case info.Length == 0:
+		ms = idMsInt(info.LastGeneratedID) + 1
+	default:
+		ms = idMsInt(info.FirstEntry.ID)
 	}
-	return info.MaxDeletedEntryID, nil
+	if d := info.MaxDeletedEntryID; d != "" && d != "0-0" {
+		ms = max(ms, idMsInt(d)+1)
+	}
+	if ms == 0 {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(ms), nil
+}
+
+// idMsInt is the ms part of a stream id, as a number.
+func idMsInt(id string) int64 {
+	n, _ := strconv.ParseInt(idMs(id), 10, 64)
+	return n
 }
 
 // isNoSuchKey tells the error XINFO STREAM answers for a missing key.

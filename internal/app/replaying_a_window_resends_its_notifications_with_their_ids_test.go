@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,4 +110,10 @@ func testReplayingAConfigResendsItsNotificationsWithTheirIDs(t *testing.T, path 
 		}
 	}
 	check(3)
+	_, _, metrics := get(t, r.url+"/metrics")
+	for _, want := range []string{`relay_replay_notifications_total{result="queued"} 15`, `relay_replays_total{truncated="false"} 3`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }

@@ -47,6 +47,7 @@ func (m *mgmt) replayWindow(ctx context.Context, f replayFlags, now time.Time) e
 		Configs           int        `json:"configs"`
 		Truncated         bool       `json:"truncated"`
 		Max               int        `json:"max"`
+		NextSince         *time.Time `json:"nextSince"`
 		UnavailableBefore *time.Time `json:"unavailableBefore"`
 		TasksGone         int        `json:"tasksGone"`
 	}
@@ -66,8 +67,12 @@ func (m *mgmt) replayWindow(ctx context.Context, f replayFlags, now time.Time) e
 		fmt.Fprintf(m.out, " (%d still queued, left as they were)", res.AlreadyQueued)
 	}
 	fmt.Fprintln(m.out)
-	if res.Truncated {
-		fmt.Fprintf(m.out, "cut at the bound (%d, RELAY_REPLAY_MAX_NOTIFICATIONS): each pair got its oldest; replay a later window for the rest\n", res.Max)
+	switch {
+	case res.Truncated && res.NextSince != nil:
+		fmt.Fprintf(m.out, "cut at the bound (%d, RELAY_REPLAY_MAX_NOTIFICATIONS): go on with --since %s\n", res.Max,
+			res.NextSince.UTC().Format(time.RFC3339Nano))
+	case res.Truncated:
+		fmt.Fprintln(m.out, "cut: the URL lists more push configs than one replay reads; replay by task, or an earlier --until")
 	}
 	if res.UnavailableBefore != nil {
 		fmt.Fprintf(m.out, "events before %s are no longer stored (retention): their notifications cannot be replayed\n",

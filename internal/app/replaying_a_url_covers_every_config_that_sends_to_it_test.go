@@ -82,6 +82,25 @@ func testReplayingAURLCoversEveryConfigThatSendsToIt(t *testing.T, path string) 
 	if !slices.Equal(gotA, idsA) || !slices.Equal(gotB, idsB[:2]) {
 		t.Fatalf("replayed %v and %v, want %v and %v", gotA, gotB, idsA, idsB[:2])
 	}
+	if ans.NextSince == nil {
+		t.Fatalf("a cut replay names no time to go on from: %+v", ans)
+	}
+	// From there, B's three left (and perhaps again one of its first two,
+	// committed in the same millisecond), in order.
+	status, ans = replay(t, r, map[string]any{"url": s.url("/shared"), "since": rfc3339(*ans.NextSince)})
+	if status != http.StatusAccepted || ans.Queued < 3 || ans.Truncated {
+		t.Fatalf("replay from nextSince: %d %+v, want B's last three at least", status, ans)
+	}
+	hits = s.waitHits(t, "/shared", 22+ans.Queued, 10*time.Second)
+	rest := idsOf(hits[22:])
+	for i, id := range rest {
+		if j := slices.Index(idsB, id); j < 0 || (i > 0 && j <= slices.Index(idsB, rest[i-1])) {
+			t.Fatalf("replayed from nextSince %v, want B's notifications in order ending with %v", rest, idsB[2:])
+		}
+	}
+	if !slices.Equal(rest[len(rest)-3:], idsB[2:]) {
+		t.Fatalf("replayed from nextSince %v, want it to end with %v", rest, idsB[2:])
+	}
 	if n := len(s.hitsOf("/other")); n != 5 {
 		t.Fatalf("/other got %d notifications, want its 5 originals only", n)
 	}

@@ -18,7 +18,7 @@ import (
 type replayAnswer struct {
 	Queued, AlreadyQueued, Configs, Max, TasksGone int
 	Truncated                                      bool
-	UnavailableBefore                              *time.Time
+	NextSince, UnavailableBefore                   *time.Time
 	Error                                          string
 }
 

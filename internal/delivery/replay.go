@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/taskstore"
 )
@@ -39,7 +36,7 @@ type ReplayEvents interface {
 // (taskstore.Store implements it).
 type ReplayConfigs interface {
 	PushConfigs(ctx context.Context, taskID string) (map[string]string, error)
-	URLConfigs(ctx context.Context, rawURL string, max int) ([]taskstore.URLConfig, error)
+	URLConfigs(ctx context.Context, rawURL string, until time.Time, max int) ([]taskstore.URLConfig, error)
 	URLConfigSince(ctx context.Context, rawURL, taskID, configID string) (time.Time, bool, error)
 	ForgetURLConfigs(ctx context.Context, rawURL string, stale []taskstore.URLConfig) error
 }
@@ -111,6 +108,11 @@ type ReplayResult struct {
 	// Truncated: the bound (ReplayConfig.MaxNotifications, or the configs
 	// a URL lists) cut the replay; what was queued is each pair's oldest.
 	Truncated bool
+	// NextSince, when the notification bound cut the replay: the commit
+	// time of the first event left out, from which a replay of the same
+	// window goes on (it sends the notifications of events of that very
+	// millisecond again: receivers dedupe them).
+	NextSince time.Time
 	// UnavailableBefore, when not zero: events of the window committed
 	// before it are no longer stored (cut from a task's event stream by
 	// retention), so their notifications cannot be replayed.
@@ -146,23 +148,34 @@ func (r *Replayer) Replay(ctx context.Context, q ReplayRequest) (ReplayResult, e
 	var targets []target
 	var err error
 	if q.URL != "" {
-		targets, err = r.byURL(ctx, q.URL, &res)
+		targets, err = r.byURL(ctx, q.URL, q.Until, &res)
 	} else {
 		targets, err = r.byTask(ctx, q.TaskID, q.ConfigID)
 	}
 	if err != nil {
 		return res, err
 	}
-	budget := r.max
-	for _, t := range targets {
-		res.Configs += len(t.configs)
-		if budget == 0 {
-			res.Truncated = true
+	live, err := r.available(ctx, targets, q, &res)
+	if err != nil {
+		return res, err
+	}
+	notes, next, err := r.collect(ctx, live, q)
+	if err != nil {
+		return res, err
+	}
+	if !next.IsZero() {
+		res.Truncated, res.NextSince = true, next
+	}
+	for _, t := range live {
+		if len(notes[t.taskID]) == 0 {
 			continue
 		}
-		if err := r.replayTask(ctx, t, q, &budget, &res); err != nil {
+		got, err := r.events.Requeue(ctx, t.taskID, notes[t.taskID], r.now())
+		if err != nil {
 			return res, err
 		}
+		res.Queued += got.Queued
+		res.Waiting += got.Waiting
 	}
 	if r.obs != nil {
 		r.obs.Replayed(res.Queued, res.Waiting, res.Truncated)
@@ -219,8 +232,8 @@ func (r *Replayer) byTask(ctx context.Context, taskID, configID string) ([]targe
 // byURL is the targets of a replay of every config that sends to rawURL:
 // the index's, checked against the configs stored now (stale ones are
 // dropped from the index).
-func (r *Replayer) byURL(ctx context.Context, rawURL string, res *ReplayResult) ([]target, error) {
-	listed, err := r.configs.URLConfigs(ctx, rawURL, maxReplayConfigs+1)
+func (r *Replayer) byURL(ctx context.Context, rawURL string, until time.Time, res *ReplayResult) ([]target, error) {
+	listed, err := r.configs.URLConfigs(ctx, rawURL, until.Add(sinceSlack), maxReplayConfigs+1)
 	if err != nil {
 		return nil, err
 	}
@@ -282,81 +295,3 @@ func configURL(raw string) string {
 // little older than the config may be sent to it (a notification it was
 // never sent before), which receivers take as any other.
 const sinceSlack = time.Minute
-
-// replayPage is how many events a replay reads per round trip.
-const replayPage = 256
-
-// replayTask queues t's notifications of q's window, up to *budget.
-func (r *Replayer) replayTask(ctx context.Context, t target, q ReplayRequest, budget *int, res *ReplayResult) error {
-	cut, err := r.events.EventsCutBefore(ctx, t.taskID)
-	if errors.Is(err, outbox.ErrNotFound) {
-		res.TasksGone++
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if cut.After(q.Since) && cut.After(res.UnavailableBefore) {
-		res.UnavailableBefore = cut
-	}
-	start, end := strconv.FormatInt(q.Since.UnixMilli(), 10), strconv.FormatInt(q.Until.UnixMilli(), 10)
-	var notes []outbox.Requeued
-	for full := false; !full; {
-		evs, err := r.events.TaskEvents(ctx, t.taskID, start, end, replayPage)
-		if err != nil {
-			return err
-		}
-		for _, ev := range evs {
-			if notes, full = r.notesOf(t, ev, notes, *budget); full {
-				res.Truncated = true
-				break
-			}
-		}
-		if len(evs) < replayPage {
-			break
-		}
-		start = "(" + evs[len(evs)-1].ID
-	}
-	if len(notes) == 0 {
-		return nil
-	}
-	got, err := r.events.Requeue(ctx, t.taskID, notes, r.now())
-	if err != nil {
-		return err
-	}
-	*budget -= len(notes)
-	res.Queued += got.Queued
-	res.Waiting += got.Waiting
-	return nil
-}
-
-// notesOf appends event ev's notifications to t's configs (those given
-// their URL by the event's commit) to notes; full: they did not all fit
-// in budget, and none was appended.
-func (r *Replayer) notesOf(t target, ev outbox.StoredEvent, notes []outbox.Requeued, budget int) ([]outbox.Requeued, bool) {
-	var kind struct {
-		Kind a2a.EventKind `json:"kind"`
-	}
-	if err := json.Unmarshal(ev.Event, &kind); err != nil || !kind.Kind.Notifies() {
-		return notes, false
-	}
-	ms := streamMs(ev.ID)
-	var add []outbox.Requeued
-	for _, c := range t.configs {
-		if since, ok := t.since[c]; ok && ms < since.Add(-sinceSlack).UnixMilli() {
-			continue // the config did not send to its URL yet
-		}
-		add = append(add, outbox.Requeued{EventID: ev.ID, ConfigID: c})
-	}
-	if len(notes)+len(add) > budget {
-		return notes, true
-	}
-	return append(notes, add...), false
-}
-
-// streamMs is the ms part of a stream id.
-func streamMs(id string) int64 {
-	ms, _, _ := strings.Cut(id, "-")
-	n, _ := strconv.ParseInt(ms, 10, 64)
-	return n
-}

@@ -26,6 +26,7 @@ type replayAnswer struct {
 	Configs           int        `json:"configs"`
 	Truncated         bool       `json:"truncated"`
 	Max               int        `json:"max"`
+	NextSince         *time.Time `json:"nextSince,omitempty"`
 	UnavailableBefore *time.Time `json:"unavailableBefore,omitempty"`
 	TasksGone         int        `json:"tasksGone,omitempty"`
 }
@@ -50,6 +51,10 @@ func (a *API) replayWindow(c *fiber.Ctx) error {
 	}
 	out := replayAnswer{Queued: res.Queued, AlreadyQueued: res.Waiting, Configs: res.Configs, Truncated: res.Truncated,
 		Max: a.replay.Max(), TasksGone: res.TasksGone}
+	if !res.NextSince.IsZero() {
+		n := res.NextSince.UTC()
+		out.NextSince = &n
+	}
 	if !res.UnavailableBefore.IsZero() {
 		u := res.UnavailableBefore.UTC()
 		out.UnavailableBefore = &u

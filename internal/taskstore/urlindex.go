@@ -28,15 +28,18 @@ import (
 //     expired, or the store that followed the write failed): readers check
 //     each member against the config stored now and drop the stale ones
 //     (ForgetURLConfigs);
-//   - it is bounded: each write drops the members older than the horizon
-//     (how long a task, and then its notifications, can be kept) and keeps
-//     at most urlIndexMax members, the newest.
+//   - it is bounded by task retention: each write drops the members older
+//     than the horizon (how long a task, and then its notifications'
+//     records, can be kept), and, as a guard, keeps at most urlIndexMax
+//     members, the newest.
 //
 // A member's score is the ms its config was first given the URL: a
 // notification of an event committed before then was never sent to it.
+// Readers take the members given their URL by a time, newest first.
 
-// urlIndexMax bounds the configs the index of one URL lists.
-const urlIndexMax = 100_000
+// urlIndexMax guards the configs the index of one URL lists: far more than
+// the horizon holds at the rates relay is measured at for one webhook.
+const urlIndexMax = 10_000_000
 
 // URLConfig is a push config the URL index lists.
 type URLConfig struct {
@@ -87,35 +90,42 @@ func urlHash(raw string) (string, error) {
 }
 
 // IndexPushURL lists config configID of task taskID under its webhook URL
-// rawURL; it is called before the config is stored (see above). A config
-// listed already keeps its first time.
+// rawURL; it is called before the config is stored (see above), in a round
+// trip shared with other commands. A config listed already keeps its first
+// time. A URL that does not normalize is not listed (no webhook is sent to
+// it either: configs are validated before they are stored).
 func (s *Store) IndexPushURL(ctx context.Context, rawURL, taskID, configID string, now time.Time) error {
 	h, err := urlHash(rawURL)
 	if err != nil {
-		return err
+		return nil
 	}
 	key := s.k.URLConfigs(h)
-	_, err = s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-		pipe.ZAddNX(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: layout.URLConfigMember(taskID, configID)})
-		pipe.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(now.Add(-s.urlHorizon).UnixMilli(), 10))
-		pipe.ZRemRangeByRank(ctx, key, 0, -urlIndexMax-1)
-		pipe.PExpire(ctx, key, s.urlHorizon)
-		return nil
+	var cmds []redis.Cmder
+	s.batch.Do(func(pipe redis.Pipeliner) {
+		cmds = append(cmds,
+			pipe.ZAddNX(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: layout.URLConfigMember(taskID, configID)}),
+			pipe.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(now.Add(-s.urlHorizon).UnixMilli(), 10)),
+			pipe.ZRemRangeByRank(ctx, key, 0, -urlIndexMax-1),
+			pipe.PExpire(ctx, key, s.urlHorizon))
 	})
-	if err != nil {
-		return fmt.Errorf("taskstore: index push url: %w", err)
+	for _, c := range cmds {
+		if err := c.Err(); err != nil {
+			return fmt.Errorf("taskstore: index push url: %w", err)
+		}
 	}
 	return nil
 }
 
-// URLConfigs lists up to max configs of the URL index of rawURL, oldest
-// first, as the index has them (some may be stale: see above).
-func (s *Store) URLConfigs(ctx context.Context, rawURL string, max int) ([]URLConfig, error) {
+// URLConfigs lists up to max configs of the URL index of rawURL given the
+// URL at or before until, newest first, as the index has them (some may be
+// stale: see above).
+func (s *Store) URLConfigs(ctx context.Context, rawURL string, until time.Time, max int) ([]URLConfig, error) {
 	h, err := urlHash(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	zs, err := s.rdb.ZRangeWithScores(ctx, s.k.URLConfigs(h), 0, int64(max)-1).Result()
+	zs, err := s.rdb.ZRevRangeByScoreWithScores(ctx, s.k.URLConfigs(h), &redis.ZRangeBy{
+		Max: strconv.FormatInt(until.UnixMilli(), 10), Min: "-inf", Count: int64(max)}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: read url index: %w", err)
 	}

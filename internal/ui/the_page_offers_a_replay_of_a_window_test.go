@@ -27,7 +27,7 @@ func TestThePageOffersAReplayOfAWindow(t *testing.T) {
 	}
 	_, js := do(t, f, http.MethodGet, "/ui/"+src[1])
 	for _, want := range []string{`api('POST', 'deliveries/replay', null, body)`, `$('replay').addEventListener('submit', replay)`,
-		`init.body = JSON.stringify(json)`, `r.truncated`, `r.unavailableBefore`, `r.alreadyQueued`} {
+		`init.body = JSON.stringify(json)`, `r.truncated`, `r.nextSince`, `r.unavailableBefore`, `r.alreadyQueued`} {
 		if !strings.Contains(js, want) {
 			t.Errorf("script lacks %s", want)
 		}

@@ -369,6 +369,12 @@
     return Number.isNaN(d.getTime()) ? '' : d.toISOString();
   }
 
+  /** The datetime-local value of an RFC 3339 time, in local time to the second. */
+  function localInput(iso) {
+    const d = new Date(iso);
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  }
+
   async function replay(ev) {
     ev.preventDefault();
     const body = { url: $('r-url').value.trim(), taskId: $('r-task').value.trim(), configId: $('r-config').value.trim(),
@@ -384,7 +390,10 @@
       const r = await api('POST', 'deliveries/replay', null, body);
       let msg = `${r.queued} ${r.queued === 1 ? 'notification' : 'notifications'} queued again over ${r.configs} push ${r.configs === 1 ? 'config' : 'configs'}.`;
       if (r.alreadyQueued) msg += ` ${r.alreadyQueued} still queued, left as they were.`;
-      if (r.truncated) msg += ` Cut at the bound (${r.max}): replay a later window for the rest.`;
+      if (r.truncated && r.nextSince) {
+        msg += ` Cut at the bound (${r.max}): replay again since ${r.nextSince} for the rest.`;
+        $('r-since').value = localInput(r.nextSince);
+      } else if (r.truncated) msg += ' Cut: the URL lists more push configs than one replay reads; replay by task, or with an earlier until.';
       if (r.unavailableBefore) msg += ` Events before ${fmtTime(r.unavailableBefore)} are no longer stored: they cannot be replayed.`;
       setMsg('replay-msg', msg, 'ok');
       loadList();

@@ -252,7 +252,9 @@ func (r *Replayer) byURL(ctx context.Context, rawURL string, until time.Time, re
 				return nil, err
 			}
 			stored[c.TaskID] = cfgs
-			if len(cfgs) == 0 {
+			if gone, err := r.gone(ctx, c.TaskID, cfgs); err != nil {
+				return nil, err
+			} else if gone {
 				res.TasksGone++
 			}
 		}
@@ -277,6 +279,19 @@ func (r *Replayer) byURL(ctx context.Context, rawURL string, until time.Time, re
 		return nil, fmt.Errorf("%w: no push config sends to that url", ErrReplayNotFound)
 	}
 	return out, nil
+}
+
+// gone tells whether task taskID, whose stored configs are cfgs, expired
+// (it has neither configs nor events).
+func (r *Replayer) gone(ctx context.Context, taskID string, cfgs map[string]string) (bool, error) {
+	if len(cfgs) > 0 {
+		return false, nil
+	}
+	_, err := r.events.EventsCutBefore(ctx, taskID)
+	if errors.Is(err, outbox.ErrNotFound) {
+		return true, nil
+	}
+	return false, err
 }
 
 // configURL is a stored config's URL ("" when it does not decode).

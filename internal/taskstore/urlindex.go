@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash/fnv"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -28,9 +29,10 @@ import (
 //     expired, or the store that followed the write failed): readers check
 //     each member against the config stored now and drop the stale ones
 //     (ForgetURLConfigs);
-//   - it is bounded by task retention: each write drops the members older
-//     than the horizon (how long a task, and then its notifications'
-//     records, can be kept), and, as a guard, keeps at most urlIndexMax
+//   - it is bounded by task retention: the key expires a horizon (how long
+//     a task, and then its notifications' records, can be kept) after its
+//     last write, and about one write in urlPruneEvery drops the members
+//     older than the horizon and, as a guard, keeps at most urlIndexMax
 //     members, the newest.
 //
 // A member's score is the ms its config was first given the URL: a
@@ -99,14 +101,17 @@ func (s *Store) IndexPushURL(ctx context.Context, rawURL, taskID, configID strin
 	if err != nil {
 		return nil
 	}
-	key := s.k.URLConfigs(h)
+	key, member := s.k.URLConfigs(h), layout.URLConfigMember(taskID, configID)
 	var cmds []redis.Cmder
 	s.batch.Do(func(pipe redis.Pipeliner) {
 		cmds = append(cmds,
-			pipe.ZAddNX(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: layout.URLConfigMember(taskID, configID)}),
-			pipe.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(now.Add(-s.urlHorizon).UnixMilli(), 10)),
-			pipe.ZRemRangeByRank(ctx, key, 0, -urlIndexMax-1),
+			pipe.ZAddNX(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: member}),
 			pipe.PExpire(ctx, key, s.urlHorizon))
+		if prunes(member) {
+			cmds = append(cmds,
+				pipe.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(now.Add(-s.urlHorizon).UnixMilli(), 10)),
+				pipe.ZRemRangeByRank(ctx, key, 0, -urlIndexMax-1))
+		}
 	})
 	for _, c := range cmds {
 		if err := c.Err(); err != nil {
@@ -114,6 +119,18 @@ func (s *Store) IndexPushURL(ctx context.Context, rawURL, taskID, configID strin
 		}
 	}
 	return nil
+}
+
+// urlPruneEvery: about one write in this many prunes its URL's index (the
+// members the write names decide which, so that each URL's own writes
+// prune it, however rarely it is written): the others are two commands.
+const urlPruneEvery = 32
+
+// prunes tells whether the write of member prunes its index.
+func prunes(member string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(member))
+	return h.Sum32()%urlPruneEvery == 0
 }
 
 // URLConfigs lists up to max configs of the URL index of rawURL given the

@@ -122,12 +122,14 @@ type replayNote struct {
 }
 
 type replayArgs struct {
-	Task    string       `json:"task"`
-	Now     string       `json:"now"`
-	Keep    string       `json:"keep"`
-	Outbox  bool         `json:"outbox"`
-	Configs []string     `json:"configs"`
-	Notes   []replayNote `json:"notes"`
+	Task   string `json:"task"`
+	Now    string `json:"now"`
+	Keep   string `json:"keep"`
+	Outbox bool   `json:"outbox"`
+	// Statuses is how many status indexes the keys hold.
+	Statuses int          `json:"statuses"`
+	Configs  []string     `json:"configs"`
+	Notes    []replayNote `json:"notes"`
 }
 
 func (s *Store) requeueStep(ctx context.Context, taskID string, notes []Requeued, now time.Time) (RequeueResult, error) {
@@ -147,6 +149,7 @@ func (s *Store) requeueStep(ctx context.Context, taskID string, notes []Requeued
 	}
 	keys := []string{s.k.Deliveries(p), s.k.Outbox(p), s.k.TaskDeliveries(taskID), tk.Events}
 	keys = append(keys, s.k.StatusIndexes(p)...)
+	args.Statuses = len(keys) - 4
 	for _, c := range args.Configs {
 		keys = append(keys, s.k.Lane(taskID, c))
 	}

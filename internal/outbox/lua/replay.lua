@@ -15,9 +15,10 @@
 -- KEYS[1] the partition's delivery stream (lane tokens), on the lanes path
 -- KEYS[2] the partition's outbox, on the outbox path (always given)
 -- KEYS[3] the task's delivery index   KEYS[4] the task's event stream
--- KEYS[5..9] the partition's status indexes: pending, failed, dead,
---   disabled, dropped (layout.Keys.StatusIndexes)
--- KEYS[10 .. 9+#configs] the lane of each config of args.configs, in order
+-- KEYS[5 .. 4+args.statuses] the partition's status indexes: pending,
+--   failed, dead, disabled, dropped (layout.Keys.StatusIndexes, all of them,
+--   in its order)
+-- then the lane of each config of args.configs, in order
 -- then per notification of args.notes, in order: its delivery record and a
 --   previous relay's attempt list of it
 -- ARGV[1] one JSON object:
@@ -25,13 +26,15 @@
 --   now      ms (a string: Lua keeps it exact)
 --   keep     delivery record retention, ms (a string)
 --   outbox   true on the outbox path
+--   statuses how many status indexes KEYS holds (from KEYS[5])
 --   configs  the config ids the notes name (by index, from 1)
 --   notes    [{e = event stream id, c = index into configs, n = notification id}]
 -- Returns {queued, already queued, event gone}.
 local args = cjson.decode(ARGV[1])
 local now, keep = args.now, tonumber(args.keep)
 local index = statusIndexes(5)
-local firstNote = 10 + #args.configs
+local firstLane = 5 + args.statuses
+local firstNote = firstLane + #args.configs
 local queued, waiting, gone = 0, 0, 0
 for i, note in ipairs(args.notes) do
   local rk, la = KEYS[firstNote + 2 * (i - 1)], KEYS[firstNote + 2 * (i - 1) + 1]
@@ -56,7 +59,7 @@ for i, note in ipairs(args.notes) do
     redis.call('ZADD', index.pending, now, note.n)
     if args.outbox then
       redis.call('XADD', KEYS[2], '*', 't', args.task, 'c', config, 'e', note.e, 'n', note.n, 'r', 1)
-    elseif redis.call('RPUSH', KEYS[9 + note.c], note.e .. ' ' .. note.n) == 1 then
+    elseif redis.call('RPUSH', KEYS[firstLane + note.c - 1], note.e .. ' ' .. note.n) == 1 then
       redis.call('XADD', KEYS[1], '*', 't', args.task, 'c', config, 'a', 1, 'f', 0)
     end
     queued = queued + 1

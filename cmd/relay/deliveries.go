@@ -24,11 +24,14 @@ const deliveriesUsage = `Usage:
   relay deliveries redrive [--task ID]
   relay deliveries endpoints [--limit N]
   relay deliveries enable <endpoint id>...
+  relay deliveries replay (--task ID [--config ID] | --webhook URL) --since 2h|TIME [--until 1h|TIME]
 
 The management API of a running relay: --url (RELAY_URL, default http://localhost:8080) and
 --token (RELAY_ADMIN_TOKEN) reach it; --json prints the API's JSON for scripts.
 Statuses: pending, failed, dead, disabled, dropped, and delivered (with --task).
 endpoints lists the webhook endpoints' health (disabled ones first); enable enables a disabled one again.
+replay sends again, with their ids, every notification of a task's configs (or of every config
+that sends to a webhook URL) committed since a time, up to the bound RELAY_REPLAY_MAX_NOTIFICATIONS.
 
 `
 
@@ -84,9 +87,21 @@ func deliveriesCmd(args []string, env func(string) string, stdout, stderr io.Wri
 	task := fs.String("task", "", "a task id")
 	config := fs.String("config", "", "a push config id (with --task)")
 	status := fs.String("status", "", "pending, failed, dead, disabled, dropped, delivered")
-	since := fs.Duration("since", 0, "only deliveries updated within this duration (e.g. 1h)")
+	var since time.Duration
+	var rf replayFlags
+	fs.Func("since", "list: only deliveries updated within this duration (e.g. 1h); replay: from this time (a duration ago, or RFC 3339)", func(v string) error {
+		rf.since = v
+		if sub == "replay" {
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		since = d
+		return err
+	})
 	limit := fs.Int("limit", 50, "deliveries per page (1 to 500)")
 	all := fs.Bool("all", false, "follow every page")
+	fs.StringVar(&rf.webhook, "webhook", "", "replay: every config that sends to this webhook URL")
+	fs.StringVar(&rf.until, "until", "", "replay: up to this time (a duration ago, or RFC 3339)")
 	// Flags may come before or after the ids.
 	var ids []string
 	for {
@@ -98,7 +113,7 @@ func deliveriesCmd(args []string, env func(string) string, stdout, stderr io.Wri
 		}
 		ids, rest = append(ids, fs.Arg(0)), fs.Args()[1:]
 	}
-	if (sub == "list" || sub == "redrive" || sub == "endpoints") && len(ids) > 0 {
+	if (sub == "list" || sub == "redrive" || sub == "endpoints" || sub == "replay") && len(ids) > 0 {
 		fmt.Fprintf(stderr, "relay deliveries %s: unexpected argument %q (use --task)\n", sub, ids[0])
 		return 2
 	}
@@ -107,7 +122,7 @@ func deliveriesCmd(args []string, env func(string) string, stdout, stderr io.Wri
 	var err error
 	switch sub {
 	case "list":
-		err = m.list(ctx, *task, *config, *status, *since, *limit, *all)
+		err = m.list(ctx, *task, *config, *status, since, *limit, *all)
 	case "show":
 		if len(ids) != 1 {
 			fmt.Fprintln(stderr, "usage: relay deliveries show <delivery id>")
@@ -130,6 +145,9 @@ func deliveriesCmd(args []string, env func(string) string, stdout, stderr io.Wri
 			return 2
 		}
 		err = m.enable(ctx, ids)
+	case "replay":
+		rf.task, rf.config = *task, *config
+		err = m.replayWindow(ctx, rf, time.Now())
 	default:
 		fmt.Fprintf(stderr, "relay deliveries: unknown command %q\n\n%s", sub, deliveriesUsage)
 		return 2
@@ -144,9 +162,17 @@ func deliveriesCmd(args []string, env func(string) string, stdout, stderr io.Wri
 // call sends one request and decodes a JSON answer into out; an error
 // answer becomes an error with the API's message.
 func (m *mgmt) call(ctx context.Context, method, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, m.base+path, nil)
+	return m.send(ctx, method, path, nil, out)
+}
+
+// send is call with a JSON body (nil: none).
+func (m *mgmt) send(ctx context.Context, method, path string, reqBody io.Reader, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, m.base+path, reqBody)
 	if err != nil {
 		return err
+	}
+	if reqBody != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if m.token != "" {
 		req.Header.Set("Authorization", "Bearer "+m.token)

@@ -150,6 +150,12 @@ type Event struct {
 	Metadata  json.RawMessage `json:"metadata,omitempty"`
 }
 
+// Notifies tells whether a committed event of kind k is sent to the task's
+// push configs (a notification): every kind but a message. The commit
+// decides it (ingest) and a replay of the task's events decides it again
+// (delivery), by this one rule.
+func (k EventKind) Notifies() bool { return k != EventMessage }
+
 // PushAuth is how relay authenticates to a webhook.
 type PushAuth struct {
 	Schemes     []string `json:"schemes"`

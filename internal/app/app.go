@@ -260,7 +260,11 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err := a.startGRPC(ctx); err != nil {
 		return err
 	}
-	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.outbox), delivery.NewEndpointsAPI(endpoints))
+	replay, err := delivery.NewReplayer(a.outbox, a.store, delivery.ReplayConfig{MaxNotifications: a.cfg.ReplayMaxNotifications, Observer: a.metrics})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.outbox, replay), delivery.NewEndpointsAPI(endpoints))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen on %s: %w", a.cfg.Addr, err)

@@ -81,6 +81,8 @@ type Config struct {
 	RetryMaxInterval time.Duration `yaml:"retry_max_interval"`
 	RetryMaxAttempts int           `yaml:"retry_max_attempts"`
 	RetryMaxElapsed  time.Duration `yaml:"retry_max_elapsed"`
+	// ReplayMaxNotifications bounds the notifications one replay queues.
+	ReplayMaxNotifications int `yaml:"replay_max_notifications"`
 	// DeliveryTimeout bounds one webhook POST.
 	DeliveryTimeout time.Duration `yaml:"delivery_timeout"`
 	// DeliveryWorkers is the number of concurrent webhook POSTs per instance.

@@ -48,7 +48,7 @@ func TestDefaults(t *testing.T) {
 		Security: Security{APIKeyHeader: "X-API-Key", RateLimit: 100, AuthFailureLimit: 10, MaxStreamsPerClient: 32,
 			ClientMaxStorageBytes: 32 << 20, ClientMaxTasks: 10000},
 		RetryInitial: time.Second, RetryMaxInterval: 5 * time.Minute, RetryMaxAttempts: 12,
-		RetryMaxElapsed: 24 * time.Hour, DeliveryTimeout: 10 * time.Second, DeliveryWorkers: 256, DeliveryPath: "outbox", DeliveryRetention: 168 * time.Hour,
+		RetryMaxElapsed: 24 * time.Hour, ReplayMaxNotifications: 1000, DeliveryTimeout: 10 * time.Second, DeliveryWorkers: 256, DeliveryPath: "outbox", DeliveryRetention: 168 * time.Hour,
 		BackpressureLag: 7 * time.Millisecond, BackpressureMaxHold: time.Second,
 		JWTAlg: "ES256", MaxStreams: 256, StreamKeepAlive: 15 * time.Second, StreamMaxBuffer: 256 << 10, JWTTTL: 5 * time.Minute, JWTRotateGrace: 48 * time.Hour,
 		LogLevel: "info", LogFormat: "text", MaxBodyBytes: 10 << 20,

@@ -26,17 +26,22 @@ type Records interface {
 
 // API is the JSON management API over delivery records, under /v1/deliveries.
 type API struct {
-	rec Records
-	now func() time.Time
+	rec    Records
+	replay *Replayer
+	now    func() time.Time
 }
 
-// NewAPI returns the management API.
-func NewAPI(rec Records) *API { return &API{rec: rec, now: time.Now} }
+// NewAPI returns the management API; replay serves POST
+// /v1/deliveries/replay (nil: not served).
+func NewAPI(rec Records, replay *Replayer) *API { return &API{rec: rec, replay: replay, now: time.Now} }
 
 // Register mounts the API on r.
 func (a *API) Register(r fiber.Router) {
 	r.Get("/v1/deliveries", a.list)
 	r.Post("/v1/deliveries/redrive", a.redrive)
+	if a.replay != nil {
+		r.Post("/v1/deliveries/replay", a.replayWindow)
+	}
 	r.Get("/v1/deliveries/:id", a.get)
 	r.Post("/v1/deliveries/:id/redeliver", a.redeliver)
 	r.Get("/v1/stats/deliveries", a.stats)

@@ -32,6 +32,9 @@ type Store interface {
 	// Turn deadlines (deadline.go).
 	ClaimTurn(ctx context.Context, taskID string, now time.Time, limits taskstore.TurnLimits) (expired string, err error)
 	DropDeadline(ctx context.Context, taskID string) error
+	// IndexPushURL lists a push config under its webhook URL before the
+	// config is stored (taskstore's urlindex.go: replays by URL read it).
+	IndexPushURL(ctx context.Context, rawURL, taskID, configID string, now time.Time) error
 }
 
 // maxConflictRetries bounds how often a commit is recomputed when another
@@ -211,6 +214,9 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	}
 	pc := make(map[string][]byte, len(push))
 	for _, p := range push {
+		if err := c.store.IndexPushURL(ctx, p.URL, t.ID, p.ID, now); err != nil {
+			return a2a.TaskView{}, fmt.Errorf("ingest: index push config: %w", err)
+		}
 		if pc[p.ID], err = json.Marshal(p); err != nil {
 			return a2a.TaskView{}, fmt.Errorf("ingest: encode push config: %w", err)
 		}
@@ -437,7 +443,7 @@ func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 func deliverable(events []a2a.Event) []bool {
 	out := make([]bool, len(events))
 	for i, ev := range events {
-		out[i] = ev.Kind != a2a.EventMessage
+		out[i] = ev.Kind.Notifies()
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -63,6 +64,9 @@ func (s *Service) storePush(ctx context.Context, c a2a.PushConfig) error {
 	}
 	if err := s.admit(ctx, int64(len(c.ID)+len(b)), false); err != nil {
 		return err
+	}
+	if err := s.store.IndexPushURL(ctx, c.URL, c.TaskID, c.ID, time.Now()); err != nil {
+		return wrapStore("index push config", err)
 	}
 	switch err := s.store.SetPushConfig(ctx, tenant.Owner(ctx), c.TaskID, c.ID, b, acceptOf(c.Options), s.cfg.MaxPushConfigs); {
 	case errors.Is(err, taskstore.ErrNotFound):

@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"hash/fnv"
 	"strconv"
+	"strings"
 )
 
 // Keys names every key relay writes under one prefix.
@@ -227,6 +228,30 @@ func (k Keys) OutboxAdopted(p int) string { return k.Tag(p) + "outbox:adopted" }
 func (k Keys) OutboxAdopting(p int) string { return k.Tag(p) + "outbox:adopting" }
 
 // The keys outside the task partitions.
+
+// URLConfigs is the index of the push configs that send to one webhook URL
+// (urlHash: taskstore's hash of the normalized URL): a zset, member
+// URLConfigMember(task, config), score the ms the config was first given
+// that URL. Its configs belong to tasks of any partition, so it has a hash
+// tag of its own, {url:<hash>}: no task script can write it atomically
+// with a config (taskstore's urlindex.go says how it stays right).
+func (k Keys) URLConfigs(urlHash string) string { return k.prefix + ":{url:" + urlHash + "}:configs" }
+
+// URLConfigMember is the member of URLConfigs that names config configID
+// of task taskID; the task id's length keeps ids that contain ":" apart.
+func URLConfigMember(taskID, configID string) string {
+	return strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
+}
+
+// ParseURLConfigMember reads a member URLConfigMember wrote.
+func ParseURLConfigMember(m string) (taskID, configID string, ok bool) {
+	n, rest, found := strings.Cut(m, ":")
+	l, err := strconv.Atoi(n)
+	if !found || err != nil || l < 0 || len(rest) < l+1 || rest[l] != ':' {
+		return "", "", false
+	}
+	return rest[:l], rest[l+1:], true
+}
 
 // Leader is the lease of the instance that leads role (housekeeping,
 // compaction).

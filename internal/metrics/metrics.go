@@ -34,6 +34,8 @@ type Metrics struct {
 	limitWaits    *prometheus.CounterVec
 	limitWait     *prometheus.HistogramVec
 	endpoints     endpointMetrics
+	replays       *prometheus.CounterVec
+	replayed      *prometheus.CounterVec
 }
 
 // latencyBuckets cover a loopback POST to a retried-for-a-day delivery.
@@ -63,7 +65,11 @@ func New() *Metrics {
 		Help: "Deliveries put off by a webhook's limits (not attempts, not failures), by the limit that held them: rate or concurrency."}, []string{"limit"})
 	m.limitWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "relay_webhook_limit_wait_seconds",
 		Help: "How long a delivery put off by a webhook's limits was told to wait, by limit.", Buckets: latencyBuckets[:12]}, []string{"limit"})
-	m.reg.MustRegister(m.requests, m.events, m.notifications, m.dead, m.toSuccess, m.attempt, m.redisErrors, m.held, m.limitWaits, m.limitWait,
+	m.replays = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relay_replays_total",
+		Help: "Replays of notification windows (POST /v1/deliveries/replay), by whether the bound cut them (truncated: true or false)."}, []string{"truncated"})
+	m.replayed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "relay_replay_notifications_total",
+		Help: "Notifications replays found, by result: queued (queued again), waiting (still queued, left as they were)."}, []string{"result"})
+	m.reg.MustRegister(m.requests, m.events, m.notifications, m.dead, m.toSuccess, m.attempt, m.redisErrors, m.held, m.limitWaits, m.limitWait, m.replays, m.replayed,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.endpoints = newEndpointMetrics(m.reg)
 	return m
@@ -82,6 +88,17 @@ func (m *Metrics) Request(method, dialect string, code int) {
 		outcome = strconv.Itoa(code)
 	}
 	m.requests.WithLabelValues(method, dialect, outcome).Inc()
+}
+
+// Replayed counts one replay that queued queued notifications again and
+// found waiting still queued.
+func (m *Metrics) Replayed(queued, waiting int, truncated bool) {
+	if m == nil {
+		return
+	}
+	m.replays.WithLabelValues(strconv.FormatBool(truncated)).Inc()
+	m.replayed.WithLabelValues("queued").Add(float64(queued))
+	m.replayed.WithLabelValues("waiting").Add(float64(waiting))
 }
 
 // Committed counts n committed events.

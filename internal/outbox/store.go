@@ -56,6 +56,7 @@ type Store struct {
 	finish       *redis.Script
 	mover        *redis.Script
 	redeliver    *redis.Script
+	replay       *redis.Script
 
 	outbox       bool
 	outboxOwn    *redis.Script
@@ -78,6 +79,7 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		finish:       layout.Script(finishLua),
 		mover:        redis.NewScript(moverLua),
 		redeliver:    layout.Script(redeliverLua),
+		replay:       layout.Script(replayLua),
 
 		outbox:       cfg.Outbox,
 		outboxOwn:    redis.NewScript(outboxOwnLua),

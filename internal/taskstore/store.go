@@ -95,24 +95,28 @@ type Store struct {
 	pushSet *redis.Script
 	taskAt  *redis.Script
 	usage   usageClock
+	// urlHorizon is how long the URL index keeps a config (urlindex.go):
+	// a task and then its notifications' records can be kept that long.
+	urlHorizon time.Duration
 }
 
 // New returns a Store over rdb, with its keys named by k; its commits share
 // round trips through batch.
 func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, cfg Config) *Store {
 	return &Store{
-		rdb:     rdb,
-		k:       k,
-		batch:   batch,
-		maxLen:  strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
-		keep:    cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
-		outbox:  cfg.Outbox,
-		onceMax: cmp.Or(cfg.OnceKeys, 128),
-		onceTTL: cmp.Or(cfg.OnceWindow, 24*time.Hour),
-		commit:  layout.Script(usageLua + commitLua),
-		pushSet: redis.NewScript(usageLua + pushSetLua),
-		taskAt:  redis.NewScript(taskAtLua),
-		usage:   newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
+		rdb:        rdb,
+		k:          k,
+		batch:      batch,
+		maxLen:     strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
+		keep:       cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
+		outbox:     cfg.Outbox,
+		onceMax:    cmp.Or(cfg.OnceKeys, 128),
+		onceTTL:    cmp.Or(cfg.OnceWindow, 24*time.Hour),
+		commit:     layout.Script(usageLua + commitLua),
+		pushSet:    redis.NewScript(usageLua + pushSetLua),
+		taskAt:     redis.NewScript(taskAtLua),
+		usage:      newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
+		urlHorizon: cmp.Or(cfg.UsageWindow, 7*24*time.Hour) + cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 	}
 }
 

@@ -125,7 +125,7 @@
   }
 
   /** Calls the management API; resolves to the decoded JSON, or throws ApiError with the API's own message. */
-  async function api(method, path, query) {
+  async function api(method, path, query, json) {
     const url = new URL(path, API);
     for (const [k, v] of Object.entries(query || {})) {
       if (v !== '' && v !== undefined && v !== null) url.searchParams.set(k, String(v));
@@ -133,9 +133,14 @@
     const headers = { Accept: 'application/json' };
     const tok = token();
     if (tok) headers.Authorization = `Bearer ${tok}`;
+    const init = { method, headers, cache: 'no-store' };
+    if (json !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(json);
+    }
     let res;
     try {
-      res = await fetch(url, { method, headers, cache: 'no-store' });
+      res = await fetch(url, init);
     } catch (e) {
       throw new ApiError(0, `relay did not answer (${e.message})`);
     }
@@ -349,6 +354,53 @@
     } catch (e) {
       setMsg('redrive-msg', '');
       showError('list-error', `Redrive refused: ${e.message}`);
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  // ------------------------------------------------------------ replay
+
+  /** An RFC 3339 time from a datetime-local input ('' when empty or invalid). */
+  function isoOf(id) {
+    const v = $(id).value;
+    if (!v) return '';
+    const d = new Date(v);
+    return Number.isNaN(d.getTime()) ? '' : d.toISOString();
+  }
+
+  /** The datetime-local value of an RFC 3339 time, in local time to the second. */
+  function localInput(iso) {
+    const d = new Date(iso);
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  }
+
+  async function replay(ev) {
+    ev.preventDefault();
+    const body = { url: $('r-url').value.trim(), taskId: $('r-task').value.trim(), configId: $('r-config').value.trim(),
+      since: isoOf('r-since'), until: isoOf('r-until') };
+    for (const k of Object.keys(body)) if (!body[k]) delete body[k];
+    const what = body.url ? `every notification sent to ${body.url}` : `every notification of task ${body.taskId || '?'}`;
+    if (!window.confirm(`Send ${what} since ${body.since || '?'} again?`)) return;
+    const btn = $('r-go');
+    btn.disabled = true;
+    showError('replay-error', '');
+    setMsg('replay-msg', 'Asking relay to replay…');
+    try {
+      const r = await api('POST', 'deliveries/replay', null, body);
+      let msg = `${r.queued} ${r.queued === 1 ? 'notification' : 'notifications'} queued again over ${r.configs} push ${r.configs === 1 ? 'config' : 'configs'}.`;
+      if (r.alreadyQueued) msg += ` ${r.alreadyQueued} still queued, left as they were.`;
+      if (r.truncated && r.nextSince) {
+        msg += ` Cut at the bound (${r.max}): replay again since ${r.nextSince} for the rest.`;
+        $('r-since').value = localInput(r.nextSince);
+      } else if (r.truncated) msg += ' Cut: the URL lists more push configs than one replay reads; replay by task, or with an earlier until.';
+      if (r.unavailableBefore) msg += ` Events before ${fmtTime(r.unavailableBefore)} are no longer stored: they cannot be replayed.`;
+      setMsg('replay-msg', msg, 'ok');
+      loadList();
+      loadStats();
+    } catch (e) {
+      setMsg('replay-msg', '');
+      showError('replay-error', `Replay refused: ${e.message}`);
     } finally {
       btn.disabled = false;
     }
@@ -685,6 +737,7 @@
       loadList();
     });
     $('redrive').addEventListener('click', redrive);
+    $('replay').addEventListener('submit', replay);
     $('d-redeliver').addEventListener('click', redeliver);
     $('d-refresh').addEventListener('click', refreshDetail);
     $('d-close').addEventListener('click', () => go(state.filters, ''));

@@ -208,3 +208,61 @@ func (p *SendParams) takeWebhookOptions() error {
 	p.PushConfig.Options = o
 	return err
 }
+
+// Event classes for the extension's event filters (Event.FilterClass):
+// one byte each, as the commit script matches them.
+const (
+	// EventClassFinal: a task, or a status update, in a final or
+	// interrupted state (completed, failed, canceled, rejected,
+	// input-required, auth-required).
+	EventClassFinal byte = 'f'
+	// EventClassChunk: an artifact update that appends to an artifact
+	// (append: true, its last chunk included).
+	EventClassChunk byte = 'c'
+	// EventClassOther: every other event that notifies (a task or status
+	// update in another state, an artifact update that starts an artifact).
+	EventClassOther byte = 'o'
+)
+
+// FilterClass is ev's class for the webhook extension's event filters.
+func (ev Event) FilterClass() byte {
+	var st *TaskStatus
+	switch ev.Kind {
+	case EventArtifact:
+		if ev.Append {
+			return EventClassChunk
+		}
+		return EventClassOther
+	case EventTask:
+		if ev.Task != nil {
+			st = &ev.Task.Status
+		}
+	case EventStatus:
+		st = ev.Status
+	}
+	if st != nil && (st.State.Terminal() || st.State.Interrupted()) {
+		return EventClassFinal
+	}
+	return EventClassOther
+}
+
+// Accept is the event classes a config with options o takes ("": every
+// event, no filter).
+func (o *WebhookOptions) Accept() string {
+	if o == nil {
+		return ""
+	}
+	switch o.Events {
+	case EventsFinal:
+		return string(EventClassFinal)
+	case EventsNoArtifactChunks:
+		return string([]byte{EventClassFinal, EventClassOther})
+	}
+	return ""
+}
+
+// Takes reports whether a config whose Accept is accept takes an event of
+// class c.
+func Takes(accept string, c byte) bool {
+	return accept == "" || strings.IndexByte(accept, c) >= 0
+}

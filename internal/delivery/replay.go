@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/taskstore"
 )
@@ -134,6 +135,7 @@ type target struct {
 	taskID  string
 	configs []string
 	since   map[string]time.Time
+	accept  map[string]string // per config: the event classes its filter takes (absent: every one)
 }
 
 // Replay queues the notifications q asks for again.
@@ -214,6 +216,7 @@ func (r *Replayer) byTask(ctx context.Context, taskID, configID string) ([]targe
 			continue
 		}
 		t.configs = append(t.configs, id)
+		t.setAccept(id, raw)
 		if u := configURL(raw); u != "" {
 			if at, ok, err := r.configs.URLConfigSince(ctx, u, taskID, id); err != nil {
 				return nil, err
@@ -271,6 +274,7 @@ func (r *Replayer) byURL(ctx context.Context, rawURL string, until time.Time, re
 		}
 		out[i].configs = append(out[i].configs, c.ConfigID)
 		out[i].since[c.ConfigID] = c.Since
+		out[i].setAccept(c.ConfigID, raw)
 	}
 	if err := r.configs.ForgetURLConfigs(ctx, rawURL, stale); err != nil {
 		return nil, err
@@ -295,6 +299,21 @@ func (r *Replayer) gone(ctx context.Context, taskID string, cfgs map[string]stri
 }
 
 // configURL is a stored config's URL ("" when it does not decode).
+// setAccept notes the event classes config id (stored as raw) takes, when
+// its event filter leaves some out.
+func (t *target) setAccept(id, raw string) {
+	var c struct {
+		Options *a2a.WebhookOptions `json:"options"`
+	}
+	_ = json.Unmarshal([]byte(raw), &c)
+	if a := c.Options.Accept(); a != "" {
+		if t.accept == nil {
+			t.accept = map[string]string{}
+		}
+		t.accept[id] = a
+	}
+}
+
 func configURL(raw string) string {
 	var c struct {
 		URL string `json:"url"`

@@ -51,6 +51,7 @@ type taskEvents struct {
 type storedKind struct {
 	id       string
 	notifies bool
+	class    byte // a2a.Event.FilterClass, for the configs' event filters
 }
 
 // head returns the target's next event of the window (false: none is left).
@@ -61,11 +62,9 @@ func (r *Replayer) head(ctx context.Context, s *taskEvents) (storedKind, bool, e
 			return storedKind{}, false, err
 		}
 		for _, ev := range evs {
-			var k struct {
-				Kind a2a.EventKind `json:"kind"`
-			}
-			err := json.Unmarshal(ev.Event, &k)
-			s.buf = append(s.buf, storedKind{id: ev.ID, notifies: err == nil && k.Kind.Notifies()})
+			var e a2a.Event
+			err := json.Unmarshal(ev.Event, &e)
+			s.buf = append(s.buf, storedKind{id: ev.ID, notifies: err == nil && e.Kind.Notifies(), class: e.FilterClass()})
 		}
 		if len(evs) < replayPage {
 			s.done = true
@@ -128,6 +127,9 @@ func notesOf(t *target, ev storedKind) []outbox.Requeued {
 	for _, c := range t.configs {
 		if since, ok := t.since[c]; ok && ms < since.Add(-sinceSlack).UnixMilli() {
 			continue // the config did not send to its URL yet
+		}
+		if !a2a.Takes(t.accept[c], ev.class) {
+			continue // the config's event filter leaves it out: it never was a notification
 		}
 		add = append(add, outbox.Requeued{EventID: ev.id, ConfigID: c})
 	}

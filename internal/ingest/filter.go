@@ -5,44 +5,19 @@ import (
 )
 
 // Event filters of relay's webhook extension (a2a.WebhookOptions.Events,
-// docs/webhook-extension.md). The commit classes each event it delivers,
-// and each config that filters lists the classes it takes; taskstore's
-// commit matches them, so that an event a config filters out never becomes
+// docs/webhook-extension.md): an event a config filters out never becomes
 // a delivery.
+// The event classes are a2a's (a2a.Event.FilterClass): the commit classes
+// each event it delivers, and each config that filters lists the classes
+// it takes (a2a.WebhookOptions.Accept); taskstore's commit matches them.
 const (
-	// classFinal: a task, or a status update, in a final or interrupted
-	// state (completed, failed, canceled, rejected, input-required,
-	// auth-required).
-	classFinal = 'f'
-	// classChunk: an artifact update that appends to an artifact
-	// (append: true, its last chunk included).
-	classChunk = 'c'
-	// classOther: every other event delivered (a task or status update in
-	// another state, an artifact update that starts an artifact).
-	classOther = 'o'
+	classFinal = a2a.EventClassFinal
+	classChunk = a2a.EventClassChunk
+	classOther = a2a.EventClassOther
 )
 
 // eventClass is ev's class for the configs' event filters.
-func eventClass(ev a2a.Event) byte {
-	var st *a2a.TaskStatus
-	switch ev.Kind {
-	case a2a.EventArtifact:
-		if ev.Append {
-			return classChunk
-		}
-		return classOther
-	case a2a.EventTask:
-		if ev.Task != nil {
-			st = &ev.Task.Status
-		}
-	case a2a.EventStatus:
-		st = ev.Status
-	}
-	if st != nil && (st.State.Terminal() || st.State.Interrupted()) {
-		return classFinal
-	}
-	return classOther
-}
+func eventClass(ev a2a.Event) byte { return ev.FilterClass() }
 
 // classes is eventClass of each event.
 func classes(events []a2a.Event) []byte {
@@ -55,18 +30,7 @@ func classes(events []a2a.Event) []byte {
 
 // acceptOf is the event classes a config with options o takes ("": every
 // event, no filter).
-func acceptOf(o *a2a.WebhookOptions) string {
-	if o == nil {
-		return ""
-	}
-	switch o.Events {
-	case a2a.EventsFinal:
-		return string(classFinal)
-	case a2a.EventsNoArtifactChunks:
-		return string([]byte{classFinal, classOther})
-	}
-	return ""
-}
+func acceptOf(o *a2a.WebhookOptions) string { return o.Accept() }
 
 // pushAccept is the accept strings of the configs of push that filter
 // (nil when none does).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/health"
 	"github.com/a2arelay/relay/internal/outbox"
+	"github.com/a2arelay/relay/internal/ssrf"
 )
 
 // Health is the endpoints' health in Redis as the workers use it
@@ -66,10 +67,12 @@ func (t *healthTally) isDisabled(id string) bool {
 
 // count adds the outcome of an attempt made (rec) to its endpoint: a
 // delivery is a success, a retry or a dead letter a failure. Attempts not
-// made (an invalid config, a disabled endpoint) and 410s (the receiver
-// answered: that config is gone) count to nothing.
+// made (an invalid config, a disabled endpoint), 410s (the receiver
+// answered: that config is gone) and failures of relay's own egress proxy
+// (not the endpoint's: a proxy down must not disable every endpoint)
+// count to nothing.
 func (t *healthTally) count(o outbox.Outcome, rec Attempt) {
-	if t == nil || rec.endpoint == "" || rec.ErrorClass == classConfig || rec.ErrorClass == ClassEndpointDisabled {
+	if t == nil || rec.endpoint == "" || rec.ErrorClass == classConfig || rec.ErrorClass == ClassEndpointDisabled || rec.ErrorClass == ssrf.ClassProxy {
 		return
 	}
 	if o != outbox.Delivered && o != outbox.Retry && o != outbox.Dead {

@@ -48,8 +48,10 @@ echo "--- e2e: node $(node --version), redis-server $(redis-server --version | c
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/relay-e2e.XXXXXX")
 pids=()
+suite="" # the running suite's timeout(1), the leader of a process group holding the suite and all it started
 cleanup() {
 	local rc=$?
+	[ -z "$suite" ] || kill -TERM -- "-$suite" 2>/dev/null || true
 	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
 	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
 	rm -rf "$work"
@@ -124,13 +126,17 @@ run() {
 	local name=$1
 	shift
 	echo "--- $name"
-	if timeout --kill-after=10 "$suite_timeout" "$@"; then
+	# In the background, so that a signal to this script runs cleanup at once.
+	timeout --kill-after=10 "$suite_timeout" "$@" &
+	suite=$!
+	if wait "$suite"; then
 		echo "--- $name: passed"
 	else
 		echo "--- $name: FAILED"
 		failed+=("$name")
 		logs
 	fi
+	suite=""
 }
 
 case " ${suites[*]} " in *" clients "* | *" rest "* | *" ui "*) start_shared ;; esac

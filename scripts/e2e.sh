@@ -34,6 +34,9 @@ for s in "${suites[@]}"; do
 	esac
 done
 
+# The relays started here get only the settings below: drop the caller's RELAY_* (but this script's own knobs).
+for v in $(compgen -e | grep '^RELAY_' | grep -v -e '^RELAY_E2E_' -e '^RELAY_UI_'); do unset "$v"; done
+
 need() { command -v "$1" >/dev/null 2>&1 || { echo "e2e: $1 not found ($2)" >&2; exit 1; }; }
 need go "https://go.dev/dl"
 need node "apt-get install nodejs npm"
@@ -97,7 +100,7 @@ start_shared() {
 	redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
 		--logfile "$work/redis.log" --daemonize no &
 	pids+=($!)
-	wait_for redis-server $! redis-cli -p "$rport" ping
+	wait_for redis-server $! redis-cli -p "$rport" ping || { logs; exit 1; }
 	redis_url="redis://127.0.0.1:$rport"
 
 	port=$(free_port)
@@ -108,7 +111,7 @@ start_shared() {
 		RELAY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 \
 		"$work/relay" >"$work/relay.log" 2>&1 &
 	pids+=($!)
-	wait_for relay $! up "$relay_url/healthz"
+	wait_for relay $! up "$relay_url/healthz" || { logs; exit 1; }
 	echo "--- relay at $relay_url on redis-server $redis_url"
 }
 

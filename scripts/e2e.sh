@@ -4,11 +4,11 @@
 # check of any suite fails (README "Tests"):
 #
 #   clients   e2e/clients.mjs  @a2a-js/sdk 1.3.0 and 0.3.14 over JSON-RPC, raw v0.1
-#   rest      e2e/rest.mjs     @a2a-js/sdk 1.3.0 over HTTP+JSON (/v1), read back over JSON-RPC
+#   bindings  e2e/bindings.mjs @a2a-js/sdk 1.3.0 over HTTP+JSON (/v1) and gRPC, read back over JSON-RPC
 #   backends  e2e/backends.mjs worker and upstream backends, signed push, tenants (its own relays)
 #   ui        e2e/ui/ui.mjs    /ui in Debian's headless Chromium, driven by puppeteer-core
 #
-# clients and rest share one relay on a redis-server this script starts on a
+# clients and bindings share one relay (gRPC on a free port too) on a redis-server this script starts on a
 # free port (no persistence, database 0); ui's relay uses database 1 of the
 # same server; backends starts relays with the embedded store. Every process
 # it starts is stopped on exit (also on failure or Ctrl-C).
@@ -25,10 +25,10 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(clients rest backends ui)
+[ ${#suites[@]} -gt 0 ] || suites=(clients bindings backends ui)
 for s in "${suites[@]}"; do
-	case $s in clients | rest | backends | ui) ;; *)
-		echo "e2e: unknown suite $s (clients, rest, backends, ui)" >&2
+	case $s in clients | bindings | backends | ui) ;; *)
+		echo "e2e: unknown suite $s (clients, bindings, backends, ui)" >&2
 		exit 2
 		;;
 	esac
@@ -95,7 +95,7 @@ up() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), (
 relay_url=""
 redis_url=""
 start_shared() {
-	local rport port
+	local rport port gport
 	rport=$(free_port)
 	redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
 		--logfile "$work/redis.log" --daemonize no &
@@ -104,15 +104,16 @@ start_shared() {
 	redis_url="redis://127.0.0.1:$rport"
 
 	port=$(free_port)
+	gport=$(free_port)
 	relay_url="http://127.0.0.1:$port"
-	RELAY_ADDR="127.0.0.1:$port" RELAY_PUBLIC_URL="$relay_url" \
+	RELAY_ADDR="127.0.0.1:$port" RELAY_PUBLIC_URL="$relay_url" RELAY_GRPC_ADDR="127.0.0.1:$gport" \
 		RELAY_REDIS_URL="$redis_url/0" RELAY_AUTH=none \
 		RELAY_SECRET_KEYS="e2e:$(head -c32 /dev/urandom | base64)" \
 		RELAY_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 \
 		"$work/relay" >"$work/relay.log" 2>&1 &
 	pids+=($!)
 	wait_for relay $! up "$relay_url/healthz" || { logs; exit 1; }
-	echo "--- relay at $relay_url on redis-server $redis_url"
+	echo "--- relay at $relay_url (gRPC 127.0.0.1:$gport) on redis-server $redis_url"
 }
 
 logs() {
@@ -142,11 +143,11 @@ run() {
 	suite=""
 }
 
-case " ${suites[*]} " in *" clients "* | *" rest "* | *" ui "*) start_shared ;; esac
+case " ${suites[*]} " in *" clients "* | *" bindings "* | *" ui "*) start_shared ;; esac
 for s in "${suites[@]}"; do
 	case $s in
 	clients) run clients node e2e/clients.mjs "$relay_url" ;;
-	rest) run rest node e2e/rest.mjs "$relay_url" ;;
+	bindings) run bindings node e2e/bindings.mjs "$relay_url" ;;
 	backends) run backends node e2e/backends.mjs "$work/relay" ;;
 	ui) run ui env CHROMIUM="$chromium" RELAY_UI_REDIS_URL="$redis_url/1" \
 		RELAY_UI_SCREENSHOT="$work/ui.png" node e2e/ui/ui.mjs "$work/relay" ;;

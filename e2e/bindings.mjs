@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-// End-to-end checks of a running relay's HTTP+JSON (REST) binding with the official A2A
-// JavaScript clients, each choosing its REST transport from the agent card the way the SDK's
-// docs say (ClientFactoryOptions.preferredTransports = ['HTTP+JSON']):
-//   a2a-v1  = @a2a-js/sdk@1.3.0  (A2A v1.0; the card's supportedInterfaces HTTP+JSON entry, <base>/v1)
+// End-to-end checks of a running relay's HTTP+JSON (REST) and gRPC bindings with the official A2A
+// JavaScript clients, each choosing its transport from the agent card the way the SDK's docs say
+// (ClientFactoryOptions.preferredTransports):
+//   a2a-v1  = @a2a-js/sdk@1.3.0  (A2A v1.0; the card's supportedInterfaces: HTTP+JSON at <base>/v1,
+//             and GRPC at host:port when relay runs with RELAY_GRPC_ADDR; the gRPC transport is the
+//             SDK's a2a-v1/client/grpc over @grpc/grpc-js)
 //   a2a-v03 = @a2a-js/sdk@0.3.14 (A2A v0.3; the card's additionalInterfaces HTTP+JSON entry, /v1/... paths)
-// Every v1.0 task made here is also read back over JSON-RPC: the two bindings share one core.
+// The same v1.0 checks run over each binding, and every task made is read back over JSON-RPC: the
+// bindings share one core. Without a GRPC interface on the card the gRPC run is skipped.
 //
-// Usage: node rest.mjs [baseURL]     (or RELAY_URL=..., default http://127.0.0.1:8080)
+// Usage: node bindings.mjs [baseURL]     (or RELAY_URL=..., default http://127.0.0.1:8080)
 // Output: one line per check, "ok - name" or "not ok - name: reason", then "N passed, M failed".
 // Exit status: 0 when every check passed, 1 otherwise.
 // Env: RELAY_E2E_TIMEOUT_MS (per check, default 20000), RELAY_E2E_VERBOSE=1 (stack traces).
@@ -15,8 +18,15 @@
 
 import { randomUUID } from 'node:crypto';
 
-import { Role, TaskState } from 'a2a-v1';
+import {
+  ListTaskPushNotificationConfigsRequest,
+  ListTasksRequest,
+  SendMessageRequest,
+  TaskPushNotificationConfig,
+  TaskState,
+} from 'a2a-v1';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from 'a2a-v1/client';
+import { GrpcTransportFactory } from 'a2a-v1/client/grpc';
 import {
   ClientFactory as V03ClientFactory,
   ClientFactoryOptions as V03ClientFactoryOptions,
@@ -52,6 +62,7 @@ function describeError(e) {
   const parts = [];
   if (e.name && e.name !== 'Error') parts.push(e.name);
   if (typeof e.statusCode === 'number') parts.push(`HTTP ${e.statusCode}`);
+  if (e.transport === 'grpc' && typeof e.status === 'number') parts.push(`gRPC ${e.status}`);
   parts.push(e.message || String(e));
   return parts.join(': ');
 }
@@ -87,10 +98,22 @@ async function expectError(fn, what) {
   throw new CheckError(`${what}: expected an error, got ${JSON.stringify(result)?.slice(0, 200)}`);
 }
 
-/** An a2a-v1 REST error: its class name (from the google.rpc.ErrorInfo reason) and HTTP status. */
-function expectRestError(e, name, status, what) {
-  assert(e && e.transport === 'rest', `${what}: not a REST transport error: ${describeError(e)}`);
-  assert(e.name === name && e.statusCode === status, `${what}: got ${describeError(e)}, want ${name} with HTTP ${status}`);
+// The HTTP status (REST) and gRPC status code (spec §5.4) of each A2A error checked here.
+const WIRE_STATUS = {
+  rest: { TaskNotFoundError: 404, TaskNotCancelableError: 400 },
+  grpc: { TaskNotFoundError: 5 /* NOT_FOUND */, TaskNotCancelableError: 9 /* FAILED_PRECONDITION */ },
+};
+
+/**
+ * An a2a-v1 error of the binding's transport: its class (which the SDK takes from the
+ * google.rpc.ErrorInfo reason) and, where listed, its HTTP status or gRPC code.
+ */
+function expectA2AError(e, transport, name, what) {
+  assert(e && e.transport === transport, `${what}: not a ${transport} transport error: ${describeError(e)}`);
+  assert(e.name === name, `${what}: got ${describeError(e)}, want ${name}`);
+  const want = WIRE_STATUS[transport][name];
+  const got = transport === 'rest' ? e.statusCode : e.status;
+  assert(want === undefined || got === want, `${what}: ${name} with status ${got}, want ${want}`);
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -106,10 +129,12 @@ const TERMINAL = new Set([
 ]);
 const stateName = (s) => TaskState[s] ?? String(s);
 
-function msg(text, metadata) {
-  const m = { messageId: randomUUID(), role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: text } }] };
-  if (metadata) m.metadata = metadata;
-  return m;
+/** A SendMessageRequest as the SDK's codec builds it (the gRPC transport wants every field set,
+ * so requests with more than ids are built with the codecs' fromJSON). */
+function sendReq(text, { metadata, returnImmediately } = {}) {
+  const message = { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] };
+  if (metadata) message.metadata = metadata;
+  return SendMessageRequest.fromJSON({ message, configuration: returnImmediately ? { returnImmediately } : undefined });
 }
 
 function asTask(result, what) {
@@ -136,55 +161,54 @@ async function pollUntil(client, taskId, pred, ms = 15000) {
 }
 
 async function sendLong(client, label) {
-  const t = asTask(
-    await client.sendMessage({ message: msg(uniqueText(label), LONG), configuration: { returnImmediately: true } }),
-    'SendMessage',
-  );
+  const t = asTask(await client.sendMessage(sendReq(uniqueText(label), { metadata: LONG, returnImmediately: true })), 'SendMessage');
   assert(!TERMINAL.has(t.status.state), `long task already ${stateName(t.status.state)}`);
   return t;
 }
 
-// ================================================================= v1.0 over HTTP+JSON
+// ================================================================= v1.0 over HTTP+JSON and gRPC
 
-async function runV1() {
-  let client; // REST
-  let rpc; // JSON-RPC, to read REST's tasks back
+// The bindings the v1.0 checks run over: the card's protocolBinding, the SDK's transport factories
+// for it, and the `transport` its errors carry.
+const BINDINGS = [
+  { label: 'REST', binding: 'HTTP+JSON', transport: 'rest', factories: [] },
+  { label: 'gRPC', binding: 'GRPC', transport: 'grpc', factories: [new GrpcTransportFactory()] },
+];
+
+const ifaceOf = (card, binding) =>
+  (card.supportedInterfaces || []).find((i) => String(i.protocolBinding).toUpperCase() === binding && i.protocolVersion === '1.0');
+
+async function runV1({ label, binding, transport, factories }, rpc) {
+  let client;
   let completed;
   let polled;
   let canceled;
-  const need = () => assert(client, 'no REST client (card step failed)');
+  const name = (what) => `v1 ${label}: ${what}`;
+  const need = () => assert(client, `no ${label} client (card step failed)`);
 
-  await check('v1 REST: ClientFactory picks HTTP+JSON from supportedInterfaces', async () => {
-    const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: ['HTTP+JSON'] });
+  await check(name(`ClientFactory picks ${binding} from supportedInterfaces`), async () => {
+    const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: factories, preferredTransports: [binding] });
     client = await new ClientFactory(options).createFromUrl(BASE);
-    assert(client.transport.protocolName === 'HTTP+JSON', `transport ${client.transport.protocolName}, want HTTP+JSON`);
+    assert(client.transport.protocolName === binding, `transport ${client.transport.protocolName}, want ${binding}`);
     assert(client.protocolVersion === '1.0', `client speaks ${client.protocolVersion}, want 1.0`);
-    const card = await client.getAgentCard();
-    const iface = (card.supportedInterfaces || []).find((i) => String(i.protocolBinding).toUpperCase() === 'HTTP+JSON');
-    assert(iface && iface.protocolVersion === '1.0', 'card has no supportedInterfaces entry {protocolBinding:"HTTP+JSON", protocolVersion:"1.0"}');
-    assert(new URL(iface.url).pathname === '/v1', `HTTP+JSON interface url ${iface.url}, want <base>/v1`);
-    rpc = await new ClientFactory(
-      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory()], preferredTransports: ['JSONRPC'] }),
-    ).createFromUrl(BASE);
+    const iface = ifaceOf(await client.getAgentCard(), binding);
+    if (binding === 'HTTP+JSON') assert(new URL(iface.url).pathname === '/v1', `HTTP+JSON interface url ${iface.url}, want <base>/v1`);
   });
 
-  await check('v1 REST: blocking SendMessage returns a completed task echoing the text', async () => {
+  await check(name('blocking SendMessage returns a completed task echoing the text'), async () => {
     need();
-    const text = uniqueText('hello rest');
-    const task = asTask(await client.sendMessage({ message: msg(text) }), 'SendMessage');
+    const text = uniqueText(`hello ${label}`);
+    const task = asTask(await client.sendMessage(sendReq(text)), 'SendMessage');
     assert(task.status.state === TaskState.TASK_STATE_COMPLETED, `state ${stateName(task.status.state)}`);
     assert(task.contextId, 'task has no contextId');
     assert(echoes(task, text), `no artifact text contains "${text}"`);
     completed = task;
   });
 
-  await check('v1 REST: non-blocking SendMessage (returnImmediately), GetTask until completed', async () => {
+  await check(name('non-blocking SendMessage (returnImmediately), GetTask until completed'), async () => {
     need();
-    const text = uniqueText('poll rest');
-    const first = asTask(
-      await client.sendMessage({ message: msg(text, SHORTISH), configuration: { returnImmediately: true } }),
-      'SendMessage',
-    );
+    const text = uniqueText(`poll ${label}`);
+    const first = asTask(await client.sendMessage(sendReq(text, { metadata: SHORTISH, returnImmediately: true })), 'SendMessage');
     assert(!TERMINAL.has(first.status.state), `returnImmediately answered ${stateName(first.status.state)} (did it block?)`);
     const done = await pollUntil(client, first.id, (t) => TERMINAL.has(t.status.state));
     assert(done.status.state === TaskState.TASK_STATE_COMPLETED, `ended in ${stateName(done.status.state)}`);
@@ -193,7 +217,7 @@ async function runV1() {
     polled = done;
   });
 
-  await check('v1 REST: GetTask historyLength 0; the task reads the same over JSON-RPC', async () => {
+  await check(name('GetTask historyLength 0; the task reads the same over JSON-RPC'), async () => {
     need();
     assert(completed && rpc, 'earlier checks failed');
     const t = asTask(await client.getTask({ id: completed.id, historyLength: 0 }), 'GetTask');
@@ -204,31 +228,33 @@ async function runV1() {
     assert(JSON.stringify(viaRpc.artifacts) === JSON.stringify(full.artifacts), 'artifacts differ between the bindings');
   });
 
-  await check('v1 REST: GetTask of an unknown id is TaskNotFoundError (HTTP 404)', async () => {
+  await check(name('GetTask of an unknown id is TaskNotFoundError'), async () => {
     need();
     const e = await expectError(() => client.getTask({ id: `no-such-task-${randomUUID()}` }), 'GetTask unknown');
-    expectRestError(e, 'TaskNotFoundError', 404, 'GetTask unknown');
+    expectA2AError(e, transport, 'TaskNotFoundError', 'GetTask unknown');
   });
 
-  await check('v1 REST: ListTasks by contextId, by status with pageSize 1 and pageToken', async () => {
+  await check(name('ListTasks by contextId, by status with pageSize 1 and pageToken'), async () => {
     need();
     assert(polled && completed, 'earlier send checks failed');
-    const byCtx = await client.listTasks({ contextId: polled.contextId, pageSize: 10 });
+    const byCtx = await client.listTasks(ListTasksRequest.fromJSON({ contextId: polled.contextId, pageSize: 10 }));
     assert(Array.isArray(byCtx.tasks), 'response has no tasks array');
     assert(byCtx.tasks.some((t) => t.id === polled.id), 'task missing from its contextId listing');
     assert(byCtx.tasks.every((t) => t.contextId === polled.contextId), 'listing has tasks of another context');
-    const page1 = await client.listTasks({ status: TaskState.TASK_STATE_COMPLETED, pageSize: 1 });
+    const page1 = await client.listTasks(ListTasksRequest.fromJSON({ status: 'TASK_STATE_COMPLETED', pageSize: 1 }));
     assert(page1.tasks.length === 1, `pageSize 1 returned ${page1.tasks.length} tasks`);
     assert(page1.tasks[0].status?.state === TaskState.TASK_STATE_COMPLETED, 'status filter returned a task in another state');
     assert(page1.nextPageToken, 'nextPageToken empty although at least 2 completed tasks exist');
-    const page2 = await client.listTasks({ status: TaskState.TASK_STATE_COMPLETED, pageSize: 1, pageToken: page1.nextPageToken });
+    const page2 = await client.listTasks(
+      ListTasksRequest.fromJSON({ status: 'TASK_STATE_COMPLETED', pageSize: 1, pageToken: page1.nextPageToken }),
+    );
     assert(page2.tasks.length === 1, `second page returned ${page2.tasks.length} tasks`);
     assert(page2.tasks[0].id !== page1.tasks[0].id, 'second page repeats the first page');
   });
 
-  await check('v1 REST: CancelTask on a running task returns TASK_STATE_CANCELED', async () => {
+  await check(name('CancelTask on a running task returns TASK_STATE_CANCELED'), async () => {
     need();
-    const t = await sendLong(client, 'long rest');
+    const t = await sendLong(client, `long ${label}`);
     const c = asTask(await client.cancelTask({ id: t.id }), 'CancelTask');
     assert(c.status.state === TaskState.TASK_STATE_CANCELED, `CancelTask returned ${stateName(c.status.state)}`);
     const again = asTask(await client.getTask({ id: t.id }), 'GetTask');
@@ -236,52 +262,53 @@ async function runV1() {
     canceled = t;
   });
 
-  await check('v1 REST: CancelTask again is TaskNotCancelableError (HTTP 400)', async () => {
+  await check(name('CancelTask again is TaskNotCancelableError'), async () => {
     need();
     assert(canceled, 'no canceled task');
     const e = await expectError(() => client.cancelTask({ id: canceled.id }), 'second CancelTask');
-    expectRestError(e, 'TaskNotCancelableError', 400, 'second CancelTask');
+    expectA2AError(e, transport, 'TaskNotCancelableError', 'second CancelTask');
   });
 
-  await check('v1 REST: push config Create / Get / List / Delete', async () => {
+  await check(name('push config Create / Get / List / Delete'), async () => {
     need();
-    const task = await sendLong(client, 'push rest');
+    const task = await sendLong(client, `push ${label}`);
     try {
       const id = `cfg-${randomUUID().slice(0, 8)}`;
-      const created = await client.createTaskPushNotificationConfig({ taskId: task.id, id, url: HOOK_URL, token: 'tok' });
+      const cfg = (json) => TaskPushNotificationConfig.fromJSON({ taskId: task.id, ...json });
+      const created = await client.createTaskPushNotificationConfig(cfg({ id, url: HOOK_URL, token: 'tok' }));
       assert(created.id === id && created.taskId === task.id && created.url === HOOK_URL, `Create returned ${JSON.stringify(created)}`);
-      const auto = await client.createTaskPushNotificationConfig({ taskId: task.id, url: `${HOOK_URL}2` });
+      const auto = await client.createTaskPushNotificationConfig(cfg({ url: `${HOOK_URL}2` }));
       assert(auto.id, 'Create without id did not assign one');
       const got = await client.getTaskPushNotificationConfig({ taskId: task.id, id });
       assert(got.id === id && got.url === HOOK_URL && got.taskId === task.id, `Get returned ${JSON.stringify(got)}`);
-      const list = await client.listTaskPushNotificationConfig({ taskId: task.id });
+      const list = await client.listTaskPushNotificationConfig(ListTaskPushNotificationConfigsRequest.fromJSON({ taskId: task.id }));
       const ids = (list.configs || []).map((c) => c.id);
       assert(ids.includes(id) && ids.includes(auto.id), `List ids ${JSON.stringify(ids)}`);
       await client.deleteTaskPushNotificationConfig({ taskId: task.id, id });
-      const after = await client.listTaskPushNotificationConfig({ taskId: task.id });
+      const after = await client.listTaskPushNotificationConfig(ListTaskPushNotificationConfigsRequest.fromJSON({ taskId: task.id }));
       assert(!(after.configs || []).some((c) => c.id === id), 'config still listed after Delete');
       const e = await expectError(() => client.getTaskPushNotificationConfig({ taskId: task.id, id }), 'Get deleted');
-      expectRestError(e, 'TaskNotFoundError', 404, 'Get deleted config');
+      expectA2AError(e, transport, 'TaskNotFoundError', 'Get deleted config');
     } finally {
       await client.cancelTask({ id: task.id }).catch(() => {});
     }
   });
 
-  await check('v1 REST: GetExtendedAgentCard is ExtendedAgentCardNotConfiguredError', async () => {
+  await check(name('GetExtendedAgentCard is ExtendedAgentCardNotConfiguredError'), async () => {
     need();
     // Client.getAgentCard() asks the server only when the card says it has an extended card.
     const e = await expectError(
       () => client.transport.getExtendedAgentCard({ tenant: '' }, { serviceParameters: { 'A2A-Version': '1.0' } }),
       'GetExtendedAgentCard',
     );
-    assert(e.transport === 'rest' && e.name === 'ExtendedAgentCardNotConfiguredError', `got ${describeError(e)}`);
+    expectA2AError(e, transport, 'ExtendedAgentCardNotConfiguredError', 'GetExtendedAgentCard');
   });
 
-  await check('v1 REST: SendStreamingMessage streams the task, updates, and ends completed', async () => {
+  await check(name('SendStreamingMessage streams the task, updates, and ends completed'), async () => {
     need();
-    const text = uniqueText('stream rest');
+    const text = uniqueText(`stream ${label}`);
     const events = [];
-    for await (const ev of client.sendMessageStream({ message: msg(text, SHORTISH) })) events.push(ev);
+    for await (const ev of client.sendMessageStream(sendReq(text, { metadata: SHORTISH }))) events.push(ev);
     const kinds = events.map((e) => e.payload?.$case);
     assert(events.length >= 2 && kinds[0] === 'task', `events: ${kinds.join(',')}, want task first and updates`);
     const last = events[events.length - 1].payload;
@@ -296,12 +323,9 @@ async function runV1() {
     assert(events.every((e) => eventTaskId(e) === id), 'events of another task in the stream');
   });
 
-  await check('v1 REST: SubscribeToTask re-attaches to a running task until it completes', async () => {
+  await check(name('SubscribeToTask re-attaches to a running task until it completes'), async () => {
     need();
-    const task = asTask(
-      await client.sendMessage({ message: msg(uniqueText('resub rest'), SHORTISH), configuration: { returnImmediately: true } }),
-      'SendMessage',
-    );
+    const task = asTask(await client.sendMessage(sendReq(uniqueText(`resub ${label}`), { metadata: SHORTISH, returnImmediately: true })), 'SendMessage');
     const events = [];
     for await (const ev of client.resubscribeTask({ id: task.id })) events.push(ev);
     assert(events.length >= 1 && events[0].payload?.$case === 'task', `first event ${events[0]?.payload?.$case}, want task`);
@@ -310,12 +334,12 @@ async function runV1() {
     assert(last.value.status?.state === TaskState.TASK_STATE_COMPLETED, `stream ended with ${last.$case} ${stateName(last.value.status?.state)}`);
   });
 
-  await check('v1 REST: SubscribeToTask of an unknown id is TaskNotFoundError (HTTP 404)', async () => {
+  await check(name('SubscribeToTask of an unknown id is TaskNotFoundError'), async () => {
     need();
     const e = await expectError(async () => {
       for await (const ev of client.resubscribeTask({ id: `no-such-task-${randomUUID()}` })) return ev;
     }, 'SubscribeToTask unknown');
-    expectRestError(e, 'TaskNotFoundError', 404, 'SubscribeToTask unknown');
+    expectA2AError(e, transport, 'TaskNotFoundError', 'SubscribeToTask unknown');
   });
 }
 
@@ -421,8 +445,26 @@ process.on('unhandledRejection', (e) => {
   if (VERBOSE) console.error('unhandled rejection:', e);
 });
 
-console.log(`# relay REST e2e against ${BASE}`);
-await runV1();
+console.log(`# relay HTTP+JSON and gRPC e2e against ${BASE}`);
+let rpc; // JSON-RPC, to read the other bindings' tasks back
+let card;
+await check('v1 JSON-RPC client and card', async () => {
+  const options = ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory()],
+    preferredTransports: ['JSONRPC'],
+  });
+  rpc = await new ClientFactory(options).createFromUrl(BASE);
+  card = await rpc.getAgentCard();
+  assert(ifaceOf(card, 'HTTP+JSON'), 'card has no supportedInterfaces entry {protocolBinding:"HTTP+JSON", protocolVersion:"1.0"}');
+});
+for (const b of BINDINGS) {
+  if (b.binding === 'GRPC' && card && !ifaceOf(card, 'GRPC')) {
+    skipped++;
+    console.log('# skipped - v1 gRPC: the card lists no GRPC interface (relay runs without RELAY_GRPC_ADDR)');
+    continue;
+  }
+  await runV1(b, rpc);
+}
 if (V03_REST) {
   await runV03();
 } else {

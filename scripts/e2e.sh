@@ -8,10 +8,11 @@
 #   backends  e2e/backends.mjs worker and upstream backends, signed push, tenants (its own relays)
 #   ui        e2e/ui/ui.mjs    /ui in Debian's headless Chromium, driven by puppeteer-core
 #
-# clients and bindings share one relay (gRPC on a free port too) on a redis-server this script starts on a
-# free port (no persistence, database 0); ui's relay uses database 1 of the
-# same server; backends starts relays with the embedded store. Every process
-# it starts is stopped on exit (also on failure or Ctrl-C).
+# clients and bindings share one relay (gRPC on a free port too) on a
+# redis-server this script starts on a free port (no persistence, database 0);
+# ui's relay uses database 1 of the same server; backends starts relays with
+# the embedded store. Every process it starts is stopped on exit (also on
+# failure or a signal).
 #
 # Usage: scripts/e2e.sh [suite...]     (default: all four, in the order above)
 # Needs: go, node (18 or later) and npm, redis-server, Chromium (CHROMIUM,
@@ -22,7 +23,6 @@
 # RELAY_E2E_SUITE_TIMEOUT seconds (default 600) is killed and fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
 
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(clients bindings backends ui)

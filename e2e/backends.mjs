@@ -19,7 +19,7 @@
 // tail of relay's log after a failure).
 
 import { spawn, execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, webcrypto } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
@@ -38,6 +38,9 @@ import {
   defaultServerCallContextBuilder,
   validateVersion,
 } from 'a2a-v1/server';
+
+// Node 18 (Debian 12) has no global crypto in modules; the SDK's server side calls crypto.randomUUID().
+globalThis.crypto ??= webcrypto;
 
 const RELAY_BIN = process.argv[2] || '/tmp/relay-e2e';
 const WORKER_EXAMPLE = fileURLToPath(new URL('../examples/worker.mjs', import.meta.url));
@@ -118,7 +121,7 @@ function expectCode(e, code, what) {
 /** A "# " comment line, shown with RELAY_E2E_VERBOSE=1. */
 const note = (msg) => VERBOSE && console.log(`# ${msg}`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const uuid = () => crypto.randomUUID();
+const uuid = () => randomUUID();
 const sha256hex = (buf) => createHash('sha256').update(buf).digest('hex');
 
 /** Polls fn until it returns a truthy value; throws with describe() after ms. */

@@ -14,6 +14,8 @@
 // Push configs point at http://127.0.0.1:9/hook (nothing listens there; deliveries just fail).
 // Env: RELAY_E2E_TIMEOUT_MS (per check, default 20000), RELAY_E2E_VERBOSE=1 (stack traces).
 
+import { randomUUID } from 'node:crypto';
+
 import { ClientFactory as V1ClientFactory } from 'a2a-v1/client';
 import { Role, TaskState } from 'a2a-v1';
 import { ClientFactory as V03ClientFactory } from 'a2a-v03/client';
@@ -95,7 +97,7 @@ function expectCode(e, code, what) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const uuid = () => crypto.randomUUID();
+const uuid = () => randomUUID(); // node:crypto's: Node 18 (Debian 12) has no global crypto in modules
 const uniqueText = (label) => `${label} ${uuid().slice(0, 8)}`;
 
 // ---------------------------------------------------------------- v1.0 helpers (a2a-v1 object model)

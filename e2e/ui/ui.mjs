@@ -5,6 +5,7 @@
 // Usage: node ui.mjs [relay binary]        (default /tmp/relay-ui)
 //   go build -o /tmp/relay-ui ./cmd/relay && (cd e2e/ui && npm ci && node ui.mjs)
 // Env: CHROMIUM (default /usr/bin/chromium; Debian: apt-get install -y chromium),
+//      RELAY_UI_REDIS_URL (default: relay's embedded store; scripts/e2e.sh gives it a redis-server),
 //      RELAY_UI_SCREENSHOT (default <repo>/docs/ui.png), RELAY_UI_VERBOSE=1 (relay's log).
 // Output: "ok - name" / "not ok - name: reason" per check, then a summary;
 // exit status 0 when every check passed.
@@ -18,6 +19,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
@@ -28,6 +30,19 @@ const BIN = process.argv[2] || '/tmp/relay-ui';
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const SHOT = process.env.RELAY_UI_SCREENSHOT || path.join(ROOT, 'docs/ui.png');
 const VERBOSE = process.env.RELAY_UI_VERBOSE === '1';
+// Debian's Chromium, headless, with nothing that reaches beyond loopback
+// (no QUIC, background networking, component updates or sync).
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
 const ADMIN_TOKEN = 'ui-e2e-admin-token-7f3a9c21d4';
 // Config id and receiver answer with markup in them: the page must show them as text.
 const FAIL_CONFIG = 'hook-<img src=x id=xss1>';
@@ -134,7 +149,8 @@ async function startRelay(port) {
     ...process.env,
     RELAY_ADDR: `127.0.0.1:${port}`,
     RELAY_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    RELAY_REDIS_URL: '', // the embedded store
+    RELAY_REDIS_URL: process.env.RELAY_UI_REDIS_URL || '', // a redis-server, or the embedded store
+    RELAY_AUTH: 'none', // clients: the page uses the management API (admin token) only
     RELAY_ADMIN_TOKENS: ADMIN_TOKEN,
     RELAY_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
     RELAY_RETRY_INITIAL: '300ms',
@@ -214,8 +230,10 @@ async function main() {
   const relay = await startRelay(await freePort());
   const { base } = relay;
   let browser;
+  let profile;
   const cleanup = async () => {
     if (browser) await browser.close().catch(() => {});
+    if (profile) fs.rmSync(profile, { recursive: true, force: true });
     relay.child.kill('SIGTERM');
     recv.srv.close();
   };
@@ -235,10 +253,12 @@ async function main() {
     ).task;
     assert(failTask && failTask.id && okTask && okTask.id, 'SendMessage answered no task');
 
+    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-ui-chromium-'));
     browser = await puppeteer.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-dev-shm-usage'],
+      userDataDir: profile, // a fresh profile each run, removed in cleanup
+      args: CHROMIUM_ARGS,
       defaultViewport: { width: 1280, height: 800 },
     });
     const page = await browser.newPage();
@@ -477,5 +497,6 @@ main()
   })
   .finally(() => {
     console.log(`${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-    process.exitCode = failed ? 1 : 0;
+    // Exit now: after a failed setup a server or a poll may still hold the event loop.
+    process.exit(failed ? 1 : 0);
   });

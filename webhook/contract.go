@@ -19,6 +19,11 @@ const (
 	HeaderToken   = "X-A2A-Notification-Token" // the push config's token (v0.x SDKs)
 	HeaderTokenV1 = "A2A-Notification-Token"   // the same token (a2a-go v2)
 	HeaderVersion = "A2A-Version"              // the config's dialect: 0.1, 0.3 or 1.0
+	// HeaderTraceParent is the W3C trace context of the attempt, sent
+	// when relay traces (OpenTelemetry): its trace is the task turn's,
+	// continued from the client's own traceparent when it sent one, so
+	// that a receiver can join the trace.
+	HeaderTraceParent = "traceparent"
 )
 
 // RelayClaims are the claims relay adds to the registered ones (RFC 7519).

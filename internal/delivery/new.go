@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/backpressure"
+	"github.com/a2arelay/relay/internal/telemetry"
 )
 
 // Deps are what the workers work with. Queue, Signer and Dial are
@@ -37,6 +38,9 @@ type Deps struct {
 	// Validator checks a webhook host's ownership before its first
 	// notification.
 	Validator *Validator
+	// Tracer traces every attempt, under the trace of the task turn that
+	// made its event (nil: tracing is off).
+	Tracer *telemetry.Tracer
 }
 
 // New returns a worker pool, or an error naming what is missing or out of
@@ -70,7 +74,7 @@ func New(d Deps, cfg Config) (*Workers, error) {
 		q: d.Queue, tasks: d.Tasks, leader: d.Leader, signer: d.Signer, cfg: cfg, log: log, now: time.Now, mover: newMover(d.Queue, 50*cfg.MoveEvery, log),
 		consumer: d.Queue.Name(),
 		client:   newClient(d.Dial, d.TLS, max(cfg.Workers, 64)),
-		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator,
+		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator, tracer: d.Tracer,
 		acked: make([]atomic.Bool, d.Queue.Partitions()),
 		slots: make(chan struct{}, cfg.Workers),
 	}

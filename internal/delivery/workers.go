@@ -21,6 +21,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/backpressure"
@@ -28,6 +29,7 @@ import (
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/ssrf"
 	"github.com/a2arelay/relay/internal/taskstore"
+	"github.com/a2arelay/relay/internal/telemetry"
 )
 
 // Queue is the outbox as the workers consume it (outbox.Consumer
@@ -157,6 +159,7 @@ type Workers struct {
 	configs   configCache
 	bodies    bodyCache
 	operator  *Operator
+	tracer    *telemetry.Tracer
 	// stopping is closed when Run's context ends: lane runs end early then.
 	stopping <-chan struct{}
 	// waiting counts tokens read and not yet taken by a worker: while any
@@ -499,6 +502,11 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 		return err
 	}
 	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt}
+	ctx, span := w.tracer.StartUnder(ctx, h.TraceParent, "webhook attempt", trace.SpanKindClient)
+	defer func() { endAttempt(span, &a) }()
+	if sc := span.SpanContext(); sc.IsValid() {
+		a.TraceID = sc.TraceID().String()
+	}
 	var r result
 	if cfg.invalid != nil {
 		// Not sent: the attempt says why, without the URL's password.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/taskstore"
+	"github.com/a2arelay/relay/internal/telemetry"
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
@@ -46,6 +47,7 @@ type Committer struct {
 	hub       *Hub
 	views     *viewCache
 	observe   func(events int)
+	tracer    *telemetry.Tracer
 	limits    TaskLimits
 	// turns: some turn limit is set (TaskLimits.Turn, SkillTurn).
 	turns bool
@@ -61,6 +63,9 @@ type CommitterDeps struct {
 	Now func() time.Time
 	// Observe, when set, is told the number of events of every commit.
 	Observe func(events int)
+	// Tracer traces every commit, and the agents' claims and turns (nil:
+	// tracing is off).
+	Tracer *telemetry.Tracer
 }
 
 // CommitterConfig is how a Committer commits.
@@ -165,7 +170,7 @@ func NewCommitter(d CommitterDeps, cfg CommitterConfig) (*Committer, error) {
 		now = time.Now
 	}
 	return &Committer{store: d.Store, now: now, retention: cmp.Or(cfg.Retention, 7*24*time.Hour), hub: d.Hub,
-		views: newViewCache(8192, now), observe: d.Observe, limits: cfg.Limits.withDefaults(), turns: cfg.Limits.anyTurn()}, nil
+		views: newViewCache(8192, now), observe: d.Observe, tracer: d.Tracer, limits: cfg.Limits.withDefaults(), turns: cfg.Limits.anyTurn()}, nil
 }
 
 // Field names of the task hash beside the snapshot.
@@ -224,11 +229,17 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	if owner != "" {
 		fields[fieldOwner] = owner
 	}
+	ctx, span := c.startCommit(ctx, t.ID)
+	tp := telemetry.TraceParent(ctx)
+	if offer != nil && tp != "" {
+		fields[fieldTrace] = tp
+	}
 	commit := taskstore.Commit{
 		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
-		Fields: fields, Owner: owner, Offer: offer, Deadline: dl, Reserve: reserve,
+		Fields: fields, Owner: owner, Offer: offer, Deadline: dl, Reserve: reserve, TraceParent: tp,
 	}
 	ids, err := c.store.Commit(ctx, commit)
+	endSpan(span, err)
 	if err != nil {
 		return a2a.TaskView{}, err
 	}
@@ -347,21 +358,28 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, evs, expect),
 		Reserve: reserve, PrevReserve: cached.reserve, Release: view.Task.Status.State.Terminal() || view.Task.Status.State.Interrupted(),
 	}
+	ctx, span := c.startCommit(ctx, taskID)
+	if commit.TraceParent = telemetry.TraceParent(ctx); offer != nil && commit.TraceParent != "" {
+		commit.Fields = map[string]string{fieldTrace: commit.TraceParent} // the turn this commit starts
+	}
 	var ids []string
 	var answer []byte
 	if once == nil {
 		ids, err = c.store.Commit(ctx, commit)
 	} else {
 		if answer, err = once.Answer(view); err != nil {
+			endSpan(span, err)
 			return Appended{}, err
 		}
 		var first *taskstore.Applied
 		ids, first, err = c.store.CommitOnce(ctx, commit, taskstore.Once{Key: once.Key, Hash: once.Hash, Answer: answer})
 		if err == nil && first != nil { // the key's first commit landed already: nothing was written
+			endSpan(span, nil)
 			answer, err = once.replay(*first)
 			return Appended{Answer: answer, Replayed: true}, err
 		}
 	}
+	endSpan(span, err)
 	if err != nil {
 		return Appended{}, err
 	}
@@ -462,16 +480,17 @@ func (c *Committer) Load(ctx context.Context, taskID string) (a2a.TaskView, erro
 	return decodeRecord(rec)
 }
 
-// loadTurn is Load, and whether the task has a turn record (a deadline
-// that a claim of its turn moves: ClaimTurn).
-func (c *Committer) loadTurn(ctx context.Context, taskID string) (a2a.TaskView, bool, error) {
+// loadTurn is Load, whether the task has a turn record (a deadline that a
+// claim of its turn moves: ClaimTurn), and the traceparent of its latest
+// turn ("": none).
+func (c *Committer) loadTurn(ctx context.Context, taskID string) (a2a.TaskView, bool, string, error) {
 	rec, err := c.store.Load(ctx, taskID)
 	if errors.Is(err, taskstore.ErrNotFound) {
-		return a2a.TaskView{}, false, a2a.ErrTaskNotFound(taskID)
+		return a2a.TaskView{}, false, "", a2a.ErrTaskNotFound(taskID)
 	}
 	if err != nil {
-		return a2a.TaskView{}, false, err
+		return a2a.TaskView{}, false, "", err
 	}
 	v, err := decodeRecord(rec)
-	return v, rec.Deadline != "", err
+	return v, rec.Deadline != "", rec.Fields[fieldTrace], err
 }

@@ -110,7 +110,12 @@
 --                       task's record is <record> (the deadline sweeper's
 --                       failure of the turn it saw expire), else the error
 --                       "DEADLINE"
---   ARGV[27 ..]         the events, one per argument, appended in order (as
+--   ARGV[27] trace      the W3C traceparent of the task turn the commit
+--                       belongs to ("": none, as when tracing is off): each
+--                       event's stream entry keeps it ('t'), and so does
+--                       the outbox entry that carries the event ('p'), so
+--                       that its deliveries join the turn's trace
+--   ARGV[28 ..]         the events, one per argument, appended in order (as
 --                       many as flags has flags)
 -- Usage (usage.go): the task hash keeps 'us', the bytes counted for the task
 -- so far, and 'ub', the bucket they were last counted in. A commit adds
@@ -155,7 +160,8 @@ local once, onceHash, onceAnswer = ARGV[20], ARGV[21], ARGV[22]
 local onceMax, onceTTL = tonumber(ARGV[23]), tonumber(ARGV[24])
 local offer = ARGV[25]
 local deadline = ARGV[26]
-local firstEvent = 27
+local trace = ARGV[27]
+local firstEvent = 28
 local outbox = KEYS[14]
 local onceN
 if once ~= '' then
@@ -237,7 +243,12 @@ local notes = 0
 while i <= #ARGV do
   n = n + 1
   local deliver = string.sub(flags, n, n) == '1' and #configs > 0
-  local id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
+  local id
+  if trace ~= '' then
+    id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver, 't', trace)
+  else
+    id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
+  end
   ids[#ids + 1] = id
   if deliver then
     local carry = outbox and #ARGV[i] <= inline
@@ -248,7 +259,10 @@ while i <= #ARGV do
       notes = notes + 1
       if outbox then
         local oid
-        if carry then
+        if carry and trace ~= '' then
+          oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver, 'p', trace)
+          carry = false
+        elseif carry then
           oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
           carry = false
         else

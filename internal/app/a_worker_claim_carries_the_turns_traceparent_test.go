@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/workerapi"
+	"github.com/a2arelay/relay/worker"
 )
 
 // With tracing on, a worker's claim answers with the traceparent of the
@@ -68,4 +70,38 @@ func traceOf(tp string) string {
 		return f[1]
 	}
 	return ""
+}
+
+// The public worker package keeps the claim's traceparent (Job.TraceParent)
+// and sends it back on the job's posts: the deliveries of what the worker
+// posts are in the client's trace. (Not parallel: see above.)
+func TestTheWorkerPackageKeepsAJobInTheTurnsTrace(t *testing.T) {
+	col := newCollector(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", col.srv.URL)
+	s := newSink(t)
+	r := startWorkerRelay(t, nil)
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": map[string]any{
+		"message": v10Message("work, traced", nil),
+		"configuration": map[string]any{"returnImmediately": true,
+			"taskPushNotificationConfig": map[string]any{"url": s.url("/pkg")}}}})
+	if res := r.post(string(body), "A2A-Version", "1.0", "traceparent", clientTP); res.Error != nil {
+		t.Fatalf("SendMessage: %+v", res.Error)
+	}
+	ctx := context.Background()
+	w := &worker.Client{BaseURL: r.url, Token: testWorkerToken, Queue: "jobs", WorkerID: "traced"}
+	j, err := w.Claim(ctx, 10*time.Second)
+	if err != nil || j == nil || traceOf(j.TraceParent) != clientTraceID {
+		t.Fatalf("claim = %+v, %v; want a job in trace %s", j, err, clientTraceID)
+	}
+	if err := j.Status(ctx, worker.StateWorking, "on it"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Complete(ctx, "done"); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range s.waitHits(t, "/pkg", 3, 15*time.Second) {
+		if traceOf(h.header.Get("traceparent")) != clientTraceID {
+			t.Fatalf("webhook traceparent %q, want one of trace %s", h.header.Get("traceparent"), clientTraceID)
+		}
+	}
 }

@@ -18,6 +18,9 @@
 // (grpc.health.v1) and reflection services need no credentials. gRPC speaks
 // only v1.0: an a2a-version metadata naming another version is refused.
 //
+// With a Tracer, every A2A call is a span ("a2a <full method>") that
+// continues the W3C traceparent of its metadata (trace.go).
+//
 // Adding a method: its handler here, mapped to the a2a.Op the core has for
 // it. Adding an error kind: its code in codes (the test of codes fails
 // until it has one).

@@ -2,6 +2,7 @@ package grpcbind
 
 import (
 	"context"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -35,13 +36,22 @@ func end(span trace.Span, err error) {
 	span.End()
 }
 
+// untraced are the methods of the health and reflection services.
+func untraced(method string) bool { return strings.HasPrefix(method, "/grpc.") }
+
 func (tr tracing) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (_ any, err error) {
+	if untraced(info.FullMethod) {
+		return next(ctx, req)
+	}
 	ctx, span := tr.start(ctx, info.FullMethod)
 	defer func() { end(span, err) }()
 	return next(ctx, req)
 }
 
 func (tr tracing) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) (err error) {
+	if untraced(info.FullMethod) {
+		return next(srv, ss)
+	}
 	ctx, span := tr.start(ss.Context(), info.FullMethod)
 	defer func() { end(span, err) }()
 	return next(srv, &admitted{ServerStream: ss, ctx: ctx})

@@ -358,28 +358,10 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, evs, expect),
 		Reserve: reserve, PrevReserve: cached.reserve, Release: view.Task.Status.State.Terminal() || view.Task.Status.State.Interrupted(),
 	}
-	ctx, span := c.startCommit(ctx, taskID)
-	if commit.TraceParent = telemetry.TraceParent(ctx); offer != nil && commit.TraceParent != "" {
-		commit.Fields = map[string]string{fieldTrace: commit.TraceParent} // the turn this commit starts
+	ids, answer, replayed, err := c.commitTraced(ctx, &commit, offer != nil, once, view)
+	if replayed {
+		return Appended{Answer: answer, Replayed: true}, err
 	}
-	var ids []string
-	var answer []byte
-	if once == nil {
-		ids, err = c.store.Commit(ctx, commit)
-	} else {
-		if answer, err = once.Answer(view); err != nil {
-			endSpan(span, err)
-			return Appended{}, err
-		}
-		var first *taskstore.Applied
-		ids, first, err = c.store.CommitOnce(ctx, commit, taskstore.Once{Key: once.Key, Hash: once.Hash, Answer: answer})
-		if err == nil && first != nil { // the key's first commit landed already: nothing was written
-			endSpan(span, nil)
-			answer, err = once.replay(*first)
-			return Appended{Answer: answer, Replayed: true}, err
-		}
-	}
-	endSpan(span, err)
 	if err != nil {
 		return Appended{}, err
 	}
@@ -392,6 +374,32 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	c.committed(len(evs))
 	c.hub.Notify(taskID)
 	return Appended{View: view, Answer: answer, offer: recorded}, nil
+}
+
+// commitTraced commits commit, under once when not nil, in a span of its
+// own whose traceparent the commit keeps (and, when it starts a turn, the
+// task's turn keeps: both are set in commit, whose usage counts them). replayed: the key's first commit landed already,
+// nothing was written, and answer is the first one's.
+func (c *Committer) commitTraced(ctx context.Context, commit *taskstore.Commit, turn bool, once *Once, view a2a.TaskView) (ids []string, answer []byte, replayed bool, err error) {
+	ctx, span := c.startCommit(ctx, commit.TaskID)
+	defer func() { endSpan(span, err) }()
+	if commit.TraceParent = telemetry.TraceParent(ctx); turn && commit.TraceParent != "" {
+		commit.Fields = map[string]string{fieldTrace: commit.TraceParent} // the turn this commit starts
+	}
+	if once == nil {
+		ids, err = c.store.Commit(ctx, *commit)
+		return ids, nil, false, err
+	}
+	if answer, err = once.Answer(view); err != nil {
+		return nil, nil, false, err
+	}
+	var first *taskstore.Applied
+	ids, first, err = c.store.CommitOnce(ctx, *commit, taskstore.Once{Key: once.Key, Hash: once.Hash, Answer: answer})
+	if err == nil && first != nil {
+		answer, err = once.replay(*first)
+		return nil, answer, true, err
+	}
+	return ids, answer, false, err
 }
 
 // current returns the task as last committed through this Committer, or

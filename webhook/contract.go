@@ -3,6 +3,7 @@ package webhook
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -102,3 +103,25 @@ func (c *Claims) GetSubject() (string, error) { return "", nil }
 
 // GetAudience implements jwt.Claims.
 func (c *Claims) GetAudience() (jwt.ClaimStrings, error) { return jwt.ClaimStrings{c.Audience}, nil }
+
+// traceParent is tp when it is a well-formed W3C traceparent of version 00
+// (lowercase hex: 2-32-16-2, the trace and parent ids not all zeros), else
+// "".
+func traceParent(tp string) string {
+	if len(tp) != 55 || tp[:3] != "00-" || tp[35] != '-' || tp[52] != '-' {
+		return ""
+	}
+	zero := func(s string) bool { return strings.Trim(s, "0") == "" }
+	for i, c := range []byte(tp) {
+		if i == 2 || i == 35 || i == 52 {
+			continue
+		}
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return ""
+		}
+	}
+	if zero(tp[3:35]) || zero(tp[36:52]) {
+		return ""
+	}
+	return tp
+}

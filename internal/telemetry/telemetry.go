@@ -139,14 +139,6 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// ForceFlush exports the spans buffered so far.
-func (t *Tracer) ForceFlush(ctx context.Context) error {
-	if t == nil {
-		return nil
-	}
-	return t.provider.ForceFlush(ctx)
-}
-
 // noSpan is what Start returns when tracing is off: a span that records
 // nothing (trace's own no-op span, a value without state).
 var noSpan = trace.SpanFromContext(context.Background())

@@ -92,22 +92,36 @@ func sendTraced(t *testing.T, r *relay, s *sink, path string) (taskID string, hi
 	return out.Task.ID, s.waitHits(t, path, 5, 15*time.Second)
 }
 
-// attemptTraceIDs are the trace ids the attempt logs of taskID's
-// deliveries record.
-func attemptTraceIDs(t *testing.T, r *relay, taskID string) []string {
+// attemptTraceIDs are the trace ids the attempt logs of taskID's n
+// deliveries record, once all n are delivered (a webhook may have its
+// POST before relay has logged the attempt).
+func attemptTraceIDs(t *testing.T, r *relay, taskID string, n int) []string {
 	t.Helper()
-	var ids []string
-	for _, d := range listDeliveries(t, r, "task="+taskID) {
-		st, _, body := get(t, r.url+"/v1/deliveries/"+d.ID)
-		var rec struct{ AttemptLog []struct{ TraceID string } }
-		if st != 200 || json.Unmarshal(body, &rec) != nil || len(rec.AttemptLog) == 0 {
-			t.Fatalf("delivery %s: %d %s", d.ID, st, body)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var ids []string
+		ds := listDeliveries(t, r, "task="+taskID)
+		for _, d := range ds {
+			if d.Status != "delivered" {
+				break
+			}
+			st, _, body := get(t, r.url+"/v1/deliveries/"+d.ID)
+			var rec struct{ AttemptLog []struct{ TraceID string } }
+			if st != 200 || json.Unmarshal(body, &rec) != nil {
+				t.Fatalf("delivery %s: %d %s", d.ID, st, body)
+			}
+			for _, a := range rec.AttemptLog {
+				ids = append(ids, a.TraceID)
+			}
 		}
-		for _, a := range rec.AttemptLog {
-			ids = append(ids, a.TraceID)
+		if len(ds) == n && len(ids) == n {
+			return ids
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: %d deliveries logged %d attempts, want %d delivered", taskID, len(ds), len(ids), n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	return ids
 }
 
 // With OTEL_EXPORTER_OTLP_ENDPOINT set, one task turn is one trace, the
@@ -131,7 +145,7 @@ func TestATaskTurnIsOneTraceAtAnOTLPCollector(t *testing.T) {
 					t.Fatalf("webhook traceparent %q, want one of trace %s", tp, clientTraceID)
 				}
 			}
-			for _, id := range attemptTraceIDs(t, r, taskID) {
+			for _, id := range attemptTraceIDs(t, r, taskID, len(hits)) {
 				if id != clientTraceID {
 					t.Fatalf("attempt log trace id %q, want %s", id, clientTraceID)
 				}
@@ -179,7 +193,7 @@ func TestWithoutOTELVariablesNoTraceparentIsSent(t *testing.T) {
 			t.Fatalf("webhook traceparent %q without tracing", tp)
 		}
 	}
-	for _, id := range attemptTraceIDs(t, r, taskID) {
+	for _, id := range attemptTraceIDs(t, r, taskID, len(hits)) {
 		if id != "" {
 			t.Fatalf("attempt log trace id %q without tracing", id)
 		}

@@ -3,6 +3,7 @@ package webhook
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -19,6 +20,11 @@ const (
 	HeaderToken   = "X-A2A-Notification-Token" // the push config's token (v0.x SDKs)
 	HeaderTokenV1 = "A2A-Notification-Token"   // the same token (a2a-go v2)
 	HeaderVersion = "A2A-Version"              // the config's dialect: 0.1, 0.3 or 1.0
+	// HeaderTraceParent is the W3C trace context of the attempt, sent
+	// when relay traces (OpenTelemetry): its trace is the task turn's,
+	// continued from the client's own traceparent when it sent one, so
+	// that a receiver can join the trace.
+	HeaderTraceParent = "traceparent"
 )
 
 // RelayClaims are the claims relay adds to the registered ones (RFC 7519).
@@ -97,3 +103,25 @@ func (c *Claims) GetSubject() (string, error) { return "", nil }
 
 // GetAudience implements jwt.Claims.
 func (c *Claims) GetAudience() (jwt.ClaimStrings, error) { return jwt.ClaimStrings{c.Audience}, nil }
+
+// traceParent is tp when it is a well-formed W3C traceparent of version 00
+// (lowercase hex: 2-32-16-2, the trace and parent ids not all zeros), else
+// "".
+func traceParent(tp string) string {
+	if len(tp) != 55 || tp[:3] != "00-" || tp[35] != '-' || tp[52] != '-' {
+		return ""
+	}
+	zero := func(s string) bool { return strings.Trim(s, "0") == "" }
+	for i, c := range []byte(tp) {
+		if i == 2 || i == 35 || i == 52 {
+			continue
+		}
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return ""
+		}
+	}
+	if zero(tp[3:35]) || zero(tp[36:52]) {
+		return ""
+	}
+	return tp
+}

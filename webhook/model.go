@@ -206,6 +206,12 @@ type Notification struct {
 	// IssuedAt is the JWT's iat: when relay sent this attempt. Zero from
 	// Decode.
 	IssuedAt time.Time
+	// TraceParent is the attempt's W3C traceparent (HeaderTraceParent),
+	// sent when relay traces: continue it to join the task turn's trace.
+	// It is not signed: use it for tracing only. Empty when the request
+	// has none, or one that is not a well-formed version-00 traceparent,
+	// and from Decode.
+	TraceParent string
 	// Raw is the event object as it was in the body: in v1.0 the value of
 	// its one member ({"statusUpdate": Raw}), in v0.3 and v0.1 the whole
 	// body. Decode it with your own A2A types if you need more than the

@@ -248,6 +248,7 @@ func (v *Verifier) Verify(r *http.Request) (*Notification, error) {
 		return nil, fmt.Errorf("%w: the JWT's taskId is not the body's task id", ErrTaskID)
 	}
 	n.ID, n.IssuedAt = c.ID, c.IssuedAt.Time
+	n.TraceParent = traceParent(r.Header.Get(HeaderTraceParent))
 	if v.replay.seen(n.ID, now) {
 		return nil, fmt.Errorf("%w: notification %.64q", ErrReplayed, n.ID)
 	}

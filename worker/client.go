@@ -174,7 +174,8 @@ func (c *Client) Claim(ctx context.Context, wait time.Duration) (*Job, error) {
 	body := claimRequest{WorkerID: cmp.Or(c.WorkerID, defaultWorkerID()), WaitSeconds: secs}
 	var r claimResponse
 	path := "/v1/queues/" + url.PathEscape(c.Queue) + "/claim"
-	status, err := c.post(ctx, path, body, time.Duration(secs)*time.Second+claimSlack, &r)
+	x := exchange{}
+	status, err := c.send(ctx, path, &x, body, time.Duration(secs)*time.Second+claimSlack, &r)
 	if err != nil || status == http.StatusNoContent {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func (c *Client) Claim(ctx context.Context, wait time.Duration) (*Job, error) {
 		return nil, fmt.Errorf("worker: claim answer without taskId or leaseId")
 	}
 	j := &Job{TaskID: r.TaskID, ContextID: r.ContextID, Owner: r.Owner, LeaseID: r.LeaseID, Attempt: r.Attempt,
-		Task: r.Task, c: c, done: make(chan struct{})}
+		Task: r.Task, TraceParent: x.answered.Get(HeaderTraceParent), c: c, done: make(chan struct{})}
 	j.LeaseExpiresAt, _ = time.Parse(time.RFC3339Nano, r.LeaseExpiresAt)
 	switch {
 	case r.LeaseSeconds > 0:
@@ -289,19 +290,30 @@ func callHandler(ctx context.Context, j *Job, handle func(context.Context, *Job)
 	return handle(ctx, j)
 }
 
-// post sends one JSON request to the worker API. It decodes a 2xx answer's
-// body into out (unless out is nil or the answer is 204) and turns any other
-// answer into an *APIError. timeout bounds the request on top of ctx.
-func (c *Client) post(ctx context.Context, path string, body any, timeout time.Duration, out any) (int, error) {
-	return c.send(ctx, path, "", body, timeout, out)
+// HeaderTraceParent is the W3C trace-context header: a claim's answer
+// carries the claim's traceparent when relay traces (Job.TraceParent),
+// and a job's requests send it back.
+const HeaderTraceParent = "traceparent"
+
+// exchange is what a request sends beside its body, and what it keeps
+// of the answer.
+type exchange struct {
+	// key is the Idempotency-Key ("": none); traceParent the traceparent
+	// ("": none).
+	key, traceParent string
+	// answered is the answer's header (set by send).
+	answered http.Header
 }
 
 // errAnswer marks a 2xx answer that could not be read (cut short): the
 // request may have been applied.
 var errAnswer = errors.New("unreadable answer")
 
-// send is post with an Idempotency-Key header when key is not empty.
-func (c *Client) send(ctx context.Context, path, key string, body any, timeout time.Duration, out any) (int, error) {
+// send sends one JSON request to the worker API, with the headers x asks
+// for, and keeps the answer's header in x. It decodes a 2xx answer's body
+// into out (unless out is nil or the answer is 204) and turns any other
+// answer into an *APIError. timeout bounds the request on top of ctx.
+func (c *Client) send(ctx context.Context, path string, x *exchange, body any, timeout time.Duration, out any) (int, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return 0, fmt.Errorf("worker: encoding %s: %w", path, err)
@@ -316,8 +328,11 @@ func (c *Client) send(ctx context.Context, path, key string, body any, timeout t
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("A2A-Version", "1.0")
-	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
+	if x.key != "" {
+		req.Header.Set("Idempotency-Key", x.key)
+	}
+	if x.traceParent != "" {
+		req.Header.Set(HeaderTraceParent, x.traceParent)
 	}
 	hc := c.HTTP
 	if hc == nil {
@@ -328,6 +343,7 @@ func (c *Client) send(ctx context.Context, path, key string, body any, timeout t
 		return 0, fmt.Errorf("worker: POST %s: %w", path, err)
 	}
 	defer resp.Body.Close()
+	x.answered = resp.Header
 	switch {
 	case resp.StatusCode == http.StatusNoContent:
 		return resp.StatusCode, nil

@@ -52,6 +52,12 @@ type Job struct {
 	Task json.RawMessage
 	// Message is the message that prompted this claim (the latest user message).
 	Message Message
+	// TraceParent is the W3C traceparent of the claim ("" when relay does
+	// not trace): the task turn's trace, which the client's request
+	// started. The job's requests send it back, so that their commits and
+	// the deliveries of the events posted join that trace; a worker that
+	// traces starts its own spans under it (docs/worker-api.md, "Tracing").
+	TraceParent string
 
 	c    *Client
 	mu   sync.Mutex
@@ -238,7 +244,7 @@ func (j *Job) PostWithKey(ctx context.Context, key string, events ...any) error 
 	var err error
 	for attempt := 0; ; attempt++ {
 		r = postResponse{}
-		_, err = j.c.send(ctx, j.path("events"), key, body, requestTimeout, &r)
+		_, err = j.c.send(ctx, j.path("events"), &exchange{key: key, traceParent: j.TraceParent}, body, requestTimeout, &r)
 		if err == nil || attempt+1 >= PostAttempts || ctx.Err() != nil || !retryable(err) {
 			break
 		}
@@ -286,7 +292,7 @@ type heartbeatResponse struct {
 // lease is an *APIError matching ErrLeaseLost.
 func (j *Job) Heartbeat(ctx context.Context) (canceled bool, err error) {
 	var r heartbeatResponse
-	_, err = j.c.post(ctx, j.path("heartbeat"), leaseRequest{j.LeaseID}, requestTimeout, &r)
+	_, err = j.c.send(ctx, j.path("heartbeat"), &exchange{traceParent: j.TraceParent}, leaseRequest{j.LeaseID}, requestTimeout, &r)
 	switch {
 	case errors.Is(err, ErrCanceled):
 		j.end(err)
@@ -307,7 +313,7 @@ func (j *Job) Heartbeat(ctx context.Context) (canceled bool, err error) {
 // relay offers it to the next claim at once instead of after the lease
 // expires. The job ends.
 func (j *Job) Release(ctx context.Context) error {
-	_, err := j.c.post(ctx, j.path("release"), leaseRequest{j.LeaseID}, requestTimeout, nil)
+	_, err := j.c.send(ctx, j.path("release"), &exchange{traceParent: j.TraceParent}, leaseRequest{j.LeaseID}, requestTimeout, nil)
 	if err != nil {
 		j.endOn(err)
 		return err

@@ -38,6 +38,7 @@ import (
 	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/ratelimit"
 	"github.com/a2arelay/relay/internal/taskstore"
+	"github.com/a2arelay/relay/internal/telemetry"
 	"github.com/a2arelay/relay/internal/throttle"
 	"github.com/a2arelay/relay/internal/workqueue"
 
@@ -110,6 +111,9 @@ type App struct {
 	served         chan error
 	// grpc is the A2A gRPC server (nil: RELAY_GRPC_ADDR is empty).
 	grpc *grpcbind.Server
+	// tracer exports spans over OTLP (nil: the OTEL_* variables ask for
+	// none).
+	tracer *telemetry.Tracer
 }
 
 // New returns an App for cfg. It connects to nothing until Start.
@@ -150,8 +154,12 @@ func (a *App) Start(ctx context.Context) (err error) {
 			}
 			a.stopBackgroundLoops()
 			a.closeStore()
+			_ = a.stopTracing(context.Background())
 		}
 	}()
+	if err := a.startTracing(ctx); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	if err := a.openStore(ctx); err != nil {
 		return err
 	}
@@ -180,7 +188,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: Standard Webhooks keys: %w", err)
 	}
 	hub := ingest.NewHub()
-	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: a.store, Hub: hub, Observe: a.metrics.Committed},
+	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: a.store, Hub: hub, Observe: a.metrics.Committed, Tracer: a.tracer},
 		ingest.CommitterConfig{Retention: a.cfg.TaskRetention, Limits: ingest.TaskLimits{MaxHistory: a.cfg.TaskMaxHistory,
 			MaxArtifacts: a.cfg.TaskMaxArtifacts, Turn: taskstore.TurnLimits{Wait: a.cfg.TaskMaxWait, Run: a.cfg.TaskMaxRun},
 			SkillTurn: a.skillTurns()}})
@@ -212,7 +220,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: %w", err)
 	}
 	deps := delivery.Deps{Queue: consumer, Tasks: a.store, Leader: a.leases, Signer: a.keys, Dial: guard.DialContext, Log: a.log,
-		Pressure: pressure, Observer: a.metrics, StandardKeys: a.swhKeys, Throttle: a.throttle, Health: endpoints}
+		Pressure: pressure, Observer: a.metrics, StandardKeys: a.swhKeys, Throttle: a.throttle, Health: endpoints, Tracer: a.tracer}
 	if a.cfg.OperatorWebhookURL != "" {
 		deps.Operator = delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log)
 	}
@@ -297,7 +305,7 @@ func (a *App) startGRPC(ctx context.Context) error {
 	if a.cfg.GRPCAddr == "" {
 		return nil
 	}
-	gs, err := grpcbind.New(grpcbind.Deps{Endpoint: a.endpoint, Guard: grpcGuard{a}, Log: a.log,
+	gs, err := grpcbind.New(grpcbind.Deps{Endpoint: a.endpoint, Guard: grpcGuard{a}, Log: a.log, Tracer: a.tracer,
 		Observe: func(method string, e *a2a.Error) {
 			code := 0
 			if e != nil {
@@ -347,6 +355,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	}
 	a.stopBackgroundLoops()
 	a.closeStore()
+	errs = append(errs, a.stopTracing(ctx))
 	a.log.InfoContext(ctx, "relay stopped")
 	return errors.Join(errs...)
 }

@@ -44,6 +44,7 @@ func (a *App) newHTTP(h *jsonrpc.Handler, rh *rest.Handler, card *a2a.Card, api 
 	f.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		a.log.ErrorContext(c.UserContext(), "panic in http handler", "path", c.Path(), "panic", e)
 	}}))
+	f.Use(a.traceRequests)
 	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	f.Get("/readyz", a.ready)
 	f.Get("/.well-known/agent-card.json", card.Serve)

@@ -16,9 +16,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/ssrf"
+	"github.com/a2arelay/relay/internal/telemetry"
 	"github.com/a2arelay/relay/webhook"
 )
 
@@ -40,6 +45,9 @@ type Attempt struct {
 	// endpoint is the endpoint's health id (not logged): the attempt
 	// counts to its health.
 	endpoint string
+	// TraceID is the trace the attempt was traced in: its task turn's
+	// ("": tracing is off).
+	TraceID string `json:"traceId,omitempty"`
 }
 
 // appendJSON appends the attempt's JSON to b: the bytes json.Marshal
@@ -47,7 +55,7 @@ type Attempt struct {
 // reflection when its strings need no escapes, else by json.Marshal.
 func (a *Attempt) appendJSON(b []byte) ([]byte, error) {
 	if !plainJSON(a.NotificationID) || !plainJSON(a.TaskID) || !plainJSON(a.ConfigID) || !plainJSON(a.URL) ||
-		!plainJSON(a.ErrorClass) || !plainJSON(a.Error) || !plainJSON(a.Response) || !plainJSON(a.Outcome) ||
+		!plainJSON(a.ErrorClass) || !plainJSON(a.Error) || !plainJSON(a.Response) || !plainJSON(a.Outcome) || !plainJSON(a.TraceID) ||
 		math.IsNaN(a.LatencyMs) || math.IsInf(a.LatencyMs, 0) {
 		j, err := json.Marshal(a)
 		return append(b, j...), err
@@ -77,6 +85,7 @@ func (a *Attempt) appendJSON(b []byte) ([]byte, error) {
 			return append(b[:start], j...), err
 		}
 	}
+	b = appendField(b, `,"traceId":`, a.TraceID, true)
 	return append(b, '}'), nil
 }
 
@@ -140,7 +149,7 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 	req.Header.SetMethod(fasthttp.MethodPost)
 	req.SetRequestURI(u.String())
 	req.SetBodyRaw(n.Body)
-	if err := w.setHeaders(&req.Header, cfg, n, nid); err != nil {
+	if err := w.setHeaders(&req.Header, cfg, n, nid, telemetry.TraceParent(ctx)); err != nil {
 		a.ErrorClass, a.Error = "sign", err.Error()
 		return result{err: err}
 	}
@@ -170,8 +179,9 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 	return r
 }
 
-// setHeaders sets the notification's headers, the JWT among them.
-func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2a.Notification, nid string) error {
+// setHeaders sets the notification's headers, the JWT among them, and the
+// attempt's traceparent tp ("": none, as when tracing is off).
+func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2a.Notification, nid, tp string) error {
 	sum := sha256.Sum256(n.Body)
 	now := w.now()
 	bp := tokenBufs.Get().(*[]byte)
@@ -203,7 +213,27 @@ func (w *Workers) setHeaders(h *fasthttp.RequestHeader, cfg a2a.PushConfig, n a2
 		h.Set(webhook.HeaderToken, cfg.Token)
 		h.Set(webhook.HeaderTokenV1, cfg.Token)
 	}
+	if tp != "" {
+		h.Set(webhook.HeaderTraceParent, tp)
+	}
 	return w.setStandardHeaders(h, &cfg, n.Body, nid, now)
+}
+
+// endAttempt ends the span of attempt a with its outcome.
+func endAttempt(span trace.Span, a *Attempt) {
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(attribute.String("relay.notification_id", a.NotificationID), attribute.String("relay.task_id", a.TaskID),
+		attribute.String("relay.config_id", a.ConfigID), attribute.Int("relay.attempt", a.Attempt),
+		attribute.String("relay.outcome", a.Outcome))
+	if a.Status != 0 {
+		span.SetAttributes(attribute.Int("http.response.status_code", a.Status))
+	}
+	if a.Outcome != string(outbox.Delivered) {
+		span.SetStatus(codes.Error, cmp.Or(a.ErrorClass, a.Outcome))
+	}
+	span.End()
 }
 
 // bearer starts the Authorization header relay sends with its JWT.

@@ -29,7 +29,7 @@ func TestAttemptRecordJSONIsWhatMarshalWrites(t *testing.T) {
 		a := Attempt{Time: time.Unix(r.Int64N(4e9), r.Int64N(1e9)).In(zones[r.IntN(len(zones))]),
 			NotificationID: pick(), TaskID: pick(), ConfigID: pick(), URL: pick(), Attempt: r.IntN(30),
 			Status: []int{0, 200, 503}[r.IntN(3)], ErrorClass: pick(), Error: pick(), LatencyMs: lat[r.IntN(len(lat))],
-			Response: pick(), Outcome: pick()}
+			Response: pick(), Outcome: pick(), TraceID: []string{"", "4bf92f3577b34da6a3ce929d0e0e4736"}[r.IntN(2)]}
 		if r.IntN(2) == 0 {
 			next := a.Time.Add(time.Duration(r.Int64N(1e12)))
 			a.NextAttempt = &next

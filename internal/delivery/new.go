@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/backpressure"
+	"github.com/a2arelay/relay/internal/telemetry"
 )
 
 // Deps are what the workers work with. Queue, Signer and Dial are
@@ -49,6 +50,9 @@ type Deps struct {
 	// Throttle keeps the webhooks' limits (limits.go); without it no
 	// limit holds, and Config's host limits are refused.
 	Throttle Throttle
+	// Tracer traces every attempt, under the trace of the task turn that
+	// made its event (nil: tracing is off).
+	Tracer *telemetry.Tracer
 }
 
 // New returns a worker pool, or an error naming what is missing or out of
@@ -93,7 +97,7 @@ func New(d Deps, cfg Config) (*Workers, error) {
 		q: d.Queue, tasks: d.Tasks, leader: d.Leader, signer: d.Signer, cfg: cfg, log: log, now: time.Now, mover: newMover(d.Queue, 50*cfg.MoveEvery, log),
 		consumer: d.Queue.Name(),
 		client:   newClient(d.Dial, d.TLS, max(cfg.Workers, 64)),
-		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator, standard: d.StandardKeys, throttle: d.Throttle,
+		pressure: d.Pressure, observer: d.Observer, operator: d.Operator, validator: d.Validator, standard: d.StandardKeys, throttle: d.Throttle, tracer: d.Tracer,
 		health: newHealthTally(d.Health),
 		acked:  make([]atomic.Bool, d.Queue.Partitions()),
 		slots:  make(chan struct{}, cfg.Workers),

@@ -21,6 +21,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/backpressure"
@@ -28,6 +29,7 @@ import (
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/ssrf"
 	"github.com/a2arelay/relay/internal/taskstore"
+	"github.com/a2arelay/relay/internal/telemetry"
 )
 
 // Queue is the outbox as the workers consume it (outbox.Consumer
@@ -172,6 +174,7 @@ type Workers struct {
 	bodies    bodyCache
 	operator  *Operator
 	health    *healthTally
+	tracer    *telemetry.Tracer
 	// stopping is closed when Run's context ends: lane runs end early then.
 	stopping <-chan struct{}
 	// waiting counts tokens read and not yet taken by a worker: while any
@@ -535,6 +538,11 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 	}
 	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt,
 		endpoint: cfg.endpoint}
+	ctx, span := w.tracer.StartUnder(ctx, h.TraceParent, "webhook attempt", trace.SpanKindClient)
+	defer func() { endAttempt(span, &a) }()
+	if sc := span.SpanContext(); sc.IsValid() {
+		a.TraceID = sc.TraceID().String()
+	}
 	if cfg.invalid == nil && w.health.isDisabled(cfg.endpoint) {
 		return w.skipDisabled(f, rec, a)
 	}

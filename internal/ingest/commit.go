@@ -19,6 +19,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/taskstore"
+	"github.com/a2arelay/relay/internal/telemetry"
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
@@ -49,6 +50,7 @@ type Committer struct {
 	hub       *Hub
 	views     *viewCache
 	observe   func(events int)
+	tracer    *telemetry.Tracer
 	limits    TaskLimits
 	// turns: some turn limit is set (TaskLimits.Turn, SkillTurn).
 	turns bool
@@ -64,6 +66,9 @@ type CommitterDeps struct {
 	Now func() time.Time
 	// Observe, when set, is told the number of events of every commit.
 	Observe func(events int)
+	// Tracer traces every commit, and the agents' claims and turns (nil:
+	// tracing is off).
+	Tracer *telemetry.Tracer
 }
 
 // CommitterConfig is how a Committer commits.
@@ -168,7 +173,7 @@ func NewCommitter(d CommitterDeps, cfg CommitterConfig) (*Committer, error) {
 		now = time.Now
 	}
 	return &Committer{store: d.Store, now: now, retention: cmp.Or(cfg.Retention, 7*24*time.Hour), hub: d.Hub,
-		views: newViewCache(8192, now), observe: d.Observe, limits: cfg.Limits.withDefaults(), turns: cfg.Limits.anyTurn()}, nil
+		views: newViewCache(8192, now), observe: d.Observe, tracer: d.Tracer, limits: cfg.Limits.withDefaults(), turns: cfg.Limits.anyTurn()}, nil
 }
 
 // Field names of the task hash beside the snapshot.
@@ -230,11 +235,17 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	if owner != "" {
 		fields[fieldOwner] = owner
 	}
+	ctx, span := c.startCommit(ctx, t.ID)
+	tp := telemetry.TraceParent(ctx)
+	if offer != nil && tp != "" {
+		fields[fieldTrace] = tp
+	}
 	commit := taskstore.Commit{
 		TaskID: t.ID, Snapshot: snap, Events: evb, Deliver: deliverable([]a2a.Event{ev}), Class: classes([]a2a.Event{ev}), UpdatedAt: now, PushConfigs: pc,
-		PushAccept: pushAccept(push), Fields: fields, Owner: owner, Offer: offer, Deadline: dl, Reserve: reserve,
+		PushAccept: pushAccept(push), Fields: fields, Owner: owner, Offer: offer, Deadline: dl, Reserve: reserve, TraceParent: tp,
 	}
 	ids, err := c.store.Commit(ctx, commit)
+	endSpan(span, err)
 	if err != nil {
 		return a2a.TaskView{}, err
 	}
@@ -353,20 +364,9 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, evs, expect),
 		Reserve: reserve, PrevReserve: cached.reserve, Release: view.Task.Status.State.Terminal() || view.Task.Status.State.Interrupted(),
 	}
-	var ids []string
-	var answer []byte
-	if once == nil {
-		ids, err = c.store.Commit(ctx, commit)
-	} else {
-		if answer, err = once.Answer(view); err != nil {
-			return Appended{}, err
-		}
-		var first *taskstore.Applied
-		ids, first, err = c.store.CommitOnce(ctx, commit, taskstore.Once{Key: once.Key, Hash: once.Hash, Answer: answer})
-		if err == nil && first != nil { // the key's first commit landed already: nothing was written
-			answer, err = once.replay(*first)
-			return Appended{Answer: answer, Replayed: true}, err
-		}
+	ids, answer, replayed, err := c.commitTraced(ctx, &commit, offer != nil, once, view)
+	if replayed {
+		return Appended{Answer: answer, Replayed: true}, err
 	}
 	if err != nil {
 		return Appended{}, err
@@ -380,6 +380,32 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	c.committed(len(evs))
 	c.hub.Notify(taskID)
 	return Appended{View: view, Answer: answer, offer: recorded}, nil
+}
+
+// commitTraced commits commit, under once when not nil, in a span of its
+// own whose traceparent the commit keeps (and, when it starts a turn, the
+// task's turn keeps: both are set in commit, whose usage counts them). replayed: the key's first commit landed already,
+// nothing was written, and answer is the first one's.
+func (c *Committer) commitTraced(ctx context.Context, commit *taskstore.Commit, turn bool, once *Once, view a2a.TaskView) (ids []string, answer []byte, replayed bool, err error) {
+	ctx, span := c.startCommit(ctx, commit.TaskID)
+	defer func() { endSpan(span, err) }()
+	if commit.TraceParent = telemetry.TraceParent(ctx); turn && commit.TraceParent != "" {
+		commit.Fields = map[string]string{fieldTrace: commit.TraceParent} // the turn this commit starts
+	}
+	if once == nil {
+		ids, err = c.store.Commit(ctx, *commit)
+		return ids, nil, false, err
+	}
+	if answer, err = once.Answer(view); err != nil {
+		return nil, nil, false, err
+	}
+	var first *taskstore.Applied
+	ids, first, err = c.store.CommitOnce(ctx, *commit, taskstore.Once{Key: once.Key, Hash: once.Hash, Answer: answer})
+	if err == nil && first != nil {
+		answer, err = once.replay(*first)
+		return nil, answer, true, err
+	}
+	return ids, answer, false, err
 }
 
 // current returns the task as last committed through this Committer, or
@@ -468,16 +494,17 @@ func (c *Committer) Load(ctx context.Context, taskID string) (a2a.TaskView, erro
 	return decodeRecord(rec)
 }
 
-// loadTurn is Load, and whether the task has a turn record (a deadline
-// that a claim of its turn moves: ClaimTurn).
-func (c *Committer) loadTurn(ctx context.Context, taskID string) (a2a.TaskView, bool, error) {
+// loadTurn is Load, whether the task has a turn record (a deadline that a
+// claim of its turn moves: ClaimTurn), and the traceparent of its latest
+// turn ("": none).
+func (c *Committer) loadTurn(ctx context.Context, taskID string) (a2a.TaskView, bool, string, error) {
 	rec, err := c.store.Load(ctx, taskID)
 	if errors.Is(err, taskstore.ErrNotFound) {
-		return a2a.TaskView{}, false, a2a.ErrTaskNotFound(taskID)
+		return a2a.TaskView{}, false, "", a2a.ErrTaskNotFound(taskID)
 	}
 	if err != nil {
-		return a2a.TaskView{}, false, err
+		return a2a.TaskView{}, false, "", err
 	}
 	v, err := decodeRecord(rec)
-	return v, rec.Deadline != "", err
+	return v, rec.Deadline != "", rec.Fields[fieldTrace], err
 }

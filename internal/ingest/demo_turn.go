@@ -50,6 +50,8 @@ type demoTurn struct {
 // meanwhile, and ends the lease as the turn went.
 func (d *Demo) handle(runCtx context.Context, c *Claimed) {
 	ctx, stop := context.WithCancelCause(runCtx)
+	ctx, span := startTurn(d.pull.commit.tracer, ctx, c.TraceParent, "agent turn", c.View.Task.ID)
+	defer span.End()
 	t := &demoTurn{d: d, ctx: ctx, stop: stop, taskID: c.View.Task.ID, leaseID: c.Work.LeaseID,
 		log:     d.log.With("task_id", c.View.Task.ID, "attempt", c.Work.Attempt),
 		renewed: c.ExpiresAt.Add(-d.pull.lease)}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/taskstore"
+	"github.com/a2arelay/relay/internal/telemetry"
 	"github.com/a2arelay/relay/internal/workqueue"
 )
 
@@ -105,6 +106,10 @@ type Claimed struct {
 	View      a2a.TaskView
 	Message   a2a.Message
 	ExpiresAt time.Time
+	// TraceParent is the W3C traceparent of the claim's span, in the
+	// trace of the task's turn ("": tracing is off): the worker's spans
+	// join the turn's trace under it.
+	TraceParent string
 }
 
 // Owner is the principal the claimed task belongs to (tenant.Owner: "" is
@@ -163,7 +168,9 @@ func (p *Pull) ClaimN(ctx context.Context, queueName, worker string, wait time.D
 func (p *Pull) take(ctx context.Context, w *workqueue.Work) (*Claimed, error) {
 	// Read through the Committer, not load: the claim needs to know
 	// whether the task has a turn record to move (ClaimTurn).
-	view, recorded, err := p.commit.loadTurn(ctx, w.TaskID)
+	view, recorded, tp, err := p.commit.loadTurn(ctx, w.TaskID)
+	sctx, span := startTurn(p.commit.tracer, ctx, tp, "agent claim", w.TaskID)
+	defer span.End()
 	switch {
 	case a2a.IsKind(err, a2a.KindTaskNotFound):
 	case err != nil:
@@ -173,7 +180,8 @@ func (p *Pull) take(ctx context.Context, w *workqueue.Work) (*Claimed, error) {
 		var derr *DeadlineError
 		err := p.commit.ClaimTurn(ctx, view.Task, recorded)
 		if err == nil {
-			return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease)}, nil
+			return &Claimed{Work: *w, View: view, Message: prompt(view.Task, w.MessageID), ExpiresAt: p.now().Add(p.lease),
+				TraceParent: telemetry.TraceParent(sctx)}, nil
 		}
 		if !errors.As(err, &derr) {
 			_ = p.q.Renew(context.WithoutCancel(ctx), w.LeaseID, w.TaskID, workqueue.LeaseRelease, p.lease)

@@ -70,6 +70,10 @@ type Head struct {
 	// Version is the task version the event made (0 when unknown): the task
 	// after the event is TaskAt(Version).
 	Version int64
+	// TraceParent is the W3C traceparent of the task turn whose commit
+	// made the event ("": none, as when tracing was off): its delivery
+	// attempts join that trace.
+	TraceParent string
 	// Snapshot is the task after the event, carried only by a head that a
 	// previous relay wrote (which copied event and task into the lane).
 	Snapshot []byte
@@ -214,7 +218,7 @@ func (s *Store) beginKeys(t Token) []string {
 }
 
 // headOf reads a script's {status, lane entry or false, config or false,
-// event or false, version or false} reply. A lane entry is "eventId
+// event or false, version or false, [time or false, traceparent or false]} reply. A lane entry is "eventId
 // notificationId"; one a previous relay wrote goes on with "\n<event>\n<snapshot>".
 func headOf(res []any) Head {
 	var h Head
@@ -246,6 +250,7 @@ func headOf(res []any) Head {
 	if v, ok := str(4); ok {
 		h.Version, _ = strconv.ParseInt(v, 10, 64)
 	}
+	h.TraceParent, _ = str(6)
 	return h
 }
 

@@ -59,6 +59,8 @@ type OutboxEntry struct {
 	// taskstore.OutboxInlineMax). Nil: read it from the task's stream.
 	Event   []byte
 	Version int64
+	// TraceParent is the carried event's turn's traceparent ('p'; "": none).
+	TraceParent string
 }
 
 // Ownership is what an owner starts from when it takes a partition.
@@ -351,6 +353,7 @@ func (s *Store) outboxEntryOf(m redis.XMessage) OutboxEntry {
 		v, _ := m.Values["v"].(string)
 		if ver, err := strconv.ParseInt(v, 10, 64); err == nil {
 			e.Event, e.Version = []byte(b), ver
+			e.TraceParent, _ = m.Values["p"].(string)
 		}
 	}
 	e.Lane = s.k.Lane(e.TaskID, e.ConfigID)
@@ -436,7 +439,7 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadO
 	for i, e := range es {
 		h := Head{Entry: e.EventID + " " + e.NotificationID, EventID: e.EventID, NotificationID: e.NotificationID}
 		if c, ok := events[eventKey(e)]; ok {
-			h.Event, h.Version = c.Event, c.Version
+			h.Event, h.Version, h.TraceParent = c.Event, c.Version, c.TraceParent
 		} else if msgs, err := reads[eventKey(e)].Result(); err != nil {
 			return nil, time.Time{}, fmt.Errorf("outbox: load outbox event: %w", err)
 		} else if len(msgs) == 1 {
@@ -444,6 +447,7 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadO
 			h.Event = []byte(ev)
 			v, _ := msgs[0].Values["v"].(string)
 			h.Version, _ = strconv.ParseInt(v, 10, 64)
+			h.TraceParent, _ = msgs[0].Values["t"].(string)
 		}
 		if cmd := configs[e.Lane]; cmd != nil {
 			switch c, err := cmd.Result(); {

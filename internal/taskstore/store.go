@@ -234,6 +234,11 @@ type Commit struct {
 	// ahead of their writing (usage.go, Reservations).
 	Reserve, PrevReserve int64
 	Release              bool
+	// TraceParent is the W3C traceparent of the task turn the commit
+	// belongs to ("": none, as when tracing is off): each event keeps it
+	// (its stream entry's 't', lua/commit.lua), so that the deliveries of
+	// the event join the turn's trace (the outbox's Head.TraceParent).
+	TraceParent string
 }
 
 // Commit applies c atomically and returns the stream ids of its events. It
@@ -407,6 +412,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) ([]any, error)
 		offer,                        // offer
 		c.Deadline.arg(),             // deadline
 		accept,                       // setAccept
+		c.TraceParent,                // trace
 	)
 	for _, e := range c.Events { // the events, one per flag
 		args = append(args, e)

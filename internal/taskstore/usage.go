@@ -137,7 +137,7 @@ func reserveFields(c Commit) map[string]string {
 func dataUsage(c Commit) int64 {
 	n := int64(max(0, len(c.Snapshot)-c.PrevSnapshotLen))
 	for _, e := range c.Events {
-		n += int64(len(e))
+		n += int64(len(e) + len(c.TraceParent)) // (each event's entry keeps the commit's traceparent)
 	}
 	for id, v := range c.PushConfigs {
 		n += int64(len(id) + len(v))

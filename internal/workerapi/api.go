@@ -116,6 +116,12 @@ func dialect(c *fiber.Ctx) (a2a.Dialect, error) {
 
 var queueName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 
+// HeaderTraceParent is the W3C traceparent of a claim's answer, when relay
+// traces: the claim's span, in the trace of the task's turn. A worker that
+// sends it back on its posts (and starts its own spans under it) joins
+// that trace (docs/worker-api.md, "Tracing").
+const HeaderTraceParent = "traceparent"
+
 // decode reads a JSON body into v; an empty body is an empty object.
 func decode(c *fiber.Ctx, v any) error {
 	body := c.Body()
@@ -209,6 +215,9 @@ func (a *API) claim(c *fiber.Ctx) error {
 	}
 	if got == nil {
 		return c.SendStatus(fiber.StatusNoContent)
+	}
+	if got.TraceParent != "" {
+		c.Set(HeaderTraceParent, got.TraceParent) // the worker's spans join the turn's trace under the claim
 	}
 	return c.JSON(fiber.Map{
 		"taskId": got.View.Task.ID, "contextId": got.View.Task.ContextID, "owner": got.Owner(),

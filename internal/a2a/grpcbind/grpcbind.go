@@ -18,6 +18,9 @@
 // (grpc.health.v1) and reflection services need no credentials. gRPC speaks
 // only v1.0: an a2a-version metadata naming another version is refused.
 //
+// With a Tracer, every A2A call is a span ("a2a <full method>") that
+// continues the W3C traceparent of its metadata (trace.go).
+//
 // Adding a method: its handler here, mapped to the a2a.Op the core has for
 // it. Adding an error kind: its code in codes (the test of codes fails
 // until it has one).
@@ -47,6 +50,7 @@ import (
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/telemetry"
 )
 
 // Guard admits an A2A call before it runs: it authenticates it, applies the
@@ -70,6 +74,8 @@ type Deps struct {
 	// Observe, when set, is told of every A2A call: its method name and
 	// its error (nil for a result).
 	Observe func(method string, err *a2a.Error)
+	// Tracer traces every call (nil: tracing is off).
+	Tracer *telemetry.Tracer
 }
 
 // Config is where and how a Server listens.
@@ -118,7 +124,12 @@ func New(deps Deps, cfg Config) (*Server, error) {
 		return nil, errors.New("grpcbind: TLS needs both a certificate and a key")
 	}
 	g := &guard{guard: deps.Guard, log: deps.Log}
-	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(g.unary), grpc.ChainStreamInterceptor(g.stream),
+	unary, stream := []grpc.UnaryServerInterceptor{g.unary}, []grpc.StreamServerInterceptor{g.stream}
+	if deps.Tracer != nil {
+		tr := tracing{deps.Tracer}
+		unary, stream = append([]grpc.UnaryServerInterceptor{tr.unary}, unary...), append([]grpc.StreamServerInterceptor{tr.stream}, stream...)
+	}
+	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
 		grpc.MaxConcurrentStreams(MaxStreamsPerConn), grpc.MaxHeaderListSize(MaxHeaderBytes)}
 	if cfg.MaxRecvBytes > 0 {
 		opts = append(opts, grpc.MaxRecvMsgSize(cfg.MaxRecvBytes))

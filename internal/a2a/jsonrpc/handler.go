@@ -30,6 +30,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/telemetry"
 )
 
 // Deps are what a Handler calls.
@@ -92,6 +93,7 @@ func (h *Handler) Serve(c *fiber.Ctx) error {
 		rt.dialect, rt.shared = header, false
 	}
 	call := a2a.Call{Op: rt.op, Dialect: rt.dialect, Shared: rt.shared, Params: req.Params}
+	telemetry.Rename(c.UserContext(), "a2a ", req.Method)
 	if rt.op.Streaming() {
 		return h.stream(c, id, req.Method, call)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/telemetry"
 )
 
 // Deps are what a Handler calls.
@@ -142,6 +143,7 @@ func (h *Handler) serve(c *fiber.Ctx, op a2a.Op, name string) error {
 	if err := fields(c, call); err != nil {
 		return h.fail(c, name, call.Dialect, err)
 	}
+	telemetry.Rename(c.UserContext(), "a2a ", name)
 	if call.Op.Streaming() {
 		return h.stream(c, name, call)
 	}

@@ -58,22 +58,23 @@ local function outboxFloor(outbox, task)
   return floor
 end
 
--- eventOf reads the event and its version ('e', 'v') from the entry of
--- stream that lane entry h refers to: false, false when it is gone, or when
--- h carries its event (written by a previous relay).
+-- eventOf reads the event, its version and its turn's traceparent ('e',
+-- 'v', 't') from the entry of stream that lane entry h refers to: false,
+-- false, false when it is gone, or when h carries its event (written by a
+-- previous relay); the traceparent is false when the commit had none.
 local function eventOf(stream, h)
-  local ev, ver = false, false
+  local ev, ver, tp = false, false, false
   if h and not string.find(h, '\n', 1, true) then
     local eid = entryOf(h)
     local entry = redis.call('XRANGE', stream, eid, eid)[1]
     if entry then
       local f = entry[2]
       for j = 1, #f, 2 do
-        if f[j] == 'e' then ev = f[j + 1] elseif f[j] == 'v' then ver = f[j + 1] end
+        if f[j] == 'e' then ev = f[j + 1] elseif f[j] == 'v' then ver = f[j + 1] elseif f[j] == 't' then tp = f[j + 1] end
       end
     end
   end
-  return ev, ver
+  return ev, ver, tp
 end
 
 

@@ -24,8 +24,8 @@
 --     runs.
 -- Returns {0} when the token was already finished, {2} when another worker
 -- holds the lane, or {1, head or false, config or false, event or false,
--- its task version or false, Redis TIME} (the time tells how long the token
--- waited, on the clock that stamped its id). The event is read from the
+-- its task version or false, Redis TIME, the event's traceparent or false}
+-- (the time tells how long the token waited, on the clock that stamped its id). The event is read from the
 -- stream entry the head refers to; a head a previous relay wrote carries it.
 local tokenID, consumer, leaseMs, config, leaseValue, fresh = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local claim = true
@@ -43,5 +43,5 @@ if not redis.call('SET', KEYS[2], leaseValue, 'NX', 'PX', leaseMs) and redis.cal
   return {2} -- (a lease of this very Begin, sent twice after a lost reply, is the caller's)
 end
 local head = redis.call('LINDEX', KEYS[3], 0)
-local ev, ver = eventOf(KEYS[5], head)
-return {1, head, redis.call('HGET', KEYS[4], config), ev, ver, redis.call('TIME')}
+local ev, ver, tp = eventOf(KEYS[5], head)
+return {1, head, redis.call('HGET', KEYS[4], config), ev, ver, redis.call('TIME'), tp}

@@ -67,11 +67,12 @@ local restartIdle, unpark, legacy = ARGV[20], ARGV[21], ARGV[22]
 local function isHead(h)
   return h == attempted or string.sub(h, 1, #attempted + 1) == attempted .. '\n'
 end
--- next answers a run's next head h: {status, h, config, event, version},
--- the event read from the stream entry h refers to (unless h carries it).
+-- next answers a run's next head h: {status, h, config, event, version,
+-- false, traceparent}, the event read from the stream entry h refers to
+-- (unless h carries it).
 local function nextHead(status, h)
-  local ev, ver = eventOf(KEYS[9], h)
-  return {status, h, redis.call('HGET', KEYS[7], config), ev, ver}
+  local ev, ver, tp = eventOf(KEYS[9], h)
+  return {status, h, redis.call('HGET', KEYS[7], config), ev, ver, false, tp}
 end
 -- The attempt log is the record's (lib.lua): its last kept attempts;
 -- the record counts them all. logAttempt logs the attempt alone, leaving

@@ -121,6 +121,11 @@
 --                       filter, a JSON object of config id -> classes ("":
 --                       none); a config of setConfigs not in it takes every
 --                       event (its pf entry goes)
+--   ARGV[28] trace      the W3C traceparent of the task turn the commit
+--                       belongs to ("": none, as when tracing is off): each
+--                       event's stream entry keeps it ('t'), and so does
+--                       the outbox entry that carries the event ('p'), so
+--                       that its deliveries join the turn's trace
 --   ARGV[28 ..]         the events, one per argument, appended in order (as
 --                       many as flags has flags)
 -- Usage (usage.go): the task hash keeps 'us', the bytes counted for the task
@@ -166,7 +171,8 @@ local once, onceHash, onceAnswer = ARGV[20], ARGV[21], ARGV[22]
 local onceMax, onceTTL = tonumber(ARGV[23]), tonumber(ARGV[24])
 local offer = ARGV[25]
 local deadline, setAccept = ARGV[26], ARGV[27]
-local firstEvent = 28
+local trace = ARGV[28]
+local firstEvent = 29
 local outbox = KEYS[14]
 local onceN
 if once ~= '' then
@@ -265,7 +271,12 @@ while i <= #ARGV do
   n = n + 1
   local class = string.sub(flags, n, n)
   local deliver = class ~= '0' and #configs > 0
-  local id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
+  local id
+  if trace ~= '' then
+    id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver, 't', trace)
+  else
+    id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
+  end
   ids[#ids + 1] = id
   if deliver then
     local carry = outbox and #ARGV[i] <= inline
@@ -278,7 +289,10 @@ while i <= #ARGV do
         notes = notes + 1
         if outbox then
           local oid
-          if carry then
+          if carry and trace ~= '' then
+            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver, 'p', trace)
+            carry = false
+          elseif carry then
             oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
             carry = false
           else

@@ -552,6 +552,9 @@
         {},
         badge(a.outcome),
         a.nextAttempt ? h('div', { class: 'err-text' }, 'next ', timeEl(a.nextAttempt, true)) : null,
+        a.traceId
+          ? h('div', { class: 'err-text', title: 'OpenTelemetry trace id of the task turn' }, 'trace ', h('code', { class: 'trace-id' }, String(a.traceId)))
+          : null,
       ),
     );
   }

@@ -14,8 +14,8 @@ import (
 // data; HTTP+JSON: a status and a google.rpc.Status body).
 type Kind int
 
-// The kinds of the core. Adding one: add it here, to Kinds, to the switch
-// in Kind.String (and Kind.Reason when A2A names it), and to the mapping
+// The kinds of the core. Adding one: add it here, to Kinds, to the
+// switches in Kind.String and Kind.Reason, and to the mapping
 // of every binding; each binding has a test that fails for a kind it does
 // not map.
 const (
@@ -90,10 +90,19 @@ func (k Kind) String() string {
 	return "kind " + strconv.Itoa(int(k))
 }
 
-// Reason names the kinds A2A defines as v1.0's google.rpc.ErrorInfo.reason
-// does (domain "a2a-protocol.org"); "" for the others.
+// Reason is k's google.rpc.ErrorInfo.reason, the one every binding sends:
+// for the errors A2A defines, its name (domain "a2a-protocol.org"); for
+// the JSON-RPC errors and authentication, the name the official SDKs
+// give them in the same domain (INTERNAL_ERROR, INVALID_PARAMS,
+// UNAUTHENTICATED), by which their clients tell the errors apart; for
+// KindLimited, which A2A does not name, relay's LIMIT_REACHED (domain
+// relay; see Domain).
 func (k Kind) Reason() string {
 	switch k {
+	case KindInternal:
+		return "INTERNAL_ERROR"
+	case KindInvalidParams:
+		return "INVALID_PARAMS"
 	case KindTaskNotFound:
 		return "TASK_NOT_FOUND"
 	case KindTaskNotCancelable:
@@ -112,9 +121,27 @@ func (k Kind) Reason() string {
 		return "EXTENSION_SUPPORT_REQUIRED"
 	case KindVersionNotSupported:
 		return "VERSION_NOT_SUPPORTED"
+	case KindLimited:
+		return "LIMIT_REACHED"
+	case KindUnauthenticated:
+		return "UNAUTHENTICATED"
 	}
-	return ""
+	return "INTERNAL_ERROR"
 }
+
+// Domain is the google.rpc.ErrorInfo.domain of k's Reason: relay's own
+// for KindLimited, "a2a-protocol.org" for the others.
+func (k Kind) Domain() string {
+	if k == KindLimited {
+		return domainRelay
+	}
+	return domainA2A
+}
+
+const (
+	domainA2A   = "a2a-protocol.org"
+	domainRelay = "relay"
+)
 
 // Error is an error of the core with its kind, safe to show to a client.
 type Error struct {
@@ -221,28 +248,26 @@ func AsError(err error) (*Error, bool) {
 
 // Details are e's details as google.rpc.Status carries them (v1.0 puts
 // them in JSON-RPC error.data, HTTP+JSON in the error body, gRPC in the
-// status): a google.rpc.BadRequest naming a refused field; an ErrorInfo
-// (reason QUOTA_EXCEEDED, domain relay; metadata limit, max, used) and a
-// google.rpc.QuotaFailure for a storage budget; an ErrorInfo with the
-// A2A reason (domain a2a-protocol.org) for a kind A2A names; none
-// otherwise.
+// status), first always one google.rpc.ErrorInfo: for a storage budget
+// reason QUOTA_EXCEEDED (domain relay; metadata limit, max, used),
+// followed by a google.rpc.QuotaFailure; otherwise the kind's Reason
+// and Domain, followed, for a refused field, by a google.rpc.BadRequest
+// naming it.
 func (e *Error) Details() []any {
-	if f := e.Field; f != nil {
-		return []any{BadRequest{Type: "type.googleapis.com/google.rpc.BadRequest",
-			FieldViolations: []FieldViolation{{Field: f.Field, Description: f.Error()}}}}
-	}
 	if q := e.Quota; q != nil {
 		return []any{
-			ErrorInfo{Type: typeErrorInfo, Reason: "QUOTA_EXCEEDED", Domain: "relay",
+			ErrorInfo{Type: typeErrorInfo, Reason: "QUOTA_EXCEEDED", Domain: domainRelay,
 				Metadata: map[string]string{"limit": q.Limit, "max": strconv.FormatInt(q.Max, 10), "used": strconv.FormatInt(q.Used, 10)}},
 			QuotaFailure{Type: "type.googleapis.com/google.rpc.QuotaFailure",
 				Violations: []QuotaViolation{{Subject: "client:" + q.Limit, Description: q.Error()}}},
 		}
 	}
-	if r := e.Kind.Reason(); r != "" {
-		return []any{ErrorInfo{Type: typeErrorInfo, Reason: r, Domain: "a2a-protocol.org"}}
+	details := []any{ErrorInfo{Type: typeErrorInfo, Reason: e.Kind.Reason(), Domain: e.Kind.Domain()}}
+	if f := e.Field; f != nil {
+		details = append(details, BadRequest{Type: "type.googleapis.com/google.rpc.BadRequest",
+			FieldViolations: []FieldViolation{{Field: f.Field, Description: f.Error()}}})
 	}
-	return nil
+	return details
 }
 
 const typeErrorInfo = "type.googleapis.com/google.rpc.ErrorInfo"

@@ -133,8 +133,8 @@ func TestA2AOverHTTPJSON(t *testing.T) {
 	if len(list.Tasks) != 0 {
 		t.Fatalf("list of another context: %+v", list)
 	}
-	wantRESTError(t, r.rest(http.MethodGet, "/v1/tasks?pageSize=0", nil), http.StatusBadRequest, "INVALID_ARGUMENT", "")
-	wantRESTError(t, r.rest(http.MethodGet, "/v1/tasks?pageSize=ten", nil), http.StatusBadRequest, "INVALID_ARGUMENT", "")
+	wantRESTError(t, r.rest(http.MethodGet, "/v1/tasks?pageSize=0", nil), http.StatusBadRequest, "INVALID_ARGUMENT", "INVALID_PARAMS")
+	wantRESTError(t, r.rest(http.MethodGet, "/v1/tasks?pageSize=ten", nil), http.StatusBadRequest, "INVALID_ARGUMENT", "INVALID_PARAMS")
 
 	var canceled v10Task
 	decodeREST(t, r.rest(http.MethodPost, "/v1/tasks/"+id+":cancel", map[string]any{}), &canceled)
@@ -144,11 +144,11 @@ func TestA2AOverHTTPJSON(t *testing.T) {
 	wantRESTError(t, r.rest(http.MethodPost, "/v1/tasks/"+id+":cancel", nil), http.StatusBadRequest, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE")
 	wantRESTError(t, r.rest(http.MethodGet, "/v1/tasks/no-such-task", nil), http.StatusNotFound, "NOT_FOUND", "TASK_NOT_FOUND")
 	wantRESTError(t, r.rest(http.MethodPost, "/v1/tasks/no-such-task:cancel", nil), http.StatusNotFound, "NOT_FOUND", "TASK_NOT_FOUND")
-	wantRESTError(t, r.rest(http.MethodGet, "/v1/tasks/"+id+"?historyLength=-1", nil), http.StatusBadRequest, "INVALID_ARGUMENT", "")
+	wantRESTError(t, r.rest(http.MethodGet, "/v1/tasks/"+id+"?historyLength=-1", nil), http.StatusBadRequest, "INVALID_ARGUMENT", "INVALID_PARAMS")
 	wantRESTError(t, r.rest(http.MethodPost, "/v1/message:send", map[string]any{"message": map[string]any{"role": "ROLE_USER"}}),
-		http.StatusBadRequest, "INVALID_ARGUMENT", "")
+		http.StatusBadRequest, "INVALID_ARGUMENT", "INVALID_PARAMS")
 	wantRESTError(t, r.rest(http.MethodGet, "/v1/tasks/"+id, nil, "A2A-Version", "0.1"), http.StatusBadRequest, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED")
-	wantRESTError(t, r.rest(http.MethodPost, "/v1/tasks/"+id+":frobnicate", nil), http.StatusNotFound, "NOT_FOUND", "")
+	wantRESTError(t, r.rest(http.MethodPost, "/v1/tasks/"+id+":frobnicate", nil), http.StatusNotFound, "NOT_FOUND", "METHOD_NOT_FOUND")
 	wantRESTError(t, r.rest(http.MethodGet, "/v1/extendedAgentCard", nil), http.StatusBadRequest, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION")
 }
 
@@ -292,7 +292,7 @@ func TestHTTPJSONPushConfigs(t *testing.T) {
 		t.Fatalf("created %+v", created)
 	}
 	wantRESTError(t, r.rest(http.MethodPost, base, map[string]any{"taskId": "other", "url": "http://127.0.0.1:9/hook"}),
-		http.StatusBadRequest, "INVALID_ARGUMENT", "")
+		http.StatusBadRequest, "INVALID_ARGUMENT", "INVALID_PARAMS")
 	var one struct{ ID string }
 	decodeREST(t, r.rest(http.MethodGet, base+"/c1", nil), &one)
 	var list struct{ Configs []struct{ ID string } }
@@ -312,7 +312,7 @@ func TestHTTPJSONBodyOverTheLimitGetsAStatusBody(t *testing.T) {
 	t.Parallel()
 	r := startRelay(t, func(c *config.Config) { c.MaxBodyBytes = 4096 })
 	res := r.rest(http.MethodPost, "/v1/message:send", map[string]any{"message": v10Message(strings.Repeat("x", 8192), nil)})
-	wantRESTError(t, res, http.StatusRequestEntityTooLarge, "RESOURCE_EXHAUSTED", "")
+	wantRESTError(t, res, http.StatusRequestEntityTooLarge, "RESOURCE_EXHAUSTED", "INVALID_REQUEST")
 	if res := r.rest(http.MethodGet, "/v1/tasks/x:frobnicate", nil); res.Error.Status != "NOT_FOUND" {
 		t.Fatalf("unknown verb: %s", res.Body)
 	}

@@ -17,9 +17,10 @@ import (
 // "version_not_supported", "unauthenticated", "limited"). Each adapter
 // (every_binding_seen_by_a_client_test.go) maps its binding's errors
 // strictly as its section of the spec says (JSON-RPC code; HTTP status,
-// google.rpc status name and ErrorInfo reason; gRPC code and ErrorInfo
-// reason), so a binding that answers differently from the others fails
-// its row. The rows on streams and the remaining errors are in
+// google.rpc status name; gRPC code) and, on all three, only with the
+// kind's ErrorInfo reason (every_error_carries_the_same_reason_on_every_
+// binding_test.go), so a binding that answers differently from the
+// others fails its row. The rows on streams and the remaining errors are in
 // streams_and_errors_are_the_same_on_every_binding_test.go; "limited"
 // needs a relay of its own (a_limited_client_is_refused_alike_...).
 // Error kinds relay itself never raises to a client are not here: it
@@ -262,7 +263,7 @@ var bindingCases = []bindingCase{
 			eqMust(t, "list after delete", kind)
 			return fmt.Sprintf("created %s; got %s; listed %v; deleted; then %s, listed %v", created, got, listed, gone, after)
 		}},
-	{"a push config with a URL that is not http(s) is invalid", "invalid_params", func(t *testing.T, b binding) string {
+	{"a push config with a URL that is not http(s) is invalid, the field named in a google.rpc.BadRequest", "invalid_params field url", func(t *testing.T, b binding) string {
 		_, kind := b.createConfig(aliceKey, eqCompleted(t, b, aliceKey, ""), "", "ftp://127.0.0.1/hook")
 		return kind
 	}},

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -81,7 +80,7 @@ func (b jsonrpcBinding) do(key, method string, params, out any) string {
 		return fmt.Sprintf("status %d, not JSON-RPC: %s", status, body)
 	}
 	if res.Error != nil {
-		return eqRPCKind(res.Error.Code, status, res.Error.Message)
+		return eqRPCKind(res.Error.Code, status, res.Error.Message, res.Error.Data)
 	}
 	if out != nil {
 		if err := json.Unmarshal(res.Result, out); err != nil {
@@ -92,31 +91,32 @@ func (b jsonrpcBinding) do(key, method string, params, out any) string {
 }
 
 // eqRPCKind is the neutral kind of a JSON-RPC error answered with HTTP
-// status (0: inside a stream).
-func eqRPCKind(code, status int, msg string) string {
+// status (0: inside a stream), carrying data.
+func eqRPCKind(code, status int, msg string, data errorData) string {
+	kind := ""
 	switch code {
 	case jsonrpc.CodeTaskNotFound:
-		return "not_found"
+		kind = "not_found"
 	case jsonrpc.CodeTaskNotCancelable:
-		return "not_cancelable"
+		kind = "not_cancelable"
 	case jsonrpc.CodeInvalidParams:
-		return "invalid_params"
+		kind = "invalid_params"
 	case jsonrpc.CodeUnsupportedOperation:
-		return "unsupported_operation"
+		kind = "unsupported_operation"
 	case jsonrpc.CodeExtendedCardNotConfig:
-		return "extended_card_not_configured"
+		kind = "extended_card_not_configured"
 	case jsonrpc.CodeVersionNotSupported:
-		return "version_not_supported"
+		kind = "version_not_supported"
 	case jsonrpc.CodeUnauthenticated:
 		if status == http.StatusUnauthorized {
-			return "unauthenticated"
+			kind = "unauthenticated"
 		}
 	case jsonrpc.CodeLimited:
 		if status == http.StatusTooManyRequests {
-			return "limited"
+			kind = "limited"
 		}
 	}
-	return fmt.Sprintf("JSON-RPC error %d (HTTP %d): %s", code, status, msg)
+	return eqJSONDetails(data).checked(kind, fmt.Sprintf("JSON-RPC error %d (HTTP %d): %s", code, status, msg))
 }
 
 func (t v10Task) eqView() eqTask { return eqTask{t.ID, t.Status.State, len(t.History)} }
@@ -273,33 +273,28 @@ func eqRESTKind(st int, raw []byte) string {
 	if err := json.Unmarshal(raw, &res); err != nil || res.Error == nil || res.Error.Code != st {
 		return fmt.Sprintf("HTTP %d, not a google.rpc.Status: %s", st, raw)
 	}
-	reason := ""
-	for _, d := range res.Error.Details {
-		var info struct{ Reason, Domain string }
-		if json.Unmarshal(d, &info) == nil && info.Domain == "a2a-protocol.org" && info.Reason != "" {
-			reason = info.Reason
-		}
-	}
+	d := eqJSONDetails(res.Error.Details)
+	reason, kind := d.reason(), ""
 	failed := st == http.StatusBadRequest && res.Error.Status == "FAILED_PRECONDITION"
 	switch {
 	case st == http.StatusNotFound && res.Error.Status == "NOT_FOUND" && reason == "TASK_NOT_FOUND":
-		return "not_found"
+		kind = "not_found"
 	case failed && reason == "TASK_NOT_CANCELABLE":
-		return "not_cancelable"
+		kind = "not_cancelable"
 	case failed && reason == "UNSUPPORTED_OPERATION":
-		return "unsupported_operation"
+		kind = "unsupported_operation"
 	case failed && reason == "EXTENDED_AGENT_CARD_NOT_CONFIGURED":
-		return "extended_card_not_configured"
+		kind = "extended_card_not_configured"
 	case failed && reason == "VERSION_NOT_SUPPORTED":
-		return "version_not_supported"
+		kind = "version_not_supported"
 	case st == http.StatusBadRequest && res.Error.Status == "INVALID_ARGUMENT":
-		return "invalid_params"
+		kind = "invalid_params"
 	case st == http.StatusUnauthorized && res.Error.Status == "UNAUTHENTICATED":
-		return "unauthenticated"
+		kind = "unauthenticated"
 	case st == http.StatusTooManyRequests && res.Error.Status == "RESOURCE_EXHAUSTED":
-		return "limited"
+		kind = "limited"
 	}
-	return fmt.Sprintf("HTTP %d %s reason %q: %s", st, res.Error.Status, reason, res.Error.Message)
+	return d.checked(kind, fmt.Sprintf("HTTP %d %s: %s", st, res.Error.Status, res.Error.Message))
 }
 
 func (b restBinding) send(key string, a eqSendArgs) (eqTask, string) {
@@ -393,32 +388,28 @@ func eqGRPCKind(err error) string {
 	if !ok {
 		return "not a gRPC status: " + err.Error()
 	}
-	reason := ""
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == "a2a-protocol.org" {
-			reason = info.Reason
-		}
-	}
+	d := eqGRPCDetails(st)
+	reason, kind := d.reason(), ""
 	failed := st.Code() == codes.FailedPrecondition
 	switch {
 	case st.Code() == codes.NotFound && reason == "TASK_NOT_FOUND":
-		return "not_found"
+		kind = "not_found"
 	case failed && reason == "TASK_NOT_CANCELABLE":
-		return "not_cancelable"
+		kind = "not_cancelable"
 	case failed && reason == "UNSUPPORTED_OPERATION":
-		return "unsupported_operation"
+		kind = "unsupported_operation"
 	case failed && reason == "EXTENDED_AGENT_CARD_NOT_CONFIGURED":
-		return "extended_card_not_configured"
+		kind = "extended_card_not_configured"
 	case failed && reason == "VERSION_NOT_SUPPORTED":
-		return "version_not_supported"
+		kind = "version_not_supported"
 	case st.Code() == codes.InvalidArgument:
-		return "invalid_params"
+		kind = "invalid_params"
 	case st.Code() == codes.Unauthenticated:
-		return "unauthenticated"
+		kind = "unauthenticated"
 	case st.Code() == codes.ResourceExhausted:
-		return "limited"
+		kind = "limited"
 	}
-	return fmt.Sprintf("gRPC %s reason %q: %s", st.Code(), reason, st.Message())
+	return d.checked(kind, fmt.Sprintf("gRPC %s: %s", st.Code(), st.Message()))
 }
 
 func eqPBView(t *a2apb.Task) eqTask {

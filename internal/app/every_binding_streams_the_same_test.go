@@ -227,7 +227,7 @@ func (b jsonrpcBinding) open(key, method string, params any, lastEventID string)
 		if json.Unmarshal(raw, &res) != nil || res.Error == nil {
 			return eqItem{kind: fmt.Sprintf("HTTP %d, not a JSON-RPC error: %s", st, raw)}
 		}
-		return eqItem{kind: eqRPCKind(res.Error.Code, st, res.Error.Message)}
+		return eqItem{kind: eqRPCKind(res.Error.Code, st, res.Error.Message, res.Error.Data)}
 	}
 	parse := func(data []byte) eqItem {
 		var res rpcResult
@@ -235,7 +235,7 @@ func (b jsonrpcBinding) open(key, method string, params any, lastEventID string)
 			return eqItem{kind: fmt.Sprintf("not a JSON-RPC answer to id 1: %s", data)}
 		}
 		if res.Error != nil {
-			return eqItem{kind: eqRPCKind(res.Error.Code, 0, res.Error.Message)}
+			return eqItem{kind: eqRPCKind(res.Error.Code, 0, res.Error.Message, res.Error.Data)}
 		}
 		return eqNorm(res.Result)
 	}

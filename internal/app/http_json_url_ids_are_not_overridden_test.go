@@ -21,7 +21,7 @@ func TestHTTPJSONURLIdsAreNotOverriddenByACaseVariant(t *testing.T) {
 	if res.Status == http.StatusOK {
 		t.Fatalf("POST under task %s with a body naming %s as taskid: %s", a.Task.ID, b.Task.ID, res.Body)
 	}
-	wantRESTError(t, res, http.StatusBadRequest, "INVALID_ARGUMENT", "")
+	wantRESTError(t, res, http.StatusBadRequest, "INVALID_ARGUMENT", "INVALID_PARAMS")
 	wantRESTError(t, r.rest(http.MethodGet, "/v1/tasks/"+a.Task.ID+"/pushNotificationConfigs/c1?taskid="+b.Task.ID, nil),
-		http.StatusBadRequest, "INVALID_ARGUMENT", "")
+		http.StatusBadRequest, "INVALID_ARGUMENT", "INVALID_PARAMS")
 }

@@ -38,8 +38,9 @@ func officialGRPCClient(t *testing.T, r *relay, key string) *a2aclient.Client {
 
 // The official Go client (a2a-go v2) over gRPC: a blocking send, a get,
 // a stream to the task's end, another client's task not found, list,
-// cancel, push config create/get/list/delete and a subscription to a
-// running task (the same helpers as over HTTP+JSON).
+// cancel, push config create/get/list/delete, invalid params and
+// unauthenticated, and a subscription to a running task (the same helpers
+// as over HTTP+JSON).
 func TestOfficialGoClientOverGRPC(t *testing.T) {
 	t.Parallel()
 	r := startTenantRelay(t, withGRPC)
@@ -83,5 +84,6 @@ func TestOfficialGoClientOverGRPC(t *testing.T) {
 		t.Fatalf("cancel of a completed task: %v", err)
 	}
 	testOfficialPushConfigs(t, alice, bob, task.ID)
+	testOfficialErrorKinds(t, alice, officialGRPCClient(t, r, "not-a-key"), task.ID)
 	testOfficialSubscribeAndCancel(t, alice)
 }

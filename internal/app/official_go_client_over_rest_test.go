@@ -99,7 +99,8 @@ func officialText(text string, opts map[string]any) *a2a.Message {
 // The official Go client (a2a-go v2) over HTTP+JSON, from the card:
 // send, get, list, cancel, a stream to the task's end, a subscription to
 // a running task, push config create/get/list/delete, and the errors it
-// maps (not found, not cancelable, another client's task).
+// maps (not found, not cancelable, another client's task, invalid params,
+// unauthenticated).
 func TestOfficialGoClientOverREST(t *testing.T) {
 	t.Parallel()
 	// The card names the address relay really listens on.
@@ -153,6 +154,7 @@ func TestOfficialGoClientOverREST(t *testing.T) {
 	}
 
 	testOfficialPushConfigs(t, alice, bob, task.ID)
+	testOfficialErrorKinds(t, alice, officialRESTClient(t, r, "not-a-key"), task.ID)
 	testOfficialSubscribeAndCancel(t, alice)
 }
 
@@ -183,13 +185,29 @@ func testOfficialPushConfigs(t *testing.T, alice, bob *a2aclient.Client, taskID 
 	if _, err := alice.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: taskID, ID: "c1"}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Fatalf("get of a deleted config: %v", err)
 	}
-	// Refused, with the field named. (a2a-go's REST transport classifies
-	// an error by its ErrorInfo reason alone; relay sends none for invalid
-	// params, as the spec names reasons only for A2A's own errors, so over
-	// REST the client sees this as an internal error, not ErrInvalidParams;
-	// over gRPC it maps the code.)
-	if _, err := alice.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: taskID, URL: "ftp://127.0.0.1/hook"}); err == nil || !strings.Contains(err.Error(), "url") {
+	// Refused as invalid params, with the field named.
+	if _, err := alice.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: taskID, URL: "ftp://127.0.0.1/hook"}); !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "url") {
 		t.Fatalf("a config with an ftp URL: %v", err)
+	}
+}
+
+// testOfficialErrorKinds checks that the official client of any transport
+// tells relay's invalid params and missing credentials apart from an
+// internal error (a2a-go's REST transport goes by the ErrorInfo reason
+// alone): a negative historyLength, a pageSize over the maximum, and a
+// client (anonymous) whose key relay does not know.
+func testOfficialErrorKinds(t *testing.T, alice, anonymous *a2aclient.Client, taskID a2a.TaskID) {
+	t.Helper()
+	ctx := context.Background()
+	minusOne := -1
+	if _, err := alice.GetTask(ctx, &a2a.GetTaskRequest{ID: taskID, HistoryLength: &minusOne}); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("get with historyLength -1: %v", err)
+	}
+	if _, err := alice.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: 1_000_000}); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("list with pageSize 1000000: %v", err)
+	}
+	if _, err := anonymous.GetTask(ctx, &a2a.GetTaskRequest{ID: taskID}); !errors.Is(err, a2a.ErrUnauthenticated) {
+		t.Fatalf("get with an unknown key: %v", err)
 	}
 }
 

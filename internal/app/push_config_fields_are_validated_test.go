@@ -7,18 +7,22 @@ import (
 )
 
 // refusedField returns the field a -32602 names in its data: {"field"} in
-// v0.x, a google.rpc.BadRequest in v1.0.
+// v0.x, in v1.0 a google.rpc.BadRequest after the ErrorInfo.
 func refusedField(t *testing.T, res rpcResult) string {
 	t.Helper()
 	wantError(t, res, -32602)
-	if len(res.Error.Data) != 1 {
-		t.Fatalf("error data = %s, want one entry (%s)", res.Error.Data, res.Error.Message)
+	data := res.Error.Data
+	if len(data) == 2 && strings.Contains(string(data[0]), `"reason":"INVALID_PARAMS"`) {
+		data = data[1:]
+	}
+	if len(data) != 1 {
+		t.Fatalf("error data = %s, want one entry, or ErrorInfo and BadRequest (%s)", res.Error.Data, res.Error.Message)
 	}
 	var d struct {
 		Field      string
 		Violations []struct{ Field string } `json:"fieldViolations"`
 	}
-	if err := json.Unmarshal(res.Error.Data[0], &d); err != nil {
+	if err := json.Unmarshal(data[0], &d); err != nil {
 		t.Fatal(err)
 	}
 	if len(d.Violations) == 1 {

@@ -12,8 +12,8 @@ import (
 )
 
 // Every kind of the core has the gRPC code of spec §5.4 (relay's own
-// kinds: Unauthenticated, ResourceExhausted), and a kind A2A names carries
-// its ErrorInfo reason in domain a2a-protocol.org. A kind added to
+// kinds: Unauthenticated, ResourceExhausted), and carries its ErrorInfo
+// reason (in domain a2a-protocol.org but for a limit). A kind added to
 // a2a.Kinds without a row here, or without a code in kindCodes, fails.
 func TestEveryKindHasAGRPCCode(t *testing.T) {
 	t.Parallel()
@@ -45,20 +45,15 @@ func TestEveryKindHasAGRPCCode(t *testing.T) {
 		if st.Code() != w || st.Message() != "the "+k.String()+" message" {
 			t.Errorf("kind %s: %s %q; want %s", k, st.Code(), st.Message(), w)
 		}
-		reason := ""
-		for _, d := range st.Details() {
-			if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == "a2a-protocol.org" {
-				reason = info.Reason
-			}
-		}
-		if reason != k.Reason() {
-			t.Errorf("kind %s: ErrorInfo reason %q; want %q", k, reason, k.Reason())
+		info, ok := only[*errdetails.ErrorInfo](st)
+		if !ok || info.GetReason() != k.Reason() || info.GetDomain() != k.Domain() {
+			t.Errorf("kind %s: ErrorInfo %v; want reason %q, domain %q", k, info, k.Reason(), k.Domain())
 		}
 	}
 }
 
 // The core's other details travel as the google.rpc messages they are: a
-// refused field as BadRequest, a storage budget as ErrorInfo and
+// refused field as BadRequest (with the ErrorInfo), a storage budget as ErrorInfo and
 // QuotaFailure; a limit that says when to retry adds RetryInfo, and a
 // limit of the instance (not the client's) is Unavailable.
 func TestErrorDetailsAreGoogleRPCMessages(t *testing.T) {
@@ -66,6 +61,9 @@ func TestErrorDetailsAreGoogleRPCMessages(t *testing.T) {
 	field, _ := a2a.AsError(&a2a.FieldError{Field: "message.parts", Limit: 10})
 	st := status.Convert(statusOf(field))
 	if br, ok := only[*errdetails.BadRequest](st); !ok || br.GetFieldViolations()[0].GetField() != "message.parts" {
+		t.Errorf("field error: %s %v", st.Code(), st.Details())
+	}
+	if info, ok := only[*errdetails.ErrorInfo](st); !ok || info.GetReason() != "INVALID_PARAMS" {
 		t.Errorf("field error: %s %v", st.Code(), st.Details())
 	}
 	quota, _ := a2a.AsError(&a2a.QuotaError{Limit: a2a.QuotaTasks, Max: 3, Used: 3})

@@ -89,15 +89,13 @@ type quotaData struct {
 }
 
 // toWire shapes e for dialect d: its code; in v1.0 its google.rpc details
-// in data (an ErrorInfo for an A2A error, a BadRequest for a refused field,
-// ErrorInfo and QuotaFailure for a storage budget); in v0.1 and v0.3 a
-// refused field or budget named in data.
+// in data (always an ErrorInfo naming the reason, then a BadRequest for a
+// refused field, or a QuotaFailure for a storage budget); in v0.1 and v0.3
+// a refused field or budget named in data.
 func toWire(e *a2a.Error, d a2a.Dialect) wireError {
 	w := wireError{Code: Code(e.Kind), Message: e.Message}
 	if d == a2a.V10 {
-		if det := e.Details(); len(det) > 0 {
-			w.Data = det
-		}
+		w.Data = e.Details()
 		return w
 	}
 	if f := e.Field; f != nil {

@@ -19,8 +19,8 @@ func TestEveryKindHasAJSONRPCCode(t *testing.T) {
 		code   int
 		reason string
 	}{
-		a2a.KindInternal:                  {-32603, ""},
-		a2a.KindInvalidParams:             {-32602, ""},
+		a2a.KindInternal:                  {-32603, "INTERNAL_ERROR"},
+		a2a.KindInvalidParams:             {-32602, "INVALID_PARAMS"},
 		a2a.KindTaskNotFound:              {-32001, "TASK_NOT_FOUND"},
 		a2a.KindTaskNotCancelable:         {-32002, "TASK_NOT_CANCELABLE"},
 		a2a.KindPushNotSupported:          {-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"},
@@ -30,8 +30,8 @@ func TestEveryKindHasAJSONRPCCode(t *testing.T) {
 		a2a.KindExtendedCardNotConfigured: {-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
 		a2a.KindExtensionRequired:         {-32008, "EXTENSION_SUPPORT_REQUIRED"},
 		a2a.KindVersionNotSupported:       {-32009, "VERSION_NOT_SUPPORTED"},
-		a2a.KindLimited:                   {-32029, ""},
-		a2a.KindUnauthenticated:           {-32040, ""},
+		a2a.KindLimited:                   {-32029, "LIMIT_REACHED"},
+		a2a.KindUnauthenticated:           {-32040, "UNAUTHENTICATED"},
 	}
 	seen := map[int]a2a.Kind{}
 	for _, k := range a2a.Kinds() {
@@ -54,8 +54,8 @@ func TestEveryKindHasAJSONRPCCode(t *testing.T) {
 		for _, d := range []a2a.Dialect{a2a.V01, a2a.V03, a2a.V10} {
 			got := toWire(a2a.Errorf(k, "x"), d)
 			wantData := "null"
-			if w.reason != "" && d == a2a.V10 {
-				wantData = `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"` + w.reason + `","domain":"a2a-protocol.org"}]`
+			if d == a2a.V10 {
+				wantData = `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"` + w.reason + `","domain":"` + k.Domain() + `"}]`
 			}
 			if data, _ := json.Marshal(got.Data); got.Code != w.code || got.Message != "x" || string(data) != wantData {
 				t.Errorf("kind %q in %s: %d %q data %s; want %d, data %s", k, d, got.Code, got.Message, data, w.code, wantData)
@@ -74,9 +74,10 @@ func TestEveryKindHasAJSONRPCCode(t *testing.T) {
 
 func TestErrorToWire(t *testing.T) {
 	t.Parallel()
-	info := func(reason string) string {
-		return `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"` + reason + `","domain":"a2a-protocol.org"}]`
+	infoOne := func(reason, domain string) string {
+		return `{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"` + reason + `","domain":"` + domain + `"}`
 	}
+	info := func(reason string) string { return "[" + infoOne(reason, "a2a-protocol.org") + "]" }
 	field, _ := a2a.AsError(&a2a.FieldError{Field: "message.messageId", Limit: 256, Problem: "is longer than 256 bytes"})
 	quota, _ := a2a.AsError(&a2a.QuotaError{Limit: a2a.QuotaTasks, Max: 2, Used: 2})
 	limit, _ := a2a.AsError(&a2a.LimitError{Scope: a2a.LimitClient, Message: "too many open streams", RetryAfter: time.Second})
@@ -95,18 +96,20 @@ func TestErrorToWire(t *testing.T) {
 			`{"code":-32007,"message":"no","data":` + info("EXTENDED_AGENT_CARD_NOT_CONFIGURED") + `}`},
 		{"v0.3 task not found", a2a.ErrTaskNotFound("t1"), a2a.V03, `{"code":-32001,"message":"task not found: t1"}`},
 		{"v0.1 task not found", a2a.ErrTaskNotFound("t1"), a2a.V01, `{"code":-32001,"message":"task not found: t1"}`},
-		{"v1.0 invalid params", a2a.InvalidParams("bad"), a2a.V10, `{"code":-32602,"message":"invalid params: bad"}`},
-		{"v1.0 internal", &a2a.Error{Kind: a2a.KindInternal, Message: "internal error"}, a2a.V10, `{"code":-32603,"message":"internal error"}`},
+		{"v1.0 invalid params", a2a.InvalidParams("bad"), a2a.V10, `{"code":-32602,"message":"invalid params: bad","data":` + info("INVALID_PARAMS") + `}`},
+		{"v0.3 invalid params", a2a.InvalidParams("bad"), a2a.V03, `{"code":-32602,"message":"invalid params: bad"}`},
+		{"v1.0 internal", &a2a.Error{Kind: a2a.KindInternal, Message: "internal error"}, a2a.V10, `{"code":-32603,"message":"internal error","data":` + info("INTERNAL_ERROR") + `}`},
 		{"v0.3 field", field, a2a.V03,
 			`{"code":-32602,"message":"invalid params: message.messageId is longer than 256 bytes","data":{"field":"message.messageId","limit":256}}`},
 		{"v1.0 field", field, a2a.V10,
-			`{"code":-32602,"message":"invalid params: message.messageId is longer than 256 bytes","data":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"message.messageId","description":"message.messageId is longer than 256 bytes"}]}]}`},
+			`{"code":-32602,"message":"invalid params: message.messageId is longer than 256 bytes","data":[` + infoOne("INVALID_PARAMS", "a2a-protocol.org") + `,{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"message.messageId","description":"message.messageId is longer than 256 bytes"}]}]}`},
 		{"v0.3 quota", quota, a2a.V03,
 			`{"code":-32029,"message":"` + quotaMsg + `","data":{"limit":"tasks","max":2,"used":2}}`},
 		{"v1.0 quota", quota, a2a.V10,
 			`{"code":-32029,"message":"` + quotaMsg + `","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"QUOTA_EXCEEDED","domain":"relay","metadata":{"limit":"tasks","max":"2","used":"2"}},` +
 				`{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"subject":"client:tasks","description":"` + quotaMsg + `"}]}]}`},
-		{"v1.0 limit", limit, a2a.V10, `{"code":-32029,"message":"too many open streams"}`},
+		{"v1.0 limit", limit, a2a.V10, `{"code":-32029,"message":"too many open streams","data":[` + infoOne("LIMIT_REACHED", "relay") + `]}`},
+		{"v0.3 limit", limit, a2a.V03, `{"code":-32029,"message":"too many open streams"}`},
 	} {
 		got, _ := json.Marshal(toWire(tc.err, tc.d))
 		if !sameJSON(got, []byte(tc.want)) {

@@ -252,9 +252,14 @@ func errorStatus(c *fiber.Ctx, e *a2a.Error) int {
 
 // Refuse answers an A2A request relay refuses before reading it (no
 // credentials, a rate limit): e's code and message under a null id, with
-// the HTTP status given.
+// the HTTP status given; with its details in data when A2A-Version says
+// 1.0 (the method, which names the dialect otherwise, is not read yet).
 func Refuse(c *fiber.Ctx, status int, e *a2a.Error) error {
-	return writeRPC(c, status, response{JSONRPC: "2.0", ID: nullID, Error: ptr(toWire(e, a2a.V03))})
+	d := a2a.V03
+	if v, _ := a2a.ParseVersion(c.Get("A2A-Version")); v == a2a.V10 {
+		d = a2a.V10
+	}
+	return writeRPC(c, status, response{JSONRPC: "2.0", ID: nullID, Error: ptr(toWire(e, d))})
 }
 
 // RefuseTransport answers a request the HTTP server refused before it

@@ -193,8 +193,8 @@ func TestHandlerPanicAndInternalErrors(t *testing.T) {
 		if strings.Contains(raw, "10.1.2.3") || strings.Contains(raw, "secret") || strings.Contains(raw, "dial tcp") {
 			t.Errorf("%s: body leaks the failure: %s", tc.name, raw)
 		}
-		if len(r.Error.Data) != 0 {
-			t.Errorf("%s: -32603 carries data %s", tc.name, r.Error.Data)
+		if d := string(r.Error.Data); d != "" && d != `[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"INTERNAL_ERROR","domain":"a2a-protocol.org"}]` {
+			t.Errorf("%s: -32603 carries data %s, more than its ErrorInfo", tc.name, r.Error.Data)
 		}
 		// The app keeps serving after the failure.
 		_, raw, r = post(t, app, rpcBody(`2`, "tasks/get", `{"id":"v03"}`), nil)
@@ -230,7 +230,8 @@ func TestHandlerEnvelopeErrors(t *testing.T) {
 		{"task not found v1.0", rpcBody(`3`, "GetTask", `{"id":"nope"}`), nil, 200, CodeTaskNotFound, `3`, "TASK_NOT_FOUND"},
 		{"task not found v0.3", rpcBody(`3`, "tasks/get", `{"id":"nope"}`), nil, 200, CodeTaskNotFound, `3`, ""},
 		{"streaming v1.0", rpcBody(`3`, "SendStreamingMessage", `{}`), nil, 200, CodeUnsupportedOperation, `3`, "UNSUPPORTED_OPERATION"},
-		{"bad params v1.0", rpcBody(`3`, "SendMessage", `{"message":{"parts":[{}]}}`), nil, 200, CodeInvalidParams, `3`, ""},
+		{"bad params v1.0", rpcBody(`3`, "SendMessage", `{"message":{"parts":[{}]}}`), nil, 200, CodeInvalidParams, `3`, "INVALID_PARAMS"},
+		{"bad params v0.3", rpcBody(`3`, "message/send", `{"message":{"parts":[{}]}}`), nil, 200, CodeInvalidParams, `3`, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

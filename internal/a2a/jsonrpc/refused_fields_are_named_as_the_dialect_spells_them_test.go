@@ -59,10 +59,10 @@ func TestRefusedFieldsAreNamedAsTheDialectSpellsThem(t *testing.T) {
 			`{"field":"message.messageId","limit":256}`},
 		{"v1.0 create scheme", "CreateTaskPushNotificationConfig",
 			`{"taskId":"v10","url":"https://h.example.com","authentication":{"scheme":"Bearer x","credentials":"c"}}`, v10,
-			`[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"authentication.scheme","description":"authentication.scheme must be an HTTP auth scheme such as Bearer or Basic (letters, digits and !#$%&'*+-.^_` + "`" + `|~), byte 6 is not"}]}]`},
+			`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"INVALID_PARAMS","domain":"a2a-protocol.org"},{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"authentication.scheme","description":"authentication.scheme must be an HTTP auth scheme such as Bearer or Basic (letters, digits and !#$%&'*+-.^_` + "`" + `|~), byte 6 is not"}]}]`},
 		{"v1.0 send inline id", "SendMessage",
 			`{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]},"configuration":{"taskPushNotificationConfig":{"id":"c\n","url":"https://h.example.com"}}}`, v10,
-			`[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"configuration.taskPushNotificationConfig.id","description":"configuration.taskPushNotificationConfig.id contains a control character (U+000A) at byte 1"}]}]`},
+			`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"INVALID_PARAMS","domain":"a2a-protocol.org"},{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"configuration.taskPushNotificationConfig.id","description":"configuration.taskPushNotificationConfig.id contains a control character (U+000A) at byte 1"}]}]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -79,9 +79,9 @@ func TestRefusedFieldsAreNamedAsTheDialectSpellsThem(t *testing.T) {
 				_ = json.Unmarshal(r.Error.Data, &fd)
 				field = fd.Field
 			} else {
-				var br []a2a.BadRequest
-				_ = json.Unmarshal(r.Error.Data, &br)
-				field = br[0].FieldViolations[0].Field
+				var details []a2a.BadRequest // the ErrorInfo, then the BadRequest
+				_ = json.Unmarshal(r.Error.Data, &details)
+				field = details[len(details)-1].FieldViolations[0].Field
 			}
 			if !strings.HasPrefix(r.Error.Message, "invalid params: "+field+" ") {
 				t.Errorf("message %q does not start with the field %s", r.Error.Message, field)

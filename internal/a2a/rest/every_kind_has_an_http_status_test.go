@@ -13,8 +13,8 @@ import (
 )
 
 // Every kind of the core has the HTTP status and google.rpc.Code of spec
-// §5.4 (relay's own kinds: 401, 429 or 503), and its ErrorInfo reason in
-// details. A kind added to a2a.Kinds without a row here, or without a
+// §5.4 (relay's own kinds: 401, 429 or 503), and its ErrorInfo (reason
+// and domain) in details. A kind added to a2a.Kinds without a row here, or without a
 // status in statuses, fails.
 func TestEveryKindHasAnHTTPStatus(t *testing.T) {
 	t.Parallel()
@@ -50,16 +50,19 @@ func TestEveryKindHasAnHTTPStatus(t *testing.T) {
 		if got.Status != w.code || got.Error.Code != w.code || got.Error.Status != w.status || got.Error.Message != "x" {
 			t.Errorf("kind %q answered %+v", k, got)
 		}
-		reason := ""
-		if len(got.Error.Details) > 0 {
-			reason = got.Error.Details[0].Reason
-		}
-		if reason != k.Reason() {
-			t.Errorf("kind %q: details reason %q, want %q", k, reason, k.Reason())
+		if d := got.Error.Details; len(d) != 1 || d[0].Type != "type.googleapis.com/google.rpc.ErrorInfo" ||
+			d[0].Reason != k.Reason() || d[0].Domain != k.Domain() {
+			t.Errorf("kind %q: details %+v, want an ErrorInfo reason %q domain %q", k, d, k.Reason(), k.Domain())
 		}
 	}
 	if len(statuses) != len(a2a.Kinds()) {
 		t.Errorf("statuses maps %d kinds, a2a.Kinds has %d", len(statuses), len(a2a.Kinds()))
+	}
+	// A refused field adds a google.rpc.BadRequest to the ErrorInfo.
+	field := answer(t, &a2a.FieldError{Field: "message.parts", Limit: 10})
+	if d := field.Error.Details; field.Status != 400 || len(d) != 2 || d[0].Reason != "INVALID_PARAMS" ||
+		d[1].Type != "type.googleapis.com/google.rpc.BadRequest" {
+		t.Errorf("field error answered %+v", field)
 	}
 	// A limit says whose it is and when to retry.
 	inst := answer(t, &a2a.LimitError{Scope: a2a.LimitInstance, Message: "full", RetryAfter: 1500 * time.Millisecond})
@@ -79,7 +82,10 @@ type answered struct {
 		Code    int
 		Status  string
 		Message string
-		Details []struct{ Reason string }
+		Details []struct {
+			Type           string `json:"@type"`
+			Reason, Domain string
+		}
 	}
 }
 

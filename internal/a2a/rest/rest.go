@@ -405,19 +405,23 @@ func Refuse(c *fiber.Ctx, code int, e *a2a.Error) error {
 }
 
 // RefuseTransport answers a request the HTTP server refused before it
-// reached a route (too large a body, no such route) with status and msg.
+// reached a route (too large a body, no such route) with status and msg,
+// and the ErrorInfo reason the JSON-RPC binding's envelope errors would
+// have (METHOD_NOT_FOUND, INVALID_REQUEST, INTERNAL_ERROR).
 func RefuseTransport(c *fiber.Ctx, code int, msg string) error {
 	kind := a2a.KindInvalidParams
-	name := "INVALID_ARGUMENT"
+	name, reason := "INVALID_ARGUMENT", "INVALID_REQUEST"
 	switch {
 	case code == fiber.StatusNotFound:
-		name = "NOT_FOUND"
+		name, reason = "NOT_FOUND", "METHOD_NOT_FOUND"
 	case code == fiber.StatusRequestEntityTooLarge:
 		name = "RESOURCE_EXHAUSTED"
 	case code >= 500:
-		kind, name = a2a.KindInternal, "INTERNAL"
+		kind, name, reason = a2a.KindInternal, "INTERNAL", "INTERNAL_ERROR"
 	}
-	return writeJSON(c, code, body(a2a.Errorf(kind, "%s", msg), status{code, name}))
+	b := body(a2a.Errorf(kind, "%s", msg), status{code, name})
+	b.Error.Details = []any{a2a.ErrorInfo{Type: "type.googleapis.com/google.rpc.ErrorInfo", Reason: reason, Domain: "a2a-protocol.org"}}
+	return writeJSON(c, code, b)
 }
 
 func writeJSON(c *fiber.Ctx, code int, v any) error {

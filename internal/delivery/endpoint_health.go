@@ -18,6 +18,7 @@ import (
 type Health interface {
 	Record(ctx context.Context, now time.Time, batch []health.Outcomes) ([]health.Change, error)
 	Disabled(ctx context.Context) ([]string, error)
+	IsDisabled(ctx context.Context, id string) (bool, error)
 }
 
 // HealthObserver hears of endpoint health (metrics.Metrics implements it;
@@ -110,6 +111,37 @@ func (t *healthTally) count(o outbox.Outcome, rec Attempt) {
 	case rec.Status != 0:
 		c.LastError = "HTTP " + strconv.Itoa(rec.Status)
 	}
+}
+
+// skip tells whether a notification to endpoint id is to be skipped: the
+// endpoint is disabled as last read, and Redis still says so. An endpoint
+// enabled since the last read (on any relay) is sent to at once, so that
+// a replay queued right after enabling it is not skipped again; the extra
+// round trip is paid only by the notifications of disabled endpoints.
+// When Redis does not answer, the last read holds.
+func (t *healthTally) skip(ctx context.Context, id string) bool {
+	if !t.isDisabled(id) {
+		return false
+	}
+	still, err := t.store.IsDisabled(ctx, id)
+	if err != nil || still {
+		return true
+	}
+	t.enable(id)
+	return false
+}
+
+// enable drops id from the disabled endpoints as last read.
+func (t *healthTally) enable(id string) {
+	d := map[string]bool{}
+	if old := t.disabled.Load(); old != nil {
+		for k := range *old {
+			if k != id {
+				d[k] = true
+			}
+		}
+	}
+	t.disabled.Store(&d)
 }
 
 // disable adds id to the disabled endpoints.

@@ -543,7 +543,7 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 	if sc := span.SpanContext(); sc.IsValid() {
 		a.TraceID = sc.TraceID().String()
 	}
-	if cfg.invalid == nil && w.health.isDisabled(cfg.endpoint) {
+	if cfg.invalid == nil && w.health.skip(ctx, cfg.endpoint) {
 		return w.skipDisabled(f, rec, a)
 	}
 	var r result

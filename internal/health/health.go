@@ -212,6 +212,17 @@ func (s *Store) Disabled(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
+// IsDisabled tells whether endpoint id is disabled now (one SISMEMBER):
+// the check a relay makes before it skips a notification, so that one
+// enabled a moment ago on any relay is sent.
+func (s *Store) IsDisabled(ctx context.Context, id string) (bool, error) {
+	ok, err := s.rdb.SIsMember(ctx, s.k.EndpointsDisabled(), id).Result()
+	if err != nil {
+		return false, fmt.Errorf("health: is disabled: %w", err)
+	}
+	return ok, nil
+}
+
 // Enable enables endpoint id again: its deliveries are POSTed again (each
 // relay sees it within about a second) and its failure run starts over.
 func (s *Store) Enable(ctx context.Context, id string, now time.Time) error {

@@ -22,7 +22,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/layout"
+	"github.com/a2arelay/relay/internal/ssrf"
 )
 
 //go:embed lua/acquire.lua
@@ -104,14 +107,21 @@ type Slot struct {
 // Held reports whether s holds a place in flight (Release frees it).
 func (s Slot) Held() bool { return s.lease != "" }
 
-// HostOf is the host a webhook URL's host limits are kept under: its
-// authority (host and port), lower case.
+// HostOf is the host a webhook URL's host limits are kept under: its host
+// and port, in one spelling for every way of writing them (ssrf's
+// CanonicalHost; the scheme's default port when none is written).
 func HostOf(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return ""
 	}
-	return strings.ToLower(u.Host)
+	port := u.Port()
+	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+		port = strconv.FormatUint(n, 10)
+	} else if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return net.JoinHostPort(ssrf.CanonicalHost(u.Hostname()), port)
 }
 
 // Acquire lets one delivery to webhookURL under l start now (a Slot,

@@ -44,6 +44,17 @@ func TestASlowerConfigDoesNotHoldAFasterOneToItsRate(t *testing.T) {
 		if _, w, err := th.Acquire(ctx, u, Limits{Rate: slow}); err != nil || w == nil {
 			t.Fatalf("rate %g: the slow config starts again at once: wait %+v, err %v", slow, w, err)
 		}
+		// Waiters of one rate are still told starts one after another
+		// (6/s: a step that is no whole number of ms).
+		const v = "https://six.example.test/hook"
+		if _, w, err := th.Acquire(ctx, v, Limits{Rate: 6}); err != nil || w != nil {
+			t.Fatalf("6/s: first start: wait %+v, err %v", w, err)
+		}
+		_, w1, _ := th.Acquire(ctx, v, Limits{Rate: 6})
+		_, w2, _ := th.Acquire(ctx, v, Limits{Rate: 6})
+		if w1 == nil || w2 == nil || w2.For <= w1.For {
+			t.Fatalf("6/s: two waiters told %+v and %+v, want the second later", w1, w2)
+		}
 		keys := k.Endpoint(HostOf(u), u)
 		if ttl := rdb.PTTL(ctx, keys.URLRate).Val(); ttl <= 0 {
 			t.Fatalf("rate %g: the URL's rate state has no expiry (PTTL %s)", slow, ttl)

@@ -94,7 +94,7 @@ if start > now then
   for i, k in ipairs({KEYS[1], KEYS[3]}) do
     local rate = i == 1 and a.urlRate or a.hostRate
     if rate > 0 then
-      redis.call('HSET', k, 'h', string.format('%d', told), 'hs', string.format('%.3f', step(rate)))
+      redis.call('HSET', k, 'h', string.format('%d', told), 'hs', string.format('%.17g', step(rate)))
       expire(k, told - now + 2000)
     end
   end

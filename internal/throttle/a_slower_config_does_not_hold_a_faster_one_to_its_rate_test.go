@@ -56,7 +56,7 @@ func TestASlowerConfigDoesNotHoldAFasterOneToItsRate(t *testing.T) {
 			t.Fatalf("6/s: two waiters told %+v and %+v, want the second later", w1, w2)
 		}
 		keys := k.Endpoint(HostOf(u), u)
-		if ttl := rdb.PTTL(ctx, keys.URLRate).Val(); ttl <= 0 {
+		if ttl := rdb.PTTL(ctx, keys.URLRateAt(slow)).Val(); ttl <= 0 {
 			t.Fatalf("rate %g: the URL's rate state has no expiry (PTTL %s)", slow, ttl)
 		}
 	}

@@ -8,8 +8,10 @@
 // limits from the push config).
 //
 // Rates are spaced: a delivery starts at least 1/rate s after the previous
-// one to the same URL (or host), by Redis's clock, so no second holds more
-// than rate starts (no burst). A slot in flight is a lease that expires
+// one to the same URL at the same rate (or host), by Redis's clock, so no
+// second holds more than rate starts (no burst). Configs of one URL that
+// ask for different rates are each spaced by their own, apart: none holds
+// another to its rate. A slot in flight is a lease that expires
 // (Config.Lease) unless its delivery releases it first, so a relay that
 // dies holds no slot for long. When both the URL and its host are limited,
 // both limits hold.
@@ -141,7 +143,7 @@ func (t *Throttle) Acquire(ctx context.Context, webhookURL string, l Limits) (Sl
 		"urlRate": l.Rate, "hostRate": l.HostRate, "urlMax": l.MaxConcurrent, "hostMax": l.HostMaxConcurrent,
 		"lease": lease, "leaseMs": t.cfg.Lease.Milliseconds(), "pollMs": t.cfg.Poll.Milliseconds(), "now": now,
 	})
-	res, err := acquireScript.Run(ctx, t.rdb, []string{keys.URLRate, keys.URLFlight, keys.HostRate, keys.HostFlight}, args).Slice()
+	res, err := acquireScript.Run(ctx, t.rdb, []string{keys.URLRateAt(l.Rate), keys.URLFlight, keys.HostRate, keys.HostFlight}, args).Slice()
 	if err != nil {
 		return Slot{}, nil, fmt.Errorf("throttle: acquire: %w", err)
 	}

@@ -1,8 +1,9 @@
 -- acquire.lua: lets one delivery to a webhook URL start now, or says how
 -- long to wait, under the URL's and its host's limits (throttle.go).
 --
--- KEYS[1] the URL's rate state (hash: l, its latest start; h, the latest
---   start a waiter was told, hs, that waiter's step)   KEYS[2] the URL's
+-- KEYS[1] the URL's rate state at this delivery's rate (a hash, one per URL
+--   and rate: t, the time its next delivery may start; h, the latest
+--   start a waiter was told)   KEYS[2] the URL's
 --   deliveries in flight (zset: lease id -> expiry ms)
 -- KEYS[3] the host's rate state                     KEYS[4] the host's
 --   deliveries in flight
@@ -18,9 +19,9 @@
 --   now                ms, for tests (0: Redis's clock)
 -- Time is Redis's (TIME), so relays whose clocks differ agree.
 -- Rates are spaced (GCRA without burst): a delivery may start once the
--- previous one started 1/rate s earlier (its own rate: configs of one URL
--- may differ), so any second holds at most rate starts. A waiter is told a
--- start no other waiter of its rate (or a faster one) was told (h), so that
+-- previous one started 1/rate s earlier, so any second holds at most rate
+-- starts. A step is at most maxStep (a rate under one a day counts as one
+-- a day), so that every sum and expiry stays a finite number of ms. A waiter is told a start no other waiter was told (h), so that
 -- waiters come back one after another, not all at once.
 -- Returns {1} when the delivery may start (its lease recorded), or
 -- {0, wait ms, 'rate' | 'concurrency'}.
@@ -47,36 +48,17 @@ local full = busy(KEYS[2], a.urlMax) or busy(KEYS[4], a.hostMax)
 if full then
   return {0, math.min(full, a.pollMs), 'concurrency'}
 end
--- The rates: the delivery may start once each limited key's latest start
--- is its own step (1000 / its rate, at most maxStep) behind: configs of one
--- URL share its latest start, each held to its own rate, so a config that
--- asks for a slow rate waits for itself and never holds a faster one.
-local maxStep = 86400000 -- one start a day at least: keeps the sums finite
-local function step(rate)
+-- The rates: the delivery may start at the later of their next starts.
+local maxStep = 86400000
+local function stepOf(rate)
   return math.min(1000 / rate, maxStep)
 end
--- state is a limited key's next start for this caller, and the latest
--- start a waiter of the same step or a faster one was told (h, hs).
 local function state(key, rate)
   if rate <= 0 then
     return 0, 0
   end
-  local s = redis.call('HMGET', key, 'l', 'h', 'hs')
-  local last = tonumber(s[1] or '')
-  local nxt = last and last + step(rate) or 0
-  local h = tonumber(s[2] or '0')
-  if tonumber(s[3] or '0') > step(rate) then
-    h = 0 -- told by a slower waiter: not this one's queue
-  end
-  return nxt, h
-end
--- expire sets key to live at least ms more (never less than it has).
-local function expire(key, ms)
-  ms = math.floor(ms)
-  local ttl = redis.call('PTTL', key)
-  if ttl < ms then
-    redis.call('PEXPIRE', key, ms)
-  end
+  local s = redis.call('HMGET', key, 't', 'h')
+  return tonumber(s[1] or '0'), tonumber(s[2] or '0')
 end
 local ut, uh = state(KEYS[1], a.urlRate)
 local ht, hh = state(KEYS[3], a.hostRate)
@@ -84,18 +66,19 @@ local start = math.max(ut, ht)
 if start > now then
   -- Wait: told the later of the next start and one step after the last
   -- waiter's, which becomes the last waiter's.
-  local told = start
-  for i, rate in ipairs({a.urlRate, a.hostRate}) do
+  local step = 0
+  for _, rate in ipairs({a.urlRate, a.hostRate}) do
     if rate > 0 then
-      told = math.max(told, (i == 1 and uh or hh) + step(rate))
+      step = math.max(step, stepOf(rate))
     end
   end
+  local told = math.max(start, math.max(uh, hh) + step)
   told = math.min(told, now + 60000)
   for i, k in ipairs({KEYS[1], KEYS[3]}) do
     local rate = i == 1 and a.urlRate or a.hostRate
     if rate > 0 then
-      redis.call('HSET', k, 'h', string.format('%d', told), 'hs', string.format('%.17g', step(rate)))
-      expire(k, told - now + 2000)
+      redis.call('HSET', k, 'h', string.format('%d', told))
+      redis.call('PEXPIRE', k, math.floor(told - now + 2000))
     end
   end
   return {0, math.max(1, math.floor(told - now)), 'rate'}
@@ -103,8 +86,9 @@ end
 for i, k in ipairs({KEYS[1], KEYS[3]}) do
   local rate = i == 1 and a.urlRate or a.hostRate
   if rate > 0 then
-    redis.call('HSET', k, 'l', string.format('%d', now))
-    expire(k, step(rate) + 60000)
+    local nxt = now + stepOf(rate)
+    redis.call('HSET', k, 't', string.format('%.3f', nxt))
+    redis.call('PEXPIRE', k, math.floor(stepOf(rate) + 60000))
   end
 end
 for i, k in ipairs({KEYS[2], KEYS[4]}) do

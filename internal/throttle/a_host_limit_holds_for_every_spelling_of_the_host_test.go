@@ -29,7 +29,7 @@ func TestAHostLimitHoldsForEverySpellingOfTheHost(t *testing.T) {
 		{"https://hooks.example.test/a", "https://HOOKS.Example.test/b", "https://hooks.example.test./c", "https://hooks.example.test:443/d", "https://hooks.example.test:0443/e"},
 		{"http://hooks.example.test/a", "http://hooks.example.test:80/b"},
 		{"https://[2001:db8::1]/a", "https://[2001:DB8:0:0::1]:443/b", "https://[2001:0db8::0001]/c"},
-		{"https://192.0.2.1/a", "https://192.0.2.1.:443/b", "https://3221225985/c", "https://0xc0.0.2.1/d"},
+		{"https://192.0.2.1/a", "https://192.0.2.1.:443/b", "https://3221225985/c", "https://0xc0.0.2.1/d", "https://[::ffff:192.0.2.1]/e"},
 	} {
 		if _, w, err := th.Acquire(ctx, group[0], capped); err != nil || w != nil {
 			t.Fatalf("%s: first in flight: wait %+v, err %v", group[0], w, err)

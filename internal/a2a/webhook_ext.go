@@ -199,14 +199,44 @@ func encodeWebhookMetadata(o *WebhookOptions) json.RawMessage {
 }
 
 // takeWebhookOptions gives a config sent inline the extension's params
-// from the send's own metadata, unless the config carries its own.
+// from the send's own metadata, unless the config carries its own, and
+// takes them out of the send's metadata either way: they are the config's
+// (a v1 secret among them is sealed with it), and the send's metadata
+// becomes the task's, which answers, webhooks and agents show in clear.
 func (p *SendParams) takeWebhookOptions() error {
-	if p.PushConfig == nil || p.PushConfig.Options != nil {
+	if p.PushConfig != nil && p.PushConfig.Options == nil {
+		o, err := webhookOptionsFrom("metadata", p.Metadata)
+		if err != nil {
+			return err
+		}
+		p.PushConfig.Options = o
+	}
+	p.Metadata = withoutWebhookOptions(p.Metadata)
+	return nil
+}
+
+// withoutWebhookOptions is a metadata object without the extension's
+// params (nil when nothing else is left; as it is when it has none).
+func withoutWebhookOptions(metadata json.RawMessage) json.RawMessage {
+	if len(metadata) == 0 || (!bytes.Contains(metadata, []byte(WebhookExtensionURI)) && !bytes.Contains(metadata, []byte(`\`))) {
+		return metadata // (the key can only be there spelled as it is, or escaped)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(metadata, &m); err != nil {
+		return metadata
+	}
+	if _, ok := m[WebhookExtensionURI]; !ok {
+		return metadata
+	}
+	delete(m, WebhookExtensionURI)
+	if len(m) == 0 {
 		return nil
 	}
-	o, err := webhookOptionsFrom("metadata", p.Metadata)
-	p.PushConfig.Options = o
-	return err
+	b, err := json.Marshal(m)
+	if err != nil {
+		return metadata
+	}
+	return b
 }
 
 // Event classes for the extension's event filters (Event.FilterClass):

@@ -281,6 +281,13 @@ type EndpointKeys struct {
 	URLRate, URLFlight, HostRate, HostFlight string
 }
 
+// URLRateAt is the URL's rate state for deliveries at rate (per second):
+// configs of one URL that ask for different rates are each spaced by their
+// own, apart, and those that ask for the same one share it.
+func (e EndpointKeys) URLRateAt(rate float64) string {
+	return e.URLRate + ":" + strconv.FormatFloat(rate, 'g', -1, 64)
+}
+
 // Stats is partition p's hash of delivery counts in the minute that starts
 // at minuteMs.
 func (k Keys) Stats(p int, minuteMs int64) string {

@@ -48,7 +48,9 @@ const (
 
 // Classify names the class of a failed delivery attempt's error: "blocked"
 // (refused by the guard), "dns", "proxy" (the egress proxy could not be
-// reached or did not open the tunnel, WithProxy), "timeout", "tls", "connect" (refused, reset
+// reached or did not open the tunnel, WithProxy; but a proxy answering
+// 502, 503 or 504, that it could not reach the webhook, is "connect"),
+// "timeout", "tls", "connect" (refused, reset
 // or unreachable), "http" for anything else, and "" for a nil error. The
 // first matching class in that order wins, so a DNS timeout is "dns".
 func Classify(err error) string {
@@ -66,6 +68,8 @@ func Classify(err error) string {
 		return ClassBlocked
 	case errors.As(err, &dnsErr):
 		return ClassDNS
+	case errors.As(err, &proxy) && proxy.upstream():
+		return ClassConnect // the proxy is up and could not reach the webhook
 	case errors.As(err, &proxy):
 		return ClassProxy
 	case errors.Is(err, context.DeadlineExceeded), anyInChain(err, isTimeout):

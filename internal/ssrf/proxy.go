@@ -47,6 +47,17 @@ func (e *ProxyError) Error() string {
 
 func (e *ProxyError) Unwrap() error { return e.Err }
 
+// upstream reports whether the proxy answered that it could not reach the
+// target (502, 503 as Squid answers a refused connection, 504): the
+// webhook's failure, not the proxy's.
+func (e *ProxyError) upstream() bool {
+	switch e.Status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
 // proxy is a parsed egress proxy.
 type proxy struct {
 	addr string // host:port

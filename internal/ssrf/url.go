@@ -170,3 +170,16 @@ func digitValue(c byte) (uint64, bool) {
 	}
 	return 0, false
 }
+
+// CanonicalHost is host (a URL's host name, without brackets or port) as
+// relay dials it, in one spelling: lower case, without a trailing dot, and
+// an IP address (any literal or inet_aton form, IPv4-mapped IPv6) in its
+// standard form. Keys kept per host (the webhook limits) use it, so that
+// spellings of one host share them.
+func CanonicalHost(host string) string {
+	host = normalizeHost(host)
+	if ip, _, ok := hostIP(host); ok {
+		return unmap(ip).String() // (an IPv4-mapped IPv6 address is the IPv4 one relay dials)
+	}
+	return host
+}

@@ -8,8 +8,10 @@
 // limits from the push config).
 //
 // Rates are spaced: a delivery starts at least 1/rate s after the previous
-// one to the same URL (or host), by Redis's clock, so no second holds more
-// than rate starts (no burst). A slot in flight is a lease that expires
+// one to the same URL at the same rate (or host), by Redis's clock, so no
+// second holds more than rate starts (no burst). Configs of one URL that
+// ask for different rates are each spaced by their own, apart: none holds
+// another to its rate. A slot in flight is a lease that expires
 // (Config.Lease) unless its delivery releases it first, so a relay that
 // dies holds no slot for long. When both the URL and its host are limited,
 // both limits hold.
@@ -22,7 +24,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +34,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/a2arelay/relay/internal/layout"
+	"github.com/a2arelay/relay/internal/ssrf"
 )
 
 //go:embed lua/acquire.lua
@@ -104,14 +109,21 @@ type Slot struct {
 // Held reports whether s holds a place in flight (Release frees it).
 func (s Slot) Held() bool { return s.lease != "" }
 
-// HostOf is the host a webhook URL's host limits are kept under: its
-// authority (host and port), lower case.
+// HostOf is the host a webhook URL's host limits are kept under: its host
+// and port, in one spelling for every way of writing them (ssrf's
+// CanonicalHost; the scheme's default port when none is written).
 func HostOf(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return ""
 	}
-	return strings.ToLower(u.Host)
+	port := u.Port()
+	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+		port = strconv.FormatUint(n, 10)
+	} else if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return net.JoinHostPort(ssrf.CanonicalHost(u.Hostname()), port)
 }
 
 // Acquire lets one delivery to webhookURL under l start now (a Slot,
@@ -131,7 +143,7 @@ func (t *Throttle) Acquire(ctx context.Context, webhookURL string, l Limits) (Sl
 		"urlRate": l.Rate, "hostRate": l.HostRate, "urlMax": l.MaxConcurrent, "hostMax": l.HostMaxConcurrent,
 		"lease": lease, "leaseMs": t.cfg.Lease.Milliseconds(), "pollMs": t.cfg.Poll.Milliseconds(), "now": now,
 	})
-	res, err := acquireScript.Run(ctx, t.rdb, []string{keys.URLRate, keys.URLFlight, keys.HostRate, keys.HostFlight}, args).Slice()
+	res, err := acquireScript.Run(ctx, t.rdb, []string{keys.URLRateAt(l.Rate), keys.URLFlight, keys.HostRate, keys.HostFlight}, args).Slice()
 	if err != nil {
 		return Slot{}, nil, fmt.Errorf("throttle: acquire: %w", err)
 	}

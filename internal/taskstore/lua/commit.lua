@@ -126,7 +126,7 @@
 --                       event's stream entry keeps it ('t'), and so does
 --                       the outbox entry that carries the event ('p'), so
 --                       that its deliveries join the turn's trace
---   ARGV[28 ..]         the events, one per argument, appended in order (as
+--   ARGV[29 ..]         the events, one per argument, appended in order (as
 --                       many as flags has flags)
 -- Usage (usage.go): the task hash keeps 'us', the bytes counted for the task
 -- so far, and 'ub', the bucket they were last counted in. A commit adds

@@ -1,8 +1,9 @@
 -- acquire.lua: lets one delivery to a webhook URL start now, or says how
 -- long to wait, under the URL's and its host's limits (throttle.go).
 --
--- KEYS[1] the URL's rate state (hash: t, the time its next delivery may
---   start; h, the latest start a waiter was told)   KEYS[2] the URL's
+-- KEYS[1] the URL's rate state at this delivery's rate (a hash, one per URL
+--   and rate: t, the time its next delivery may start; h, the latest
+--   start a waiter was told)   KEYS[2] the URL's
 --   deliveries in flight (zset: lease id -> expiry ms)
 -- KEYS[3] the host's rate state                     KEYS[4] the host's
 --   deliveries in flight
@@ -19,7 +20,8 @@
 -- Time is Redis's (TIME), so relays whose clocks differ agree.
 -- Rates are spaced (GCRA without burst): a delivery may start once the
 -- previous one started 1/rate s earlier, so any second holds at most rate
--- starts. A waiter is told a start no other waiter was told (h), so that
+-- starts. A step is at most maxStep (a rate under one a day counts as one
+-- a day), so that every sum and expiry stays a finite number of ms. A waiter is told a start no other waiter was told (h), so that
 -- waiters come back one after another, not all at once.
 -- Returns {1} when the delivery may start (its lease recorded), or
 -- {0, wait ms, 'rate' | 'concurrency'}.
@@ -47,6 +49,10 @@ if full then
   return {0, math.min(full, a.pollMs), 'concurrency'}
 end
 -- The rates: the delivery may start at the later of their next starts.
+local maxStep = 86400000
+local function stepOf(rate)
+  return math.min(1000 / rate, maxStep)
+end
 local function state(key, rate)
   if rate <= 0 then
     return 0, 0
@@ -63,7 +69,7 @@ if start > now then
   local step = 0
   for _, rate in ipairs({a.urlRate, a.hostRate}) do
     if rate > 0 then
-      step = math.max(step, 1000 / rate)
+      step = math.max(step, stepOf(rate))
     end
   end
   local told = math.max(start, math.max(uh, hh) + step)
@@ -80,9 +86,9 @@ end
 for i, k in ipairs({KEYS[1], KEYS[3]}) do
   local rate = i == 1 and a.urlRate or a.hostRate
   if rate > 0 then
-    local nxt = now + 1000 / rate
+    local nxt = now + stepOf(rate)
     redis.call('HSET', k, 't', string.format('%.3f', nxt))
-    redis.call('PEXPIRE', k, math.floor(1000 / rate + 60000))
+    redis.call('PEXPIRE', k, math.floor(stepOf(rate) + 60000))
   end
 end
 for i, k in ipairs({KEYS[2], KEYS[4]}) do

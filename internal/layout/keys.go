@@ -340,7 +340,9 @@ func (k Keys) EndpointsDisabled() string { return k.prefix + ":{endpoints}:disab
 // EndpointConfigs is the zset of the push configs seen sending to
 // endpoint id, as ConfigMember names them, scored by the ms of their last
 // recorded outcome: what the endpoint's page lists (bounded).
-func (k Keys) EndpointConfigs(id string) string { return k.prefix + ":{endpoints}:ep:" + id + ":configs" }
+func (k Keys) EndpointConfigs(id string) string {
+	return k.prefix + ":{endpoints}:ep:" + id + ":configs"
+}
 
 // ConfigHealth is the health hash of one push config (task taskID, config
 // configID): in the task's partition, so a flush records the configs of

@@ -338,8 +338,9 @@ func (k Keys) Endpoints() string { return k.prefix + ":{endpoints}:index" }
 func (k Keys) EndpointsDisabled() string { return k.prefix + ":{endpoints}:disabled" }
 
 // EndpointConfigs is the zset of the push configs seen sending to
-// endpoint id, as ConfigMember names them, scored by the ms of their last
-// recorded outcome: what the endpoint's page lists (bounded).
+// endpoint id (each member the JSON array [task id, config id]), scored
+// by the ms of their last recorded outcome: what the endpoint's page
+// lists (bounded).
 func (k Keys) EndpointConfigs(id string) string {
 	return k.prefix + ":{endpoints}:ep:" + id + ":configs"
 }

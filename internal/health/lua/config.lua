@@ -13,17 +13,13 @@ local a = cjson.decode(ARGV[1])
 local function ms(x) return string.format('%d', x) end
 for i, c in ipairs(a.configs) do
   local h = KEYS[i]
-  local f = redis.call('HMGET', h, 'consec', 'since', 'lastErrAt', 'lastOk')
-  local consec, since = tonumber(f[1]) or 0, tonumber(f[2]) or 0
-  local lastErrAt, lastOk = tonumber(f[3]) or 0, tonumber(f[4]) or 0
-  if c.ok > 0 then
-    redis.call('HINCRBY', h, 'ok', c.ok)
-    redis.call('HSET', h, 'lastOk', ms(math.max(lastOk, c.lastOk)))
-  end
-  if c.fail > 0 then
-    redis.call('HINCRBY', h, 'failed', c.fail)
-    redis.call('HSET', h, 'lastErr', c.err, 'lastErrAt', ms(math.max(lastErrAt, c.lastFail)))
-  end
+  local f = redis.call('HMGET', h, 'ok', 'failed', 'consec', 'since', 'lastErrAt', 'lastOk')
+  local okN, failN = tonumber(f[1]) or 0, tonumber(f[2]) or 0
+  local consec, since = tonumber(f[3]) or 0, tonumber(f[4]) or 0
+  local lastErrAt, lastOk = tonumber(f[5]) or 0, tonumber(f[6]) or 0
+  -- One HSET of every field that changes (the hash is written by this
+  -- script only).
+  local set = {'endpoint', c.endpoint, 'url', c.url, 'ok', okN + c.ok, 'failed', failN + c.fail}
   if c.ok > 0 and c.lastOk >= lastErrAt then
     consec = c.runFail
     since = c.runFail > 0 and c.runStart or 0
@@ -33,7 +29,16 @@ for i, c in ipairs(a.configs) do
       since = c.firstFail
     end
   end
-  redis.call('HSET', h, 'endpoint', c.endpoint, 'url', c.url, 'consec', consec, 'since', ms(since))
+  if c.ok > 0 then
+    table.insert(set, 'lastOk'); table.insert(set, ms(math.max(lastOk, c.lastOk)))
+  end
+  if c.fail > 0 then
+    table.insert(set, 'lastErr'); table.insert(set, c.err)
+    table.insert(set, 'lastErrAt'); table.insert(set, ms(math.max(lastErrAt, c.lastFail)))
+  end
+  table.insert(set, 'consec'); table.insert(set, consec)
+  table.insert(set, 'since'); table.insert(set, ms(since))
+  redis.call('HSET', h, unpack(set))
   redis.call('PEXPIRE', h, a.keepMs)
 end
 return #a.configs

@@ -45,9 +45,11 @@ for i, e in ipairs(a.endpoints) do
   local h = KEYS[1 + 2 * i]
   if #e.configs > 0 then
     local cz = KEYS[2 + 2 * i]
+    local add = {}
     for _, m in ipairs(e.configs) do
-      redis.call('ZADD', cz, now, m)
+      table.insert(add, now); table.insert(add, m)
     end
+    redis.call('ZADD', cz, unpack(add))
     redis.call('ZREMRANGEBYSCORE', cz, '-inf', '(' .. ms(now - a.configKeepMs))
     redis.call('ZREMRANGEBYRANK', cz, 0, -(a.maxConfigs + 1))
     redis.call('PEXPIRE', cz, a.configKeepMs)

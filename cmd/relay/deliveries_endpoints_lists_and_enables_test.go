@@ -53,7 +53,9 @@ func TestDeliveriesEndpointsListsAndEnables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sent struct{ Result struct{ Task struct{ ID string } } }
+	var sent struct {
+		Result struct{ Task struct{ ID string } }
+	}
 	_ = json.NewDecoder(resp.Body).Decode(&sent)
 	resp.Body.Close()
 	cli := func(args ...string) (int, string, string) {
@@ -82,7 +84,9 @@ func TestDeliveriesEndpointsListsAndEnables(t *testing.T) {
 		t.Fatalf("endpoints table: %d\n%s", code, out)
 	}
 	var withConfigs struct {
-		Endpoints []struct{ Configs []struct{ TaskID, ConfigID string } }
+		Endpoints []struct {
+			Configs []struct{ TaskID, ConfigID string }
+		}
 	}
 	if code, out, _ = cli("endpoints", "--configs", "--json"); code != 0 || json.Unmarshal([]byte(out), &withConfigs) != nil ||
 		len(withConfigs.Endpoints) != 1 || len(withConfigs.Endpoints[0].Configs) != 1 ||

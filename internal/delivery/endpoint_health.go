@@ -29,8 +29,13 @@ type HealthObserver interface {
 	EndpointsDisabled(n int)
 }
 
-// healthChunk caps the endpoints of one Health.Record call.
+// healthChunk caps the endpoints of one Health.Record call, and the push
+// configs of one Health.RecordConfigs call.
 const healthChunk = 256
+
+// maxHeldConfigs caps the push configs whose counts are kept for a later
+// flush when Redis did not take them.
+const maxHeldConfigs = 100_000
 
 // ClassEndpointDisabled is the error class of a notification not sent
 // because its endpoint is disabled: it is finished as skipped (not a
@@ -69,8 +74,8 @@ func (t *healthTally) isDisabled(id string) bool {
 	return d != nil && (*d)[id]
 }
 
-// count adds the outcome of an attempt made (rec) to its endpoint: a
-// delivery is a success, a retry or a dead letter a failure. Attempts not
+// count adds the outcome of an attempt made (rec) to its endpoint and to
+// its push config (task and config id): a delivery is a success, a retry or a dead letter a failure. Attempts not
 // made (an invalid config, a disabled endpoint), 410s (the receiver
 // answered: that config is gone) and failures of relay's own egress proxy
 // (not the endpoint's: a proxy down must not disable every endpoint)
@@ -185,6 +190,9 @@ func (t *healthTally) giveBack(batch []health.Outcomes, configs []health.ConfigO
 		t.counts[old.ID] = &old
 	}
 	for _, old := range configs {
+		if len(t.configs) >= maxHeldConfigs {
+			break // Redis has been away long: older config counts go (endpoints' are kept)
+		}
 		if c := t.configs[old.ConfigRef]; c != nil {
 			if c.ID == old.ID {
 				mergeOutcomes(&c.Outcomes, old.Outcomes)

@@ -22,14 +22,17 @@ const deliveriesUsage = `Usage:
   relay deliveries show <delivery id>
   relay deliveries redeliver <delivery id>...
   relay deliveries redrive [--task ID]
-  relay deliveries endpoints [--limit N]
+  relay deliveries endpoints [--limit N] [--configs]
+  relay deliveries endpoints --task ID --config ID
   relay deliveries enable <endpoint id>...
   relay deliveries replay (--task ID [--config ID] | --webhook URL) --since 2h|TIME [--until 1h|TIME]
 
 The management API of a running relay: --url (RELAY_URL, default http://localhost:8080) and
 --token (RELAY_ADMIN_TOKEN) reach it; --json prints the API's JSON for scripts.
 Statuses: pending, failed, dead, disabled, dropped, and delivered (with --task).
-endpoints lists the webhook endpoints' health (disabled ones first); enable enables a disabled one again.
+endpoints lists the webhook endpoints' health (disabled ones first), with --configs each endpoint's
+push configs and theirs; with --task and --config, one push config's health. enable enables a
+disabled endpoint again.
 replay sends again, with their ids, every notification of a task's configs (or of every config
 that sends to a webhook URL) committed since a time, up to the bound RELAY_REPLAY_MAX_NOTIFICATIONS.
 
@@ -100,6 +103,7 @@ func deliveriesCmd(args []string, env func(string) string, stdout, stderr io.Wri
 	})
 	limit := fs.Int("limit", 50, "deliveries per page (1 to 500)")
 	all := fs.Bool("all", false, "follow every page")
+	configs := fs.Bool("configs", false, "endpoints: list each endpoint's push configs with their health")
 	fs.StringVar(&rf.webhook, "webhook", "", "replay: every config that sends to this webhook URL")
 	fs.StringVar(&rf.until, "until", "", "replay: up to this time (a duration ago, or RFC 3339)")
 	// Flags may come before or after the ids.
@@ -138,7 +142,16 @@ func deliveriesCmd(args []string, env func(string) string, stdout, stderr io.Wri
 	case "redrive":
 		err = m.redrive(ctx, *task)
 	case "endpoints":
-		err = m.endpoints(ctx, *limit)
+		switch {
+		case *task != "" || *config != "":
+			if *task == "" || *config == "" {
+				fmt.Fprintln(stderr, "usage: relay deliveries endpoints --task ID --config ID")
+				return 2
+			}
+			err = m.configHealthOf(ctx, *task, *config)
+		default:
+			err = m.endpoints(ctx, *limit, *configs)
+		}
 	case "enable":
 		if len(ids) == 0 {
 			fmt.Fprintln(stderr, "usage: relay deliveries enable <endpoint id>...")

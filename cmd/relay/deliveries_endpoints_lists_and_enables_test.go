@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,8 @@ import (
 )
 
 // An operator lists the webhook endpoints, sees the failing one disabled
-// with its last error, and enables it again with one command.
+// with its last error and the push config that sends to it with its own
+// health, and enables it again with one command.
 func TestDeliveriesEndpointsListsAndEnables(t *testing.T) {
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -51,6 +53,10 @@ func TestDeliveriesEndpointsListsAndEnables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sent struct {
+		Result struct{ Task struct{ ID string } }
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&sent)
 	resp.Body.Close()
 	cli := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
@@ -76,6 +82,25 @@ func TestDeliveriesEndpointsListsAndEnables(t *testing.T) {
 	code, out, _ := cli("endpoints")
 	if code != 0 || !strings.Contains(out, "disabled") || !strings.Contains(out, "HTTP 503") || !strings.Contains(out, hook.URL+"/h") {
 		t.Fatalf("endpoints table: %d\n%s", code, out)
+	}
+	var withConfigs struct {
+		Endpoints []struct {
+			Configs []struct{ TaskID, ConfigID string }
+		}
+	}
+	if code, out, _ = cli("endpoints", "--configs", "--json"); code != 0 || json.Unmarshal([]byte(out), &withConfigs) != nil ||
+		len(withConfigs.Endpoints) != 1 || len(withConfigs.Endpoints[0].Configs) != 1 ||
+		withConfigs.Endpoints[0].Configs[0].TaskID != sent.Result.Task.ID {
+		t.Fatalf("endpoints --configs --json (task %s): %d\n%s", sent.Result.Task.ID, code, out)
+	}
+	cfgID := withConfigs.Endpoints[0].Configs[0].ConfigID
+	if code, out, _ = cli("endpoints", "--configs"); code != 0 || !strings.Contains(out, "config "+sent.Result.Task.ID+"/"+cfgID) ||
+		!regexp.MustCompile(`0 ok, [1-9]\d* failed`).MatchString(out) {
+		t.Fatalf("endpoints --configs: %d\n%s", code, out)
+	}
+	if code, out, _ = cli("endpoints", "--task", sent.Result.Task.ID, "--config", cfgID); code != 0 ||
+		!regexp.MustCompile(`0 ok, ([1-9]\d*) failed, ([1-9]\d*) in a row`).MatchString(out) || !strings.Contains(out, "HTTP 503") {
+		t.Fatalf("endpoints --task --config: %d\n%s", code, out)
 	}
 	if code, out, _ = cli("enable", eps[0].ID); code != 0 || !strings.Contains(out, "enabled") {
 		t.Fatalf("enable: %d %s", code, out)

@@ -451,7 +451,7 @@ async function main() {
       });
     });
 
-    await check('the endpoints view shows the endpoint that kept failing disabled; Enable enables it', async () => {
+    await check('the endpoints view shows the endpoint that kept failing disabled; Enable enables it; Configs lists its push configs', async () => {
       for (const n of [1, 2]) {
         await rpc(base, 'SendMessage', {
           message: { role: 'ROLE_USER', messageId: `m-ui-down-${n}`, parts: [{ text: 'down' }], metadata: { demo: { outcome: 'rejected' } } },
@@ -478,6 +478,15 @@ async function main() {
         (await page.$eval(`#ep-body tr[data-id="${disabled.id}"] .badge`, (b) => b.textContent).catch(() => '')) === 'enabled');
       const api = await adminGet(base, `/v1/endpoints/${disabled.id}`);
       assert(api.status === 200 && api.body.state === 'enabled', `API says ${JSON.stringify(api.body)}`);
+      // Expanded, the endpoint shows its two push configs, each failing on its own.
+      await page.click(`#ep-body tr[data-id="${disabled.id}"] td:last-child button`);
+      const items = await waitFor('the endpoint’s configs', async () => {
+        const li = await page.$$eval(`#ep-body tr[data-configs-of="${disabled.id}"] li`, (ls) =>
+          ls.map((l) => ({ config: l.dataset.config, text: l.textContent })));
+        return li.length === 2 && li;
+      });
+      assert(items.every((i) => i.config === 'hook-down' && / 0 ok, [1-9]\d* failed, [1-9]\d* in a row/.test(i.text) && /HTTP 503/.test(i.text)),
+        `configs ${JSON.stringify(items)}`);
     });
 
     await check('no script error, CSP violation or request beyond relay', async () => {

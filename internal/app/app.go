@@ -215,7 +215,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: %w", err)
 	}
 	endpoints, err := health.New(a.rdb, a.layout, health.Config{DisableAfterFailures: a.cfg.WebhookDisableAfterFailures,
-		DisableAfter: a.cfg.WebhookDisableAfter})
+		DisableAfter: a.cfg.WebhookDisableAfter, ConfigKeep: max(a.cfg.TaskRetention, a.cfg.DeliveryRetention)})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}

@@ -68,6 +68,7 @@ func (a *App) newHTTP(h *jsonrpc.Handler, rh *rest.Handler, card *a2a.Card, api 
 	f.Use("/v1/deliveries", plainFlood, a.guardAdmin)
 	f.Use("/v1/stats", plainFlood, a.guardAdmin)
 	f.Use("/v1/endpoints", plainFlood, a.guardAdmin)
+	f.Use("/v1/configs", plainFlood, a.guardAdmin)
 	f.Use("/v1/queues", plainFlood) // the worker API (its own guard, workerapi)
 	f.Use("/v1/tasks", plainFlood)
 	f.Get("/metrics", plainFlood, a.guardAdmin, adaptor.HTTPHandler(promhttp.HandlerFor(a.metrics.Registry(), promhttp.HandlerOpts{})))

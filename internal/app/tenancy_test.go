@@ -167,8 +167,10 @@ func TestManagementAPIWantsAdminToken(t *testing.T) {
 	for name, h := range map[string][]string{
 		"none": nil, "client key": {"Authorization", "Bearer " + aliceKey},
 	} {
-		if st, _, _ := get(t, r.url+"/v1/deliveries?status=dead", h...); st != http.StatusUnauthorized {
-			t.Errorf("deliveries with %s: %d, want 401", name, st)
+		for _, path := range []string{"/v1/deliveries?status=dead", "/v1/endpoints", "/v1/configs/some-task/h/health"} {
+			if st, _, _ := get(t, r.url+path, h...); st != http.StatusUnauthorized {
+				t.Errorf("%s with %s: %d, want 401", path, name, st)
+			}
 		}
 	}
 	if st, _, body := get(t, r.url+"/v1/deliveries?status=dead", "Authorization", "Bearer "+adminTok); st != 200 {

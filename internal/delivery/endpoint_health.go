@@ -12,11 +12,12 @@ import (
 	"github.com/a2arelay/relay/internal/ssrf"
 )
 
-// Health is the endpoints' health in Redis as the workers use it
-// (health.Store implements it): they add the outcomes they saw about once
-// a second, and read which endpoints are disabled as often.
+// Health is the endpoints' and push configs' health in Redis as the
+// workers use it (health.Store implements it): they add the outcomes they
+// saw about once a second, and read which endpoints are disabled as often.
 type Health interface {
 	Record(ctx context.Context, now time.Time, batch []health.Outcomes) ([]health.Change, error)
+	RecordConfigs(ctx context.Context, batch []health.ConfigOutcomes) error
 	Disabled(ctx context.Context) ([]string, error)
 	IsDisabled(ctx context.Context, id string) (bool, error)
 }
@@ -29,22 +30,30 @@ type HealthObserver interface {
 	EndpointsDisabled(n int)
 }
 
-// healthChunk caps the endpoints of one Health.Record call.
+// healthChunk caps the endpoints of one Health.Record call, and the push
+// configs of one Health.RecordConfigs call.
 const healthChunk = 256
+
+// maxHeldConfigs caps the push configs whose counts are kept for a later
+// flush when Redis did not take them.
+const maxHeldConfigs = 100_000
 
 // ClassEndpointDisabled is the error class of a notification not sent
 // because its endpoint is disabled: it is finished as skipped (not a
 // failure), and can be replayed once the endpoint is enabled again.
 const ClassEndpointDisabled = "endpoint_disabled"
 
-// healthTally counts attempt outcomes per endpoint in memory until they
-// are added to Redis, about once a second (a success costs no round trip
-// of its own), and holds the disabled endpoints as last read. A nil
-// healthTally keeps nothing and disables nothing.
+// healthTally counts attempt outcomes per endpoint and per push config in
+// memory until they are added to Redis, about once a second (a success
+// costs no round trip of its own), and holds the disabled endpoints as
+// last read. A nil healthTally keeps nothing and disables nothing.
 type healthTally struct {
 	store  Health
 	mu     sync.Mutex
 	counts map[string]*health.Outcomes
+	// configs counts per (task, config); the endpoint's Outcomes.Configs
+	// are filled from it when taken.
+	configs map[health.ConfigRef]*health.ConfigOutcomes
 	// disabled holds the disabled endpoint ids, replaced whole (every
 	// attempt reads it, without a lock).
 	disabled atomic.Pointer[map[string]bool]
@@ -66,8 +75,8 @@ func (t *healthTally) isDisabled(id string) bool {
 	return d != nil && (*d)[id]
 }
 
-// count adds the outcome of an attempt made (rec) to its endpoint: a
-// delivery is a success, a retry or a dead letter a failure. Attempts not
+// count adds the outcome of an attempt made (rec) to its endpoint and to
+// its push config (task and config id): a delivery is a success, a retry or a dead letter a failure. Attempts not
 // made (an invalid config, a disabled endpoint), 410s (the receiver
 // answered: that config is gone) and failures of relay's own egress proxy
 // (not the endpoint's: a proxy down must not disable every endpoint)
@@ -82,14 +91,29 @@ func (t *healthTally) count(o outbox.Outcome, rec Attempt) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.counts == nil {
-		t.counts = map[string]*health.Outcomes{}
+		t.counts, t.configs = map[string]*health.Outcomes{}, map[health.ConfigRef]*health.ConfigOutcomes{}
 	}
 	c := t.counts[rec.endpoint]
 	if c == nil {
 		c = &health.Outcomes{ID: rec.endpoint, URL: redactURL(rec.URL)}
 		t.counts[rec.endpoint] = c
 	}
-	if o == outbox.Delivered {
+	addOutcome(c, o == outbox.Delivered, rec)
+	ref := health.ConfigRef{TaskID: rec.TaskID, ConfigID: rec.ConfigID}
+	if ref.TaskID == "" || ref.ConfigID == "" {
+		return
+	}
+	cc := t.configs[ref]
+	if cc == nil || cc.ID != rec.endpoint { // a config that moved counts to its new endpoint from now on
+		cc = &health.ConfigOutcomes{ConfigRef: ref, Outcomes: health.Outcomes{ID: c.ID, URL: c.URL}}
+		t.configs[ref] = cc
+	}
+	addOutcome(&cc.Outcomes, o == outbox.Delivered, rec)
+}
+
+// addOutcome adds an attempt's outcome to c.
+func addOutcome(c *health.Outcomes, delivered bool, rec Attempt) {
+	if delivered {
 		c.OK++
 		c.LastOK = later(c.LastOK, rec.Time)
 		c.RunFailed, c.RunStart = 0, time.Time{}
@@ -162,49 +186,74 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// take returns the counts so far and starts again from zero.
-func (t *healthTally) take() []health.Outcomes {
+// take returns the counts so far, per endpoint (each naming the configs
+// that sent to it) and per config, and starts again from zero.
+func (t *healthTally) take() ([]health.Outcomes, []health.ConfigOutcomes) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	configs := make([]health.ConfigOutcomes, 0, len(t.configs))
+	for _, c := range t.configs {
+		configs = append(configs, *c)
+		if e := t.counts[c.ID]; e != nil && len(e.Configs) < health.MaxConfigs {
+			e.Configs = append(e.Configs, c.ConfigRef)
+		}
+	}
 	out := make([]health.Outcomes, 0, len(t.counts))
 	for _, c := range t.counts {
 		out = append(out, *c)
 	}
-	t.counts = nil
-	return out
+	t.counts, t.configs = nil, nil
+	return out, configs
 }
 
 // giveBack keeps counts Redis did not take for the next flush (merged with
 // those counted since, which come later).
-func (t *healthTally) giveBack(batch []health.Outcomes) {
+func (t *healthTally) giveBack(batch []health.Outcomes, configs []health.ConfigOutcomes) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.counts == nil {
-		t.counts = map[string]*health.Outcomes{}
+		t.counts, t.configs = map[string]*health.Outcomes{}, map[health.ConfigRef]*health.ConfigOutcomes{}
 	}
 	for _, old := range batch {
-		c := t.counts[old.ID]
-		if c == nil {
-			t.counts[old.ID] = &old
+		if c := t.counts[old.ID]; c != nil {
+			mergeOutcomes(c, old)
 			continue
 		}
-		if c.OK == 0 {
-			c.RunFailed, c.RunStart = old.RunFailed+c.RunFailed, old.RunStart
-			if c.RunStart.IsZero() {
-				c.RunStart = c.FirstFailed
+		t.counts[old.ID] = &old
+	}
+	for _, old := range configs {
+		if len(t.configs) >= maxHeldConfigs {
+			break // Redis has been away long: older config counts go (endpoints' are kept)
+		}
+		if c := t.configs[old.ConfigRef]; c != nil {
+			if c.ID == old.ID {
+				mergeOutcomes(&c.Outcomes, old.Outcomes)
 			}
+			continue
 		}
-		c.OK += old.OK
-		c.LastOK = later(c.LastOK, old.LastOK)
-		c.Failed += old.Failed
-		if !old.FirstFailed.IsZero() && (c.FirstFailed.IsZero() || old.FirstFailed.Before(c.FirstFailed)) {
-			c.FirstFailed = old.FirstFailed
-		}
-		c.LastFailed = later(c.LastFailed, old.LastFailed)
-		if c.LastError == "" {
-			c.LastError = old.LastError
+		t.configs[old.ConfigRef] = &old
+	}
+}
+
+// mergeOutcomes adds old, counted before c, to c.
+func mergeOutcomes(c *health.Outcomes, old health.Outcomes) {
+	if c.OK == 0 {
+		c.RunFailed, c.RunStart = old.RunFailed+c.RunFailed, old.RunStart
+		if c.RunStart.IsZero() {
+			c.RunStart = c.FirstFailed
 		}
 	}
+	c.OK += old.OK
+	c.LastOK = later(c.LastOK, old.LastOK)
+	c.Failed += old.Failed
+	if !old.FirstFailed.IsZero() && (c.FirstFailed.IsZero() || old.FirstFailed.Before(c.FirstFailed)) {
+		c.FirstFailed = old.FirstFailed
+	}
+	c.LastFailed = later(c.LastFailed, old.LastFailed)
+	if c.LastError == "" {
+		c.LastError = old.LastError
+	}
+	c.Configs = append(c.Configs, old.Configs[:min(len(old.Configs), max(0, health.MaxConfigs-len(c.Configs)))]...)
 }
 
 // flushHealth adds the counted outcomes to the endpoints' health, tells
@@ -215,20 +264,34 @@ func (w *Workers) flushHealth(ctx context.Context) {
 	// In chunks of healthChunk endpoints: a relay that saw thousands of
 	// endpoints in a second adds them in several script calls, none of
 	// which holds Redis long.
-	for batch := t.take(); len(batch) > 0; {
+	batch, configs := t.take()
+	for len(batch) > 0 {
 		n := min(len(batch), healthChunk)
 		changes, err := t.store.Record(ctx, w.now(), batch[:n])
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.WarnContext(ctx, "recording endpoint health", "err", err)
 			}
-			t.giveBack(batch)
+			t.giveBack(batch, nil)
 			break
 		}
 		for _, c := range changes {
 			w.endpointChanged(ctx, c)
 		}
 		batch = batch[n:]
+	}
+	// The configs' health: healthChunk configs a pipeline, one script
+	// call per task partition in it.
+	for len(configs) > 0 {
+		n := min(len(configs), healthChunk)
+		if err := t.store.RecordConfigs(ctx, configs[:n]); err != nil {
+			if ctx.Err() == nil {
+				w.log.WarnContext(ctx, "recording push config health", "err", err)
+			}
+			t.giveBack(nil, configs)
+			break
+		}
+		configs = configs[n:]
 	}
 	ids, err := t.store.Disabled(ctx)
 	if err != nil {

@@ -19,8 +19,18 @@ import (
 // failing over would.
 type failingOnce struct {
 	*health.Store
-	mu     sync.Mutex
-	failed bool
+	mu                   sync.Mutex
+	failed, configFailed bool
+}
+
+func (f *failingOnce) RecordConfigs(ctx context.Context, batch []health.ConfigOutcomes) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.configFailed {
+		f.configFailed = true
+		return errors.New("redis failed over")
+	}
+	return f.Store.RecordConfigs(ctx, batch)
 }
 
 func (f *failingOnce) Record(ctx context.Context, now time.Time, batch []health.Outcomes) ([]health.Change, error) {
@@ -35,7 +45,8 @@ func (f *failingOnce) Record(ctx context.Context, now time.Time, batch []health.
 
 // Outcomes counted while Redis did not take them are added at the next
 // flush, merged with those counted since: the failure run keeps its count
-// and its start, and a later success ends it.
+// and its start, and a later success ends it; the same for the push
+// config's own health, and the endpoint still lists the config.
 func TestEndpointOutcomesRedisDidNotTakeAreAddedLater(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, 1, "outcomes", http.NotFoundHandler())
@@ -49,7 +60,7 @@ func TestEndpointOutcomesRedisDidNotTakeAreAddedLater(t *testing.T) {
 	id := health.EndpointID(url)
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	fail := func(at time.Time) {
-		w.health.count(outbox.Retry, Attempt{Time: at, URL: url, endpoint: id, Status: 500, ErrorClass: "http"})
+		w.health.count(outbox.Retry, Attempt{Time: at, URL: url, endpoint: id, Status: 500, ErrorClass: "http", TaskID: "t", ConfigID: "c"})
 	}
 	ctx := context.Background()
 	fail(t0)
@@ -61,10 +72,20 @@ func TestEndpointOutcomesRedisDidNotTakeAreAddedLater(t *testing.T) {
 	if err != nil || e.Failed != 3 || e.ConsecutiveFailures != 3 || e.FailingSince == nil || !e.FailingSince.Equal(t0) || e.LastError != "HTTP 500" {
 		t.Fatalf("after the retried flush: %+v, %v; want 3 failures in a row since %s", e, err, t0)
 	}
+	c, err := hs.Config(ctx, "t", "c")
+	if err != nil || c.Failed != 3 || c.ConsecutiveFailures != 3 || c.FailingSince == nil || !c.FailingSince.Equal(t0) || c.LastError != "HTTP 500" {
+		t.Fatalf("the config after the retried flush: %+v, %v; want 3 failures in a row since %s", c, err, t0)
+	}
+	if len(e.Configs) != 1 || e.Configs[0].ConfigRef != (health.ConfigRef{TaskID: "t", ConfigID: "c"}) {
+		t.Fatalf("the endpoint's configs: %+v", e.Configs)
+	}
 	fail(t0.Add(3 * time.Second))
-	w.health.count(outbox.Delivered, Attempt{Time: t0.Add(4 * time.Second), URL: url, endpoint: id})
+	w.health.count(outbox.Delivered, Attempt{Time: t0.Add(4 * time.Second), URL: url, endpoint: id, TaskID: "t", ConfigID: "c"})
 	w.flushHealth(ctx)
 	if e, _ = hs.Get(ctx, id, t0.Add(5*time.Second)); e.Failed != 4 || e.Succeeded != 1 || e.ConsecutiveFailures != 0 || e.FailingSince != nil {
 		t.Fatalf("after a success: %+v; want the run ended", e)
+	}
+	if c, _ = hs.Config(ctx, "t", "c"); c.Failed != 4 || c.Succeeded != 1 || c.ConsecutiveFailures != 0 || c.FailingSince != nil {
+		t.Fatalf("the config after a success: %+v; want the run ended", c)
 	}
 }

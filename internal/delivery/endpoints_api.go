@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -17,11 +18,13 @@ type Endpoints interface {
 	List(ctx context.Context, now time.Time, limit int) ([]health.Endpoint, error)
 	Get(ctx context.Context, id string, now time.Time) (health.Endpoint, error)
 	Enable(ctx context.Context, id string, now time.Time) error
+	Config(ctx context.Context, taskID, configID string) (health.ConfigHealth, error)
 }
 
 // EndpointsAPI is the JSON management API over webhook endpoints' health,
 // under /v1/endpoints: list them (success rate, last error, state), read
-// one, enable one again.
+// one (with the push configs that send to it), enable one again; and one
+// push config's health, under /v1/configs.
 type EndpointsAPI struct {
 	eps Endpoints
 	now func() time.Time
@@ -35,6 +38,7 @@ func (a *EndpointsAPI) Register(r fiber.Router) {
 	r.Get("/v1/endpoints", a.list)
 	r.Get("/v1/endpoints/:id", a.get)
 	r.Post("/v1/endpoints/:id/enable", a.enable)
+	r.Get("/v1/configs/:task/:config/health", a.config)
 }
 
 // endpointJSON is an endpoint as the API shows it: its health, and the
@@ -89,4 +93,22 @@ func (a *EndpointsAPI) enable(c *fiber.Ctx) error {
 		return apiError(c, fiber.StatusServiceUnavailable, "cannot enable the endpoint now")
 	}
 	return c.JSON(fiber.Map{"id": c.Params("id"), "state": "enabled"})
+}
+
+// config answers one push config's health: its task and config ids are
+// the path's (percent-encoded).
+func (a *EndpointsAPI) config(c *fiber.Ctx) error {
+	task, err1 := url.PathUnescape(c.Params("task"))
+	config, err2 := url.PathUnescape(c.Params("config"))
+	if err1 != nil || err2 != nil {
+		return apiError(c, fiber.StatusBadRequest, "the task and config ids must be percent-encoded")
+	}
+	h, err := a.eps.Config(c.UserContext(), task, config)
+	if errors.Is(err, health.ErrNotFound) {
+		return apiError(c, fiber.StatusNotFound, "no health of that push config (no attempt seen, or expired)")
+	}
+	if err != nil {
+		return apiError(c, fiber.StatusServiceUnavailable, "cannot read the config's health now")
+	}
+	return c.JSON(h)
 }

@@ -58,6 +58,10 @@ type Config struct {
 	// outcome (default 30 days). A disabled endpoint's is kept until it is
 	// enabled again.
 	Keep time.Duration
+	// ConfigKeep is how long a push config's health outlives its last
+	// outcome (default 7 days; relay passes the longer of the task and
+	// the delivery retention, so it goes with its task).
+	ConfigKeep time.Duration
 }
 
 // Store is the endpoint health in Redis.
@@ -67,6 +71,7 @@ type Store struct {
 	cfg    Config
 	record *redis.Script
 	enable *redis.Script
+	config *redis.Script
 }
 
 // New returns a Store, or an error naming the field out of range.
@@ -75,7 +80,7 @@ func New(rdb redis.UniversalClient, k layout.Keys, cfg Config) (*Store, error) {
 		return nil, errors.New("health: rdb is required")
 	}
 	for name, v := range map[string]time.Duration{"DisableAfter": cfg.DisableAfter, "AlertEvery": cfg.AlertEvery,
-		"Bucket": cfg.Bucket, "Keep": cfg.Keep} {
+		"Bucket": cfg.Bucket, "Keep": cfg.Keep, "ConfigKeep": cfg.ConfigKeep} {
 		if v < 0 {
 			return nil, fmt.Errorf("health: Config.%s is negative (%s)", name, v)
 		}
@@ -88,7 +93,9 @@ func New(rdb redis.UniversalClient, k layout.Keys, cfg Config) (*Store, error) {
 	cfg.Bucket = cmp.Or(cfg.Bucket, time.Hour)
 	cfg.Buckets = cmp.Or(cfg.Buckets, 24)
 	cfg.Keep = cmp.Or(cfg.Keep, 30*24*time.Hour)
-	return &Store{rdb: rdb, k: k, cfg: cfg, record: redis.NewScript(recordLua), enable: redis.NewScript(enableLua)}, nil
+	cfg.ConfigKeep = cmp.Or(cfg.ConfigKeep, 7*24*time.Hour)
+	return &Store{rdb: rdb, k: k, cfg: cfg, record: redis.NewScript(recordLua), enable: redis.NewScript(enableLua),
+		config: redis.NewScript(configLua)}, nil
 }
 
 // EndpointID names the endpoint of a webhook URL: a hash of the URL
@@ -131,6 +138,15 @@ type Outcomes struct {
 	// the first at RunStart.
 	RunFailed int64
 	RunStart  time.Time
+	// Configs are the push configs that sent to it (at most MaxConfigs
+	// are kept per endpoint; Record ignores more).
+	Configs []ConfigRef
+}
+
+// ConfigRef names a push config: its task and its id.
+type ConfigRef struct {
+	TaskID   string `json:"taskId"`
+	ConfigID string `json:"configId"`
 }
 
 // Change is a change of an endpoint's health that an operator hears of.
@@ -160,27 +176,30 @@ func (s *Store) Record(ctx context.Context, now time.Time, batch []Outcomes) ([]
 		return nil, nil
 	}
 	type endpoint struct {
-		ID        string `json:"id"`
-		URL       string `json:"url"`
-		OK        int64  `json:"ok"`
-		LastOK    int64  `json:"lastOk"`
-		Fail      int64  `json:"fail"`
-		FirstFail int64  `json:"firstFail"`
-		LastFail  int64  `json:"lastFail"`
-		RunFail   int64  `json:"runFail"`
-		RunStart  int64  `json:"runStart"`
-		Err       string `json:"err"`
+		ID        string   `json:"id"`
+		URL       string   `json:"url"`
+		OK        int64    `json:"ok"`
+		LastOK    int64    `json:"lastOk"`
+		Fail      int64    `json:"fail"`
+		FirstFail int64    `json:"firstFail"`
+		LastFail  int64    `json:"lastFail"`
+		RunFail   int64    `json:"runFail"`
+		RunStart  int64    `json:"runStart"`
+		Err       string   `json:"err"`
+		Configs   []string `json:"configs"`
 	}
 	eps := make([]endpoint, len(batch))
 	keys := []string{s.k.Endpoints(), s.k.EndpointsDisabled()}
 	for i, o := range batch {
 		eps[i] = endpoint{ID: o.ID, URL: o.URL, OK: o.OK, LastOK: msOf(o.LastOK), Fail: o.Failed, FirstFail: msOf(o.FirstFailed),
-			LastFail: msOf(o.LastFailed), RunFail: o.RunFailed, RunStart: msOf(o.RunStart), Err: capText(o.LastError)}
-		keys = append(keys, s.k.EndpointHealth(o.ID))
+			LastFail: msOf(o.LastFailed), RunFail: o.RunFailed, RunStart: msOf(o.RunStart), Err: capText(o.LastError),
+			Configs: configMembers(o.Configs)}
+		keys = append(keys, s.k.EndpointHealth(o.ID), s.k.EndpointConfigs(o.ID))
 	}
 	args, err := json.Marshal(map[string]any{"now": now.UnixMilli(), "afterFailures": s.cfg.DisableAfterFailures,
 		"afterMs": s.cfg.DisableAfter.Milliseconds(), "alertEveryMs": s.cfg.AlertEvery.Milliseconds(),
-		"bucketMs": s.cfg.Bucket.Milliseconds(), "buckets": s.cfg.Buckets, "keepMs": s.cfg.Keep.Milliseconds(), "endpoints": eps})
+		"bucketMs": s.cfg.Bucket.Milliseconds(), "buckets": s.cfg.Buckets, "keepMs": s.cfg.Keep.Milliseconds(), "endpoints": eps,
+		"configKeepMs": s.cfg.ConfigKeep.Milliseconds(), "maxConfigs": MaxConfigs})
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,10 @@ type Endpoint struct {
 	DisabledAt          *time.Time `json:"disabledAt,omitempty"`
 	// DisabledCause is "failures" or "time" (see Change.Cause).
 	DisabledCause string `json:"disabledCause,omitempty"`
+	// Configs are the push configs last seen sending to it (up to
+	// MaxConfigs, the latest first), each with its own health: filled by
+	// Get, not by List.
+	Configs []ConfigHealth `json:"configs,omitempty"`
 }
 
 // List returns up to limit endpoints: every disabled one first, then those
@@ -83,7 +87,11 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (Endpoint, er
 	if len(v) == 0 {
 		return Endpoint{}, ErrNotFound
 	}
-	return s.endpoint(id, v, now), nil
+	e := s.endpoint(id, v, now)
+	if e.Configs, err = s.endpointConfigs(ctx, id); err != nil {
+		return Endpoint{}, err
+	}
+	return e, nil
 }
 
 // endpoint reads a health hash.

@@ -344,6 +344,22 @@ func (k Keys) Endpoints() string { return k.prefix + ":{endpoints}:index" }
 // relay reads, about once a second, to skip their deliveries.
 func (k Keys) EndpointsDisabled() string { return k.prefix + ":{endpoints}:disabled" }
 
+// EndpointConfigs is the zset of the push configs seen sending to
+// endpoint id (each member the JSON array [task id, config id]), scored
+// by the ms of their last recorded outcome: what the endpoint's page
+// lists (bounded).
+func (k Keys) EndpointConfigs(id string) string {
+	return k.prefix + ":{endpoints}:ep:" + id + ":configs"
+}
+
+// ConfigHealth is the health hash of one push config (task taskID, config
+// configID): in the task's partition, so a flush records the configs of
+// one partition in one script call, and the key lives on the task's node.
+// The task id's length keeps ids that contain ":" from colliding.
+func (k Keys) ConfigHealth(taskID, configID string) string {
+	return k.Tag(k.Partition(taskID)) + "cfghealth:" + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
+}
+
 // Signing names the signing key set (a hash of keys by id) and the id of
 // the current key.
 func (k Keys) Signing() (set, current string) {

@@ -3,7 +3,9 @@
 --
 -- KEYS[1] the endpoint index (zset: id -> ms of the last outcome)
 -- KEYS[2] the set of disabled endpoint ids
--- KEYS[3..] the health hash of each endpoint of ARGV.endpoints, in its order
+-- KEYS[3..] per endpoint of ARGV.endpoints, in its order, two keys: its
+--           health hash and the zset of its configs (layout
+--           EndpointConfigs)
 -- ARGV[1] one JSON object (Store.Record lays it out):
 --   now            ms
 --   afterFailures  consecutive failures that disable an endpoint (0: never)
@@ -11,11 +13,14 @@
 --   alertEveryMs   least ms between two "failing" changes of one endpoint
 --   bucketMs       length of one window bucket; buckets: how many are kept
 --   keepMs         how long an enabled endpoint's health outlives its last outcome
+--   configKeepMs   how long a config stays in its endpoint's configs zset
+--   maxConfigs     most configs that zset keeps (the latest)
 --   endpoints      [{id, url, ok, lastOk, fail, firstFail, lastFail,
---                    runFail, runStart, err}]: per endpoint, the successes
+--                    runFail, runStart, err, configs}]: per endpoint, the successes
 --                  and failures seen since the last batch; runFail and
 --                  runStart count the failures after the batch's last
---                  success (ms are 0 when there is none)
+--                  success (ms are 0 when there is none); configs names
+--                  the configs that sent to it (zset members)
 -- A success resets the failure run unless a failure later than it is
 -- stored already (another relay's): the run then goes on.
 -- Returns the changes as JSON: [{id, url, event = failing | disabled,
@@ -37,7 +42,18 @@ local function prune(h)
   redis.call('HSET', h, 'bucket', bucket)
 end
 for i, e in ipairs(a.endpoints) do
-  local h = KEYS[2 + i]
+  local h = KEYS[1 + 2 * i]
+  if #e.configs > 0 then
+    local cz = KEYS[2 + 2 * i]
+    local add = {}
+    for _, m in ipairs(e.configs) do
+      table.insert(add, now); table.insert(add, m)
+    end
+    redis.call('ZADD', cz, unpack(add))
+    redis.call('ZREMRANGEBYSCORE', cz, '-inf', '(' .. ms(now - a.configKeepMs))
+    redis.call('ZREMRANGEBYRANK', cz, 0, -(a.maxConfigs + 1))
+    redis.call('PEXPIRE', cz, a.configKeepMs)
+  end
   local f = redis.call('HMGET', h, 'state', 'consec', 'since', 'lastErrAt', 'alertedAt', 'bucket', 'lastOk')
   local state = f[1] or 'enabled'
   local consec, since = tonumber(f[2]) or 0, tonumber(f[3]) or 0

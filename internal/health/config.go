@@ -1,0 +1,193 @@
+package health
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed lua/config.lua
+var configLua string
+
+// MaxConfigs bounds the configs kept per endpoint (the latest to send to
+// it) and listed on its page.
+const MaxConfigs = 100
+
+// maxIDLen bounds the task and config ids a health read accepts.
+const maxIDLen = 1024
+
+// ConfigOutcomes are what one relay saw of one push config since its last
+// batch: Outcomes of its endpoint (ID, URL), counted for the config only.
+type ConfigOutcomes struct {
+	ConfigRef
+	Outcomes
+}
+
+// Config is one push config's health as the management API shows it:
+// every attempt since it was first seen (kept Config.ConfigKeep after the
+// last), not a window.
+type ConfigHealth struct {
+	ConfigRef
+	// EndpointID and URL are the endpoint it last sent to.
+	EndpointID string `json:"endpointId"`
+	URL        string `json:"url"`
+	Succeeded  int64  `json:"succeeded"`
+	Failed     int64  `json:"failed"`
+	// ConsecutiveFailures is the current failure run, since FailingSince.
+	ConsecutiveFailures int64      `json:"consecutiveFailures"`
+	FailingSince        *time.Time `json:"failingSince,omitempty"`
+	LastError           string     `json:"lastError,omitempty"`
+	LastErrorAt         *time.Time `json:"lastErrorAt,omitempty"`
+	LastSuccess         *time.Time `json:"lastSuccess,omitempty"`
+}
+
+// configMembers names configs as members of an endpoint's configs zset
+// (at most MaxConfigs; never nil, which the script could not read).
+func configMembers(refs []ConfigRef) []string {
+	out := make([]string, 0, min(len(refs), MaxConfigs))
+	for _, r := range refs[:min(len(refs), MaxConfigs)] {
+		m, _ := json.Marshal([2]string{r.TaskID, r.ConfigID})
+		out = append(out, string(m))
+	}
+	return out
+}
+
+// RecordConfigs adds a batch of outcomes to their push configs' health:
+// one script call per task partition the batch touches (a config's health
+// lives in its task's partition), all in one pipeline.
+func (s *Store) RecordConfigs(ctx context.Context, batch []ConfigOutcomes) error {
+	type config struct {
+		Endpoint  string `json:"endpoint"`
+		URL       string `json:"url"`
+		OK        int64  `json:"ok"`
+		LastOK    int64  `json:"lastOk"`
+		Fail      int64  `json:"fail"`
+		FirstFail int64  `json:"firstFail"`
+		LastFail  int64  `json:"lastFail"`
+		RunFail   int64  `json:"runFail"`
+		RunStart  int64  `json:"runStart"`
+		Err       string `json:"err"`
+	}
+	type group struct {
+		keys    []string
+		configs []config
+	}
+	groups := map[int]*group{}
+	var order []int
+	for _, o := range batch {
+		p := s.k.Partition(o.TaskID)
+		g := groups[p]
+		if g == nil {
+			g = &group{}
+			groups[p] = g
+			order = append(order, p)
+		}
+		g.keys = append(g.keys, s.k.ConfigHealth(o.TaskID, o.ConfigID))
+		g.configs = append(g.configs, config{Endpoint: o.ID, URL: o.URL, OK: o.OK, LastOK: msOf(o.LastOK), Fail: o.Failed,
+			FirstFail: msOf(o.FirstFailed), LastFail: msOf(o.LastFailed), RunFail: o.RunFailed, RunStart: msOf(o.RunStart),
+			Err: capText(o.LastError)})
+	}
+	calls := make([]scriptCall, 0, len(order))
+	for _, p := range order {
+		args, err := json.Marshal(map[string]any{"keepMs": s.cfg.ConfigKeep.Milliseconds(), "configs": groups[p].configs})
+		if err != nil {
+			return err
+		}
+		calls = append(calls, scriptCall{keys: groups[p].keys, args: string(args)})
+	}
+	if err := s.runAll(ctx, s.config, calls); err != nil {
+		return fmt.Errorf("health: record config outcomes: %w", err)
+	}
+	return nil
+}
+
+type scriptCall struct {
+	keys []string
+	args string
+}
+
+// runAll runs script once per call in one pipeline (by its sha; loaded
+// and run again where Redis did not have it).
+func (s *Store) runAll(ctx context.Context, script *redis.Script, calls []scriptCall) error {
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(calls))
+	for i, c := range calls {
+		cmds[i] = script.EvalSha(ctx, pipe, c.keys, c.args)
+	}
+	_, _ = pipe.Exec(ctx)
+	for i, cmd := range cmds {
+		err := cmd.Err()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			err = script.Run(ctx, s.rdb, calls[i].keys, calls[i].args).Err()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Config returns one push config's health.
+func (s *Store) Config(ctx context.Context, taskID, configID string) (ConfigHealth, error) {
+	if taskID == "" || configID == "" || len(taskID) > maxIDLen || len(configID) > maxIDLen {
+		return ConfigHealth{}, ErrNotFound
+	}
+	v, err := s.rdb.HGetAll(ctx, s.k.ConfigHealth(taskID, configID)).Result()
+	if err != nil {
+		return ConfigHealth{}, fmt.Errorf("health: config: %w", err)
+	}
+	if len(v) == 0 {
+		return ConfigHealth{}, ErrNotFound
+	}
+	return configHealth(ConfigRef{TaskID: taskID, ConfigID: configID}, v), nil
+}
+
+// endpointConfigs returns the health of the configs last seen sending to
+// endpoint id (up to MaxConfigs, the latest first); a config that has
+// since moved to another URL, or whose health expired, is left out.
+func (s *Store) endpointConfigs(ctx context.Context, id string) ([]ConfigHealth, error) {
+	members, err := s.rdb.ZRevRange(ctx, s.k.EndpointConfigs(id), 0, MaxConfigs-1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("health: endpoint configs: %w", err)
+	}
+	refs := make([]ConfigRef, 0, len(members))
+	for _, m := range members {
+		var r [2]string
+		if json.Unmarshal([]byte(m), &r) == nil {
+			refs = append(refs, ConfigRef{TaskID: r[0], ConfigID: r[1]})
+		}
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(refs))
+	for i, r := range refs {
+		cmds[i] = pipe.HGetAll(ctx, s.k.ConfigHealth(r.TaskID, r.ConfigID))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("health: endpoint configs: %w", err)
+	}
+	out := make([]ConfigHealth, 0, len(refs))
+	for i, c := range cmds {
+		if v := c.Val(); len(v) > 0 && v["endpoint"] == id {
+			out = append(out, configHealth(refs[i], v))
+		}
+	}
+	return out, nil
+}
+
+// configHealth reads a config's health hash.
+func configHealth(r ConfigRef, v map[string]string) ConfigHealth {
+	c := ConfigHealth{ConfigRef: r, EndpointID: v["endpoint"], URL: v["url"], LastError: v["lastErr"]}
+	c.Succeeded, _ = strconv.ParseInt(v["ok"], 10, 64)
+	c.Failed, _ = strconv.ParseInt(v["failed"], 10, 64)
+	c.ConsecutiveFailures, _ = strconv.ParseInt(v["consec"], 10, 64)
+	c.FailingSince = timeField(v["since"])
+	c.LastErrorAt = timeField(v["lastErrAt"])
+	c.LastSuccess = timeField(v["lastOk"])
+	return c
+}

@@ -272,7 +272,9 @@ async function main() {
     });
     page.on('request', (r) => {
       const u = r.url();
-      if (!u.startsWith(base + '/')) offsite.push(u);
+      // data: URLs leave nothing: Chromium's own picker icon of a
+      // datetime-local input (the Replay form) is one.
+      if (!u.startsWith(base + '/') && !u.startsWith('data:')) offsite.push(u);
       if (/\/v1\/deliveries\/[^/?]+$/.test(new URL(u).pathname) && r.method() === 'GET') detailGets.push(Date.now());
     });
     page.on('dialog', (d) => d.accept());

@@ -141,7 +141,7 @@ func TestV03ProtoJSONPushConfigs(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"name":"tasks/t/1/pushNotificationConfigs/c1","pushNotificationConfig":{"id":"c1","url":"https://h"}}`: `{"pushNotificationConfig":{"id":"c1","url":"https://h"},"taskId":"t/1"}`,
 		`{"parent":"tasks/t1","config_id":"c2","config":{"push_notification_config":{"url":"https://h"}}}`:       `{"pushNotificationConfig":{"id":"c2","url":"https://h"},"taskId":"t1"}`,
-		`{"name":"","pushNotificationConfig":{"url":"https://h"}}`:                                              `{"pushNotificationConfig":{"url":"https://h"}}`,
+		`{"name":"","pushNotificationConfig":{"url":"https://h"}}`:                                               `{"pushNotificationConfig":{"url":"https://h"}}`,
 	} {
 		got, err := V03ProtoRequest(OpPushSet, json.RawMessage(body))
 		if err != nil || string(got) != want {

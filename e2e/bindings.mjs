@@ -5,7 +5,8 @@
 //   a2a-v1  = @a2a-js/sdk@1.3.0  (A2A v1.0; the card's supportedInterfaces: HTTP+JSON at <base>/v1,
 //             and GRPC at host:port when relay runs with RELAY_GRPC_ADDR; the gRPC transport is the
 //             SDK's a2a-v1/client/grpc over @grpc/grpc-js)
-//   a2a-v03 = @a2a-js/sdk@0.3.14 (A2A v0.3; the card's additionalInterfaces HTTP+JSON entry, /v1/... paths)
+//   a2a-v03 = @a2a-js/sdk@0.3.14 (A2A v0.3; the card's additionalInterfaces HTTP+JSON entry, /v1/... paths,
+//             ProtoJSON of v0.3's proto), and a2a-v1's compat/v0_3 LegacyRestTransport on the same routes
 // The same v1.0 checks run over each binding, and every task made is read back over JSON-RPC: the
 // bindings share one core. Without a GRPC interface on the card the gRPC run is skipped.
 //

@@ -10,7 +10,10 @@
 // The dialect is the A2A-Version header's: 1.0, or 0.3 when the header is
 // absent (spec §3.2.6: a request without it is taken as 0.3) or says 0.3.
 // ListTasks exists only in v1.0 and is always answered in it. v0.1 has no
-// HTTP+JSON binding.
+// HTTP+JSON binding. v0.3 here is ProtoJSON of v0.3's a2a.proto, which the
+// Endpoint does not speak: v03.go translates its requests, answers and
+// stream events with the codec of a2a (V03ProtoRequest, V03ProtoResult,
+// V03ProtoEvent) and answers its errors as {"code", "message"}.
 //
 // Adding a method: its route in Register, mapped to the a2a.Op the core
 // has for it. Adding an error kind: its status in statuses (the test of

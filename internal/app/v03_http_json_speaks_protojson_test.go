@@ -235,3 +235,26 @@ func TestV03HTTPJSONStreamsStreamResponses(t *testing.T) {
 		t.Fatalf("last event: %v", events[len(events)-1])
 	}
 }
+
+// v0.3's clients read the extended card at GET /v1/card: the caller's
+// signed card, as /v1/extendedAgentCard serves it; without credentials a
+// v0.3 refusal, {"code", "message"}. v1.0 has no such route.
+func TestV03HTTPJSONServesTheExtendedCardAtV1Card(t *testing.T) {
+	t.Parallel()
+	r := startTenantRelay(t, func(c *config.Config) {
+		c.Agent.ExtendedCard = &config.ExtendedCardConfig{Description: "for members"}
+	})
+	status, _, body := get(t, r.url+"/v1/card", "Authorization", "Bearer "+aliceKey)
+	if status != http.StatusOK {
+		t.Fatalf("GET /v1/card: %d %s", status, body)
+	}
+	want := r.rest(http.MethodGet, "/v1/extendedAgentCard", nil, "Authorization", "Bearer "+aliceKey)
+	if string(body) != string(want.Body) {
+		t.Fatalf("GET /v1/card:\n%s\nwant\n%s", body, want.Body)
+	}
+	status, _, body = get(t, r.url+"/v1/card")
+	wantV03Error(t, status, body, http.StatusUnauthorized, -32040)
+	if status, _, _ := get(t, r.url+"/v1/card", "A2A-Version", "1.0", "Authorization", "Bearer "+aliceKey); status != http.StatusNotFound {
+		t.Fatalf("v1.0 GET /v1/card: %d, want 404", status)
+	}
+}

@@ -5,7 +5,8 @@
 //   a2a-v1  = @a2a-js/sdk@1.3.0  (A2A v1.0; the card's supportedInterfaces: HTTP+JSON at <base>/v1,
 //             and GRPC at host:port when relay runs with RELAY_GRPC_ADDR; the gRPC transport is the
 //             SDK's a2a-v1/client/grpc over @grpc/grpc-js)
-//   a2a-v03 = @a2a-js/sdk@0.3.14 (A2A v0.3; the card's additionalInterfaces HTTP+JSON entry, /v1/... paths)
+//   a2a-v03 = @a2a-js/sdk@0.3.14 (A2A v0.3; the card's additionalInterfaces HTTP+JSON entry, /v1/... paths,
+//             ProtoJSON of v0.3's proto), and a2a-v1's compat/v0_3 LegacyRestTransport on the same routes
 // The same v1.0 checks run over each binding, and every task made is read back over JSON-RPC: the
 // bindings share one core. Without a GRPC interface on the card the gRPC run is skipped.
 //
@@ -27,7 +28,9 @@ import {
 } from 'a2a-v1';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from 'a2a-v1/client';
 import { GrpcTransportFactory } from 'a2a-v1/client/grpc';
+import { LegacyRestTransport } from 'a2a-v1/compat/v0_3/client';
 import {
+  AuthenticatedExtendedCardNotConfiguredError as V03ExtendedCardNotConfiguredError,
   ClientFactory as V03ClientFactory,
   ClientFactoryOptions as V03ClientFactoryOptions,
   RestTransport as V03RestTransport,
@@ -37,10 +40,6 @@ import {
 const BASE = (process.argv[2] || process.env.RELAY_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const CHECK_TIMEOUT_MS = Number(process.env.RELAY_E2E_TIMEOUT_MS || 20000);
 const VERBOSE = process.env.RELAY_E2E_VERBOSE === '1';
-// v0.3 over HTTP+JSON is a known gap: the official clients speak ProtoJSON there ("role":"ROLE_USER",
-// "content", "TASK_STATE_COMPLETED"), relay's v0.3 REST speaks the JSON-RPC object model ("role":"user",
-// "parts", "kind"). Its checks run with RELAY_E2E_V03_REST=1 and fail until relay speaks ProtoJSON there.
-const V03_REST = process.env.RELAY_E2E_V03_REST === '1';
 const HOOK_URL = 'http://127.0.0.1:9/hook';
 const LONG = { demo: { steps: 50, delayMs: 100 } }; // about 5 s of work
 const SHORTISH = { demo: { steps: 5, delayMs: 200 } }; // about 1 s of work
@@ -294,14 +293,14 @@ async function runV1({ label, binding, transport, factories }, rpc) {
     }
   });
 
-  await check(name('GetExtendedAgentCard is ExtendedAgentCardNotConfiguredError'), async () => {
+  await check(name('GetExtendedAgentCard, none declared, is UnsupportedOperationError (v1.0 §3.3.4)'), async () => {
     need();
     // Client.getAgentCard() asks the server only when the card says it has an extended card.
     const e = await expectError(
       () => client.transport.getExtendedAgentCard({ tenant: '' }, { serviceParameters: { 'A2A-Version': '1.0' } }),
       'GetExtendedAgentCard',
     );
-    expectA2AError(e, transport, 'ExtendedAgentCardNotConfiguredError', 'GetExtendedAgentCard');
+    expectA2AError(e, transport, 'UnsupportedOperationError', 'GetExtendedAgentCard');
   });
 
   await check(name('SendStreamingMessage streams the task, updates, and ends completed'), async () => {
@@ -357,6 +356,8 @@ function v03AsTask(result, what) {
   return result;
 }
 
+// v0.3's HTTP+JSON is ProtoJSON of v0.3's a2a.proto ("role":"ROLE_USER", "content", "TASK_STATE_COMPLETED",
+// {"task": ...} answers and StreamResponse events); the SDK translates it to the object model checked here.
 async function runV03() {
   let client;
   const need = () => assert(client, 'no v0.3 REST client (card step failed)');
@@ -437,6 +438,68 @@ async function runV03() {
     const end = resub[resub.length - 1];
     assert(end?.kind === 'status-update' && end.final && end.status?.state === 'completed', `last event ${JSON.stringify(end)?.slice(0, 160)}`);
   });
+
+  await check('v0.3 REST: GET /v1/card without an extended card is AuthenticatedExtendedCardNotConfiguredError', async () => {
+    need();
+    const e = await expectError(() => client.transport.getExtendedAgentCard(), 'GET /v1/card');
+    assert(e instanceof V03ExtendedCardNotConfiguredError, `got ${describeError(e)}`);
+  });
+  return client?.transport?.endpoint;
+}
+
+// ================================================================= v0.3 over HTTP+JSON, the v1.0 SDK's compat transport
+
+async function runLegacyRest(endpoint) {
+  const name = (what) => `v0.3 REST (a2a-v1 LegacyRestTransport): ${what}`;
+  const t = endpoint ? new LegacyRestTransport({ endpoint }) : undefined;
+  const need = () => assert(t, 'no v0.3 HTTP+JSON endpoint (the v0.3 card step failed)');
+
+  await check(name('SendMessage blocks to a completed task, GetTask reads it'), async () => {
+    need();
+    const text = uniqueText('legacy rest');
+    const task = asTask(await t.sendMessage(sendReq(text)), 'SendMessage');
+    assert(task.status.state === TaskState.TASK_STATE_COMPLETED, `state ${stateName(task.status.state)}`);
+    assert(echoes(task, text), `no artifact text contains "${text}"`);
+    const got = asTask(await t.getTask({ id: task.id }), 'GetTask');
+    assert(got.status.state === TaskState.TASK_STATE_COMPLETED && echoes(got, text), 'GetTask reads another task');
+    const e = await expectError(() => t.getTask({ id: `no-such-task-${randomUUID()}` }), 'GetTask unknown');
+    assert(e?.name === 'TaskNotFoundError', `GetTask unknown: got ${describeError(e)}`);
+  });
+
+  await check(name('push configs, CancelTask, then CancelTask again is TaskNotCancelableError'), async () => {
+    need();
+    const task = await sendLong(t, 'legacy push');
+    try {
+      const id = `cfg-${randomUUID().slice(0, 8)}`;
+      const created = await t.createTaskPushNotificationConfig(TaskPushNotificationConfig.fromJSON({ taskId: task.id, id, url: HOOK_URL }));
+      assert(created.id === id && created.taskId === task.id && created.url === HOOK_URL, `Create returned ${JSON.stringify(created)}`);
+      const got = await t.getTaskPushNotificationConfig({ taskId: task.id, id });
+      assert(got.url === HOOK_URL, `Get returned ${JSON.stringify(got)}`);
+      const list = await t.listTaskPushNotificationConfig({ taskId: task.id });
+      assert((list.configs || []).some((c) => c.id === id), `List returned ${JSON.stringify(list)?.slice(0, 160)}`);
+      await t.deleteTaskPushNotificationConfig({ taskId: task.id, id });
+      const c = asTask(await t.cancelTask({ id: task.id }), 'CancelTask');
+      assert(c.status.state === TaskState.TASK_STATE_CANCELED, `CancelTask returned ${stateName(c.status.state)}`);
+      const e = await expectError(() => t.cancelTask({ id: task.id }), 'second CancelTask');
+      assert(e?.name === 'TaskNotCancelableError', `second CancelTask: got ${describeError(e)}`);
+    } finally {
+      await t.cancelTask({ id: task.id }).catch(() => {});
+    }
+  });
+
+  await check(name('SendStreamingMessage and SubscribeToTask (GET :subscribe) end completed'), async () => {
+    need();
+    const events = [];
+    for await (const ev of t.sendMessageStream(sendReq(uniqueText('legacy stream'), { metadata: SHORTISH }))) events.push(ev);
+    assert(events[0]?.payload?.$case === 'task', `first event ${events[0]?.payload?.$case}, want task`);
+    const last = events[events.length - 1].payload;
+    assert(last.value.status?.state === TaskState.TASK_STATE_COMPLETED, `stream ended with ${last.$case} ${stateName(last.value.status?.state)}`);
+    const task = asTask(await t.sendMessage(sendReq(uniqueText('legacy resub'), { metadata: SHORTISH, returnImmediately: true })), 'SendMessage');
+    const resub = [];
+    for await (const ev of t.resubscribeTask({ id: task.id })) resub.push(ev);
+    const end = resub[resub.length - 1]?.payload;
+    assert(end?.value?.status?.state === TaskState.TASK_STATE_COMPLETED, `resubscribe ended with ${end?.$case} ${stateName(end?.value?.status?.state)}`);
+  });
 }
 
 // ================================================================= main
@@ -465,11 +528,7 @@ for (const b of BINDINGS) {
   }
   await runV1(b, rpc);
 }
-if (V03_REST) {
-  await runV03();
-} else {
-  skipped++;
-  console.log('# skipped - v0.3 over HTTP+JSON (a known gap: relay speaks the JSON-RPC object model there, the official clients ProtoJSON; RELAY_E2E_V03_REST=1 runs it)');
-}
+const v03Endpoint = await runV03();
+await runLegacyRest(v03Endpoint);
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed === 0 ? 0 : 1);

@@ -4,7 +4,8 @@
 # check of any suite fails (README "Tests"):
 #
 #   clients   e2e/clients.mjs  @a2a-js/sdk 1.3.0 and 0.3.14 over JSON-RPC, raw v0.1
-#   bindings  e2e/bindings.mjs @a2a-js/sdk 1.3.0 over HTTP+JSON (/v1) and gRPC, read back over JSON-RPC
+#   bindings  e2e/bindings.mjs @a2a-js/sdk 1.3.0 over HTTP+JSON (/v1) and gRPC, read back over JSON-RPC;
+#                              v0.3's HTTP+JSON with 0.3.14 and 1.3.0's v0.3 compat transport
 #   backends  e2e/backends.mjs worker and upstream backends, signed push, tenants (its own relays)
 #   ui        e2e/ui/ui.mjs    /ui in Debian's headless Chromium, driven by puppeteer-core
 #

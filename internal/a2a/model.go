@@ -11,6 +11,9 @@
 // no transport's codes or statuses: the core returns kinds, and each binding
 // maps them.
 //
+// v0.3's HTTP+JSON is ProtoJSON of v0.3's proto, not the v0.3 codec's
+// object model: v03proto.go translates at that binding's edge.
+//
 // Bindings are thin adapters in packages beside this one (a2a/jsonrpc:
 // JSON-RPC 2.0 with SSE; a2a/rest: HTTP+JSON with SSE). A binding decodes its transport's request into an
 // Op, a Dialect and the params (Call), runs it on the Endpoint (Do, or Open

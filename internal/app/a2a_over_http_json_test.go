@@ -153,21 +153,20 @@ func TestA2AOverHTTPJSON(t *testing.T) {
 }
 
 // Without an A2A-Version header a request is v0.3 (spec §3.2.6), at v0.3's
-// /v1/... paths and in its shapes; ListTasks, which v0.3 lacks, is v1.0.
+// /v1/... paths and in its shapes (ProtoJSON of v0.3's proto: see
+// v03_http_json_speaks_protojson_test.go; a request in the JSON-RPC object
+// model is still read); ListTasks, which v0.3 lacks, is v1.0.
 func TestHTTPJSONWithoutAVersionIsV03(t *testing.T) {
 	t.Parallel()
 	r := startRelay(t, nil)
-	var task struct {
-		ID     string `json:"id"`
-		Kind   string `json:"kind"`
-		Status struct{ State string }
-	}
-	decodeREST(t, r.rest(http.MethodPost, "/v1/message:send", map[string]any{"message": v03Message("hello", nil)}, "A2A-Version", ""), &task)
-	if task.Kind != "task" || task.ID == "" || task.Status.State != "completed" {
-		t.Fatalf("v0.3 send: %+v", task)
+	var sent struct{ Task v03ProtoTask }
+	decodeREST(t, r.rest(http.MethodPost, "/v1/message:send", map[string]any{"message": v03Message("hello", nil)}, "A2A-Version", ""), &sent)
+	task := sent.Task
+	if task.ID == "" || task.Status.State != "TASK_STATE_COMPLETED" {
+		t.Fatalf("v0.3 send: %+v", sent)
 	}
 	decodeREST(t, r.rest(http.MethodGet, "/v1/tasks/"+task.ID, nil, "A2A-Version", ""), &task)
-	if task.Kind != "task" || task.Status.State != "completed" {
+	if task.Status.State != "TASK_STATE_COMPLETED" {
 		t.Fatalf("v0.3 get: %+v", task)
 	}
 	var list struct{ Tasks []v10Task }

@@ -56,7 +56,8 @@ func (s echoService) DeletePushConfig(_ context.Context, taskID, _ string) error
 
 // The binding never panics and never answers 5xx on hostile paths, query
 // strings, bodies and versions (the service never fails); every error is a
-// google.rpc.Status whose code is the HTTP status.
+// google.rpc.Status whose code is the HTTP status, or in v0.3 (no
+// A2A-Version, or 0.3) the {"code", "message"} of a JSON-RPC code.
 func FuzzHandler(f *testing.F) {
 	for _, s := range []struct{ m, path, body, version string }{
 		{"POST", "/v1/message:send", `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}`, "1.0"},
@@ -67,6 +68,9 @@ func FuzzHandler(f *testing.F) {
 		{"DELETE", "/v1/tasks/t1/pushNotificationConfigs/%2e%2e", ``, "0.3"},
 		{"GET", "/v1/tasks/t1:subscribe", ``, "1.0"},
 		{"POST", "/v1/tasks/%zz:cancel", `[]`, "1.0"},
+		{"POST", "/v1/message:stream", `{"message":{"messageId":"m","role":"ROLE_USER","content":[{"text":"x"},{"data":{"data":{}}}]},"configuration":{}}`, ""},
+		{"POST", "/v1/tasks/t1/pushNotificationConfigs", `{"name":"tasks/t1/pushNotificationConfigs/c","pushNotificationConfig":{"url":"https://h.example.com"}}`, "0.3"},
+		{"GET", "/v1/card", ``, ""},
 	} {
 		f.Add(s.m, s.path, []byte(s.body), s.version)
 	}
@@ -108,9 +112,14 @@ func FuzzHandler(f *testing.F) {
 			return
 		}
 		var e errorBody
-		if err := json.Unmarshal(out, &e); err != nil || e.Error.Code != resp.StatusCode {
-			t.Fatalf("%s %s %q: status %d, body %s is not its google.rpc.Status", method, path, body, resp.StatusCode, out)
+		if err := json.Unmarshal(out, &e); err == nil && e.Error.Code == resp.StatusCode {
+			return
 		}
+		var e03 v03Error
+		if d, _ := dialect(version); d == a2a.V03 && json.Unmarshal(out, &e03) == nil && e03.Code < 0 && e03.Message != "" {
+			return
+		}
+		t.Fatalf("%s %s %q: status %d, body %s is not its google.rpc.Status or v0.3 error", method, path, body, resp.StatusCode, out)
 	})
 }
 

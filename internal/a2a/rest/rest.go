@@ -10,7 +10,10 @@
 // The dialect is the A2A-Version header's: 1.0, or 0.3 when the header is
 // absent (spec §3.2.6: a request without it is taken as 0.3) or says 0.3.
 // ListTasks exists only in v1.0 and is always answered in it. v0.1 has no
-// HTTP+JSON binding.
+// HTTP+JSON binding. v0.3 here is ProtoJSON of v0.3's a2a.proto, which the
+// Endpoint does not speak: v03.go translates its requests, answers and
+// stream events with the codec of a2a (V03ProtoRequest, V03ProtoResult,
+// V03ProtoEvent) and answers its errors as {"code", "message"}.
 //
 // Adding a method: its route in Register, mapped to the a2a.Op the core
 // has for it. Adding an error kind: its status in statuses (the test of
@@ -83,12 +86,14 @@ func (h *Handler) Register(r fiber.Router, mw ...fiber.Handler) {
 	route(fiber.MethodGet, "/tasks/:task/pushNotificationConfigs/:config", a2a.OpPushGet, "GetTaskPushNotificationConfig")
 	route(fiber.MethodDelete, "/tasks/:task/pushNotificationConfigs/:config", a2a.OpPushDelete, "DeleteTaskPushNotificationConfig")
 	route(fiber.MethodGet, "/extendedAgentCard", a2a.OpExtendedCard, "GetExtendedAgentCard")
+	route(fiber.MethodGet, "/card", opCardV03, "GetExtendedAgentCard") // v0.3's path of it
 }
 
 // Pseudo-operations of the routes on /tasks/{id...}: the verb decides.
 const (
 	opTaskGET  a2a.Op = -1
 	opTaskPOST a2a.Op = -2
+	opCardV03  a2a.Op = -3
 )
 
 // Owns reports whether path is one of the binding's routes, so that errors
@@ -99,7 +104,7 @@ func Owns(path string) bool {
 		return false
 	}
 	switch {
-	case rest == "message:send", rest == "message:stream", rest == "tasks", rest == "extendedAgentCard":
+	case rest == "message:send", rest == "message:stream", rest == "tasks", rest == "extendedAgentCard", rest == "card":
 		return true
 	case strings.HasPrefix(rest, "tasks/"):
 		segs := strings.Split(strings.TrimPrefix(rest, "tasks/"), "/")
@@ -140,6 +145,11 @@ func (h *Handler) serve(c *fiber.Ctx, op a2a.Op, name string) error {
 	if call.Op == a2a.OpList {
 		call.Dialect = a2a.V10
 	}
+	if call.Dialect == a2a.V03 { // ProtoJSON of v0.3's proto, or the object model (v03.go)
+		if call.Params, err = a2a.V03ProtoRequest(call.Op, call.Params); err != nil {
+			return h.fail(c, name, d, err)
+		}
+	}
 	if err := fields(c, call); err != nil {
 		return h.fail(c, name, call.Dialect, err)
 	}
@@ -152,6 +162,11 @@ func (h *Handler) serve(c *fiber.Ctx, op a2a.Op, name string) error {
 		return h.fail(c, name, rd, err)
 	}
 	h.report(name, rd, nil)
+	if rd == a2a.V03 {
+		if result, err = a2a.V03ProtoResult(call.Op, result); err != nil {
+			return h.fail(c, name, rd, err)
+		}
+	}
 	if result == nil { // a deleted push config: google.protobuf.Empty
 		result = struct{}{}
 	}
@@ -177,6 +192,12 @@ func writeCard(c *fiber.Ctx, card json.RawMessage) error {
 
 // target resolves the operation of a /tasks/{id...} route from its verb.
 func (h *Handler) target(c *fiber.Ctx, call a2a.Call, op a2a.Op, name string) (a2a.Op, string, error) {
+	if op == opCardV03 {
+		if call.Dialect != a2a.V03 {
+			return op, "", fiber.ErrNotFound
+		}
+		return a2a.OpExtendedCard, name, nil
+	}
 	if op != opTaskGET && op != opTaskPOST {
 		return op, name, nil
 	}
@@ -302,11 +323,15 @@ func (h *Handler) stream(c *fiber.Ctx, name string, call a2a.Call) error {
 	if err != nil {
 		return h.fail(c, name, call.Dialect, err)
 	}
-	h.report(name, call.Dialect, nil)
+	h.report(name, st.Dialect(), nil)
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
-	c.Context().SetBodyStreamWriter(st.Run)
+	run := st.Run
+	if st.Dialect() == a2a.V03 {
+		run = v03Events(st.Run)
+	}
+	c.Context().SetBodyStreamWriter(run)
 	return nil
 }
 
@@ -316,8 +341,8 @@ type framer struct{}
 
 func (framer) Envelope() (head, tail []byte) { return nil, nil }
 
-func (framer) Error(_ a2a.Dialect, e *a2a.Error) []byte {
-	b, _ := json.Marshal(body(e, statuses[e.Kind]))
+func (framer) Error(d a2a.Dialect, e *a2a.Error) []byte {
+	b, _ := json.Marshal(errorOf(d, e, statuses[e.Kind]))
 	return b
 }
 
@@ -332,7 +357,7 @@ func (h *Handler) fail(c *fiber.Ctx, name string, d a2a.Dialect, err error) erro
 	}
 	h.report(name, d, e)
 	s := statusOf(c, e)
-	return writeJSON(c, s.code, body(e, s))
+	return writeJSON(c, s.code, errorOf(d, e, s))
 }
 
 // status is the HTTP status of each kind (spec §5.4) with its
@@ -401,7 +426,7 @@ func body(e *a2a.Error, s status) errorBody {
 func Refuse(c *fiber.Ctx, code int, e *a2a.Error) error {
 	s := statusOf(c, e)
 	s.code = code
-	return writeJSON(c, code, body(e, s))
+	return writeJSON(c, code, errorOf(requestDialect(c), e, s))
 }
 
 // RefuseTransport answers a request the HTTP server refused before it
@@ -419,7 +444,11 @@ func RefuseTransport(c *fiber.Ctx, code int, msg string) error {
 	case code >= 500:
 		kind, name, reason = a2a.KindInternal, "INTERNAL", "INTERNAL_ERROR"
 	}
-	b := body(a2a.Errorf(kind, "%s", msg), status{code, name})
+	e := a2a.Errorf(kind, "%s", msg)
+	if requestDialect(c) == a2a.V03 {
+		return writeJSON(c, code, errorOf(a2a.V03, e, status{code, name}))
+	}
+	b := body(e, status{code, name})
 	b.Error.Details = []any{a2a.ErrorInfo{Type: "type.googleapis.com/google.rpc.ErrorInfo", Reason: reason, Domain: "a2a-protocol.org"}}
 	return writeJSON(c, code, b)
 }

@@ -100,7 +100,9 @@ func testAReceiverThatRecoversIsEnabledAndReplayedInFull(t *testing.T, path stri
 func committedIDs(t *testing.T, r *relay, task string) []string {
 	t.Helper()
 	status, _, body := get(t, r.url+"/v1/deliveries?task="+task)
-	var out struct{ Deliveries []struct{ ID, EventID string } }
+	var out struct {
+		Deliveries []struct{ ID, EventID string }
+	}
 	if status != 200 || json.Unmarshal(body, &out) != nil || len(out.Deliveries) == 0 {
 		t.Fatalf("deliveries of %s: %d %s", task, status, body)
 	}

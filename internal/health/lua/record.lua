@@ -54,6 +54,7 @@ for i, e in ipairs(a.endpoints) do
     redis.call('HINCRBY', h, 'fail:' .. bucket, e.fail)
   end
   if e.ok > 0 and e.lastOk >= lastErrAt then
+    was = 0 -- the stored run ended with this batch's success: a run after it is a new one
     consec = e.runFail
     since = e.runFail > 0 and e.runStart or 0
   else

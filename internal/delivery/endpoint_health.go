@@ -18,6 +18,7 @@ import (
 type Health interface {
 	Record(ctx context.Context, now time.Time, batch []health.Outcomes) ([]health.Change, error)
 	Disabled(ctx context.Context) ([]string, error)
+	IsDisabled(ctx context.Context, id string) (bool, error)
 }
 
 // HealthObserver hears of endpoint health (metrics.Metrics implements it;
@@ -109,6 +110,33 @@ func (t *healthTally) count(o outbox.Outcome, rec Attempt) {
 		c.LastError += ": " + rec.Error
 	case rec.Status != 0:
 		c.LastError = "HTTP " + strconv.Itoa(rec.Status)
+	}
+}
+
+// stillDisabled tells whether endpoint id, disabled when last read, is
+// disabled still, as Redis has it now: an operator who enables an endpoint
+// and at once replays its window must not have the replay skipped by a
+// relay that reads the disabled set only about once a second. An endpoint
+// enabled meanwhile leaves the set held here.
+func (t *healthTally) stillDisabled(ctx context.Context, id string) (bool, error) {
+	on, err := t.store.IsDisabled(ctx, id)
+	if err != nil || on {
+		return on, err
+	}
+	for {
+		old := t.disabled.Load()
+		if old == nil || !(*old)[id] {
+			return false, nil
+		}
+		d := make(map[string]bool, len(*old))
+		for k := range *old {
+			if k != id {
+				d[k] = true
+			}
+		}
+		if t.disabled.CompareAndSwap(old, &d) {
+			return false, nil
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -544,7 +545,13 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 		a.TraceID = sc.TraceID().String()
 	}
 	if cfg.invalid == nil && w.health.isDisabled(cfg.endpoint) {
-		return w.skipDisabled(f, rec, a)
+		still, err := w.health.stillDisabled(ctx, cfg.endpoint)
+		if err != nil {
+			return fmt.Errorf("%w: read whether the endpoint is disabled: %w", errTransient, err)
+		}
+		if still {
+			return w.skipDisabled(f, rec, a)
+		}
 	}
 	var r result
 	if cfg.invalid != nil {

@@ -212,6 +212,16 @@ func (s *Store) Disabled(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
+// IsDisabled tells whether endpoint id is disabled now (Disabled's set, read
+// for one id).
+func (s *Store) IsDisabled(ctx context.Context, id string) (bool, error) {
+	on, err := s.rdb.SIsMember(ctx, s.k.EndpointsDisabled(), id).Result()
+	if err != nil {
+		return false, fmt.Errorf("health: disabled endpoint: %w", err)
+	}
+	return on, nil
+}
+
 // Enable enables endpoint id again: its deliveries are POSTed again (each
 // relay sees it within about a second) and its failure run starts over.
 func (s *Store) Enable(ctx context.Context, id string, now time.Time) error {

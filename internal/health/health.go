@@ -33,6 +33,13 @@ var recordLua string
 //go:embed lua/enable.lua
 var enableLua string
 
+//go:embed lua/disabled.lua
+var disabledLua string
+
+// disabledSample is how many disabled ids each read of the set checks for
+// a record gone (disabled.lua).
+const disabledSample = 16
+
 // ErrNotFound: no endpoint has that id (or its health expired).
 var ErrNotFound = errors.New("health: no such endpoint")
 
@@ -55,18 +62,21 @@ type Config struct {
 	Bucket  time.Duration
 	Buckets int
 	// Keep is how long an enabled endpoint's health outlives its last
-	// outcome (default 30 days). A disabled endpoint's is kept until it is
-	// enabled again.
+	// outcome (default 30 days). A disabled endpoint's is kept for Keep
+	// after it was disabled (unless it is enabled before): then it is
+	// forgotten, and so enabled (endpoints are any URL a config names, many
+	// abandoned: the disabled ones must not pile up forever).
 	Keep time.Duration
 }
 
 // Store is the endpoint health in Redis.
 type Store struct {
-	rdb    redis.UniversalClient
-	k      layout.Keys
-	cfg    Config
-	record *redis.Script
-	enable *redis.Script
+	rdb      redis.UniversalClient
+	k        layout.Keys
+	cfg      Config
+	record   *redis.Script
+	enable   *redis.Script
+	disabled *redis.Script
 }
 
 // New returns a Store, or an error naming the field out of range.
@@ -88,7 +98,8 @@ func New(rdb redis.UniversalClient, k layout.Keys, cfg Config) (*Store, error) {
 	cfg.Bucket = cmp.Or(cfg.Bucket, time.Hour)
 	cfg.Buckets = cmp.Or(cfg.Buckets, 24)
 	cfg.Keep = cmp.Or(cfg.Keep, 30*24*time.Hour)
-	return &Store{rdb: rdb, k: k, cfg: cfg, record: redis.NewScript(recordLua), enable: redis.NewScript(enableLua)}, nil
+	return &Store{rdb: rdb, k: k, cfg: cfg, record: redis.NewScript(recordLua), enable: redis.NewScript(enableLua),
+		disabled: redis.NewScript(disabledLua)}, nil
 }
 
 // EndpointID names the endpoint of a webhook URL: a hash of the URL
@@ -203,9 +214,11 @@ func (s *Store) Record(ctx context.Context, now time.Time, batch []Outcomes) ([]
 	return changes, nil
 }
 
-// Disabled returns the ids of the disabled endpoints.
+// Disabled returns the ids of the disabled endpoints (and forgets a few
+// whose health expired: disabled.lua).
 func (s *Store) Disabled(ctx context.Context) ([]string, error) {
-	ids, err := s.rdb.SMembers(ctx, s.k.EndpointsDisabled()).Result()
+	args, _ := json.Marshal(map[string]any{"sample": disabledSample, "keepMs": s.cfg.Keep.Milliseconds()})
+	ids, err := s.disabled.Run(ctx, s.rdb, []string{s.k.EndpointsDisabled(), s.k.EndpointHealth("")}, args).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("health: disabled endpoints: %w", err)
 	}

@@ -10,7 +10,8 @@
 --   afterMs        ms of failing without a success that disable it (0: never)
 --   alertEveryMs   least ms between two "failing" changes of one endpoint
 --   bucketMs       length of one window bucket; buckets: how many are kept
---   keepMs         how long an enabled endpoint's health outlives its last outcome
+--   keepMs         how long an enabled endpoint's health outlives its last outcome,
+--                  and a disabled one's the time it was disabled
 --   endpoints      [{id, url, ok, lastOk, fail, firstFail, lastFail,
 --                    runFail, runStart, err}]: per endpoint, the successes
 --                  and failures seen since the last batch; runFail and
@@ -85,9 +86,9 @@ for i, e in ipairs(a.endpoints) do
       table.insert(changes, {id = e.id, url = e.url, event = 'disabled', failures = consec, since = since, cause = cause})
     end
   end
-  if state == 'disabled' then
-    redis.call('PERSIST', h) -- kept until an operator enables it again
-  else
+  if state ~= 'disabled' or tonumber(redis.call('PTTL', h)) < 0 then
+    -- (a disabled one's is kept a keep after it was disabled, not after
+    -- its last outcome: then it is forgotten, disabled.lua)
     redis.call('PEXPIRE', h, a.keepMs)
   end
   redis.call('ZADD', KEYS[1], now, e.id)

@@ -2,11 +2,18 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/layout"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 // A replay by URL covers the configs that send to it now: one given
@@ -29,6 +36,17 @@ func TestAReplayByURLLeavesOutConfigsThatMovedOrWent(t *testing.T) {
 	r.call("DeleteTaskPushNotificationConfig", map[string]any{"taskId": tasks["c"], "id": "c-c"}, nil)
 	if err := r.app.rdb.Del(context.Background(), r.app.store.TaskKeys(tasks["d"])...).Err(); err != nil { // (expired)
 		t.Fatal(err)
+	}
+	// b, c and d were given the URL long enough ago not to be configs
+	// being stored now (those are left in the index).
+	norm, _ := taskstore.NormalizeURL(s.url("/old"))
+	sum := sha256.Sum256([]byte(norm))
+	key := r.app.layout.URLConfigs(hex.EncodeToString(sum[:16]))
+	for _, name := range []string{"b", "c", "d"} {
+		z := redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).UnixMilli()), Member: layout.URLConfigMember(tasks[name], "c-"+name)}
+		if n, err := r.app.rdb.ZAddXX(context.Background(), key, z).Result(); err != nil || n != 0 {
+			t.Fatalf("backdating %s in the index %s: %d, %v", name, key, n, err)
+		}
 	}
 
 	status, ans := replay(t, r, map[string]any{"url": s.url("/old"), "since": rfc3339(since)})

@@ -137,35 +137,31 @@ func addOutcome(c *health.Outcomes, delivered bool, rec Attempt) {
 	}
 }
 
-// skip tells whether a notification to endpoint id is to be skipped: the
-// endpoint is disabled as last read, and Redis still says so. An endpoint
-// enabled since the last read (on any relay) is sent to at once, so that
-// a replay queued right after enabling it is not skipped again; the extra
-// round trip is paid only by the notifications of disabled endpoints.
-// When Redis does not answer, the last read holds.
-func (t *healthTally) skip(ctx context.Context, id string) bool {
-	if !t.isDisabled(id) {
-		return false
+// stillDisabled tells whether endpoint id, disabled when last read, is
+// disabled still, as Redis has it now: an operator who enables an endpoint
+// and at once replays its window must not have the replay skipped by a
+// relay that reads the disabled set only about once a second. An endpoint
+// enabled meanwhile leaves the set held here.
+func (t *healthTally) stillDisabled(ctx context.Context, id string) (bool, error) {
+	on, err := t.store.IsDisabled(ctx, id)
+	if err != nil || on {
+		return on, err
 	}
-	still, err := t.store.IsDisabled(ctx, id)
-	if err != nil || still {
-		return true
-	}
-	t.enable(id)
-	return false
-}
-
-// enable drops id from the disabled endpoints as last read.
-func (t *healthTally) enable(id string) {
-	d := map[string]bool{}
-	if old := t.disabled.Load(); old != nil {
+	for {
+		old := t.disabled.Load()
+		if old == nil || !(*old)[id] {
+			return false, nil
+		}
+		d := make(map[string]bool, len(*old))
 		for k := range *old {
 			if k != id {
 				d[k] = true
 			}
 		}
+		if t.disabled.CompareAndSwap(old, &d) {
+			return false, nil
+		}
 	}
-	t.disabled.Store(&d)
 }
 
 // disable adds id to the disabled endpoints.

@@ -248,6 +248,9 @@ func (r *Replayer) byURL(ctx context.Context, rawURL string, until time.Time, re
 	var stale []taskstore.URLConfig
 	byTask := map[string]int{}
 	stored := map[string]map[string]string{}
+	// A config listed lately may be one being stored (the index is written
+	// first): it is neither stale nor its task gone yet.
+	young := r.now().Add(-sinceSlack)
 	for _, c := range listed {
 		cfgs, ok := stored[c.TaskID]
 		if !ok {
@@ -257,13 +260,15 @@ func (r *Replayer) byURL(ctx context.Context, rawURL string, until time.Time, re
 			stored[c.TaskID] = cfgs
 			if gone, err := r.gone(ctx, c.TaskID, cfgs); err != nil {
 				return nil, err
-			} else if gone {
+			} else if gone && c.Since.Before(young) {
 				res.TasksGone++
 			}
 		}
 		raw, ok := cfgs[c.ConfigID]
 		if got, err := taskstore.NormalizeURL(configURL(raw)); !ok || err != nil || got != want {
-			stale = append(stale, c)
+			if c.Since.Before(young) {
+				stale = append(stale, c)
+			}
 			continue
 		}
 		i, ok := byTask[c.TaskID]

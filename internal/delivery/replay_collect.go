@@ -84,7 +84,8 @@ func (r *Replayer) head(ctx context.Context, s *taskEvents) (storedKind, bool, e
 // event left out (each (task, config) pair then has its oldest queued, and
 // a replay from next goes on where this one stopped).
 func (r *Replayer) collect(ctx context.Context, targets []target, q ReplayRequest) (map[string][]outbox.Requeued, time.Time, error) {
-	start, end := strconv.FormatInt(q.Since.UnixMilli(), 10), strconv.FormatInt(q.Until.UnixMilli(), 10)
+	// (A time before 1970 is no stream id: the window starts, or ends, at 0.)
+	start, end := strconv.FormatInt(max(0, q.Since.UnixMilli()), 10), strconv.FormatInt(max(0, q.Until.UnixMilli()), 10)
 	streams := make([]*taskEvents, len(targets))
 	for i := range targets {
 		streams[i] = &taskEvents{t: &targets[i], start: start, end: end}

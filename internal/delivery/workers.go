@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -543,8 +544,14 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 	if sc := span.SpanContext(); sc.IsValid() {
 		a.TraceID = sc.TraceID().String()
 	}
-	if cfg.invalid == nil && w.health.skip(ctx, cfg.endpoint) {
-		return w.skipDisabled(f, rec, a)
+	if cfg.invalid == nil && w.health.isDisabled(cfg.endpoint) {
+		still, err := w.health.stillDisabled(ctx, cfg.endpoint)
+		if err != nil {
+			return fmt.Errorf("%w: read whether the endpoint is disabled: %w", errTransient, err)
+		}
+		if still {
+			return w.skipDisabled(f, rec, a)
+		}
 	}
 	var r result
 	if cfg.invalid != nil {

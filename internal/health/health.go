@@ -33,6 +33,13 @@ var recordLua string
 //go:embed lua/enable.lua
 var enableLua string
 
+//go:embed lua/disabled.lua
+var disabledLua string
+
+// disabledSample is how many disabled ids each read of the set checks for
+// a record gone (disabled.lua).
+const disabledSample = 16
+
 // ErrNotFound: no endpoint has that id (or its health expired).
 var ErrNotFound = errors.New("health: no such endpoint")
 
@@ -55,8 +62,10 @@ type Config struct {
 	Bucket  time.Duration
 	Buckets int
 	// Keep is how long an enabled endpoint's health outlives its last
-	// outcome (default 30 days). A disabled endpoint's is kept until it is
-	// enabled again.
+	// outcome (default 30 days). A disabled endpoint's is kept for Keep
+	// after it was disabled (unless it is enabled before): then it is
+	// forgotten, and so enabled (endpoints are any URL a config names, many
+	// abandoned: the disabled ones must not pile up forever).
 	Keep time.Duration
 	// ConfigKeep is how long a push config's health outlives its last
 	// outcome (default 7 days; relay passes the longer of the task and
@@ -66,12 +75,13 @@ type Config struct {
 
 // Store is the endpoint health in Redis.
 type Store struct {
-	rdb    redis.UniversalClient
-	k      layout.Keys
-	cfg    Config
-	record *redis.Script
-	enable *redis.Script
-	config *redis.Script
+	rdb      redis.UniversalClient
+	k        layout.Keys
+	cfg      Config
+	record   *redis.Script
+	enable   *redis.Script
+	config   *redis.Script
+	disabled *redis.Script
 }
 
 // New returns a Store, or an error naming the field out of range.
@@ -95,7 +105,7 @@ func New(rdb redis.UniversalClient, k layout.Keys, cfg Config) (*Store, error) {
 	cfg.Keep = cmp.Or(cfg.Keep, 30*24*time.Hour)
 	cfg.ConfigKeep = cmp.Or(cfg.ConfigKeep, 7*24*time.Hour)
 	return &Store{rdb: rdb, k: k, cfg: cfg, record: redis.NewScript(recordLua), enable: redis.NewScript(enableLua),
-		config: redis.NewScript(configLua)}, nil
+		config: redis.NewScript(configLua), disabled: redis.NewScript(disabledLua)}, nil
 }
 
 // EndpointID names the endpoint of a webhook URL: a hash of the URL
@@ -222,24 +232,25 @@ func (s *Store) Record(ctx context.Context, now time.Time, batch []Outcomes) ([]
 	return changes, nil
 }
 
-// Disabled returns the ids of the disabled endpoints.
+// Disabled returns the ids of the disabled endpoints (and forgets a few
+// whose health expired: disabled.lua).
 func (s *Store) Disabled(ctx context.Context) ([]string, error) {
-	ids, err := s.rdb.SMembers(ctx, s.k.EndpointsDisabled()).Result()
+	args, _ := json.Marshal(map[string]any{"sample": disabledSample, "keepMs": s.cfg.Keep.Milliseconds()})
+	ids, err := s.disabled.Run(ctx, s.rdb, []string{s.k.EndpointsDisabled(), s.k.EndpointHealth("")}, args).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("health: disabled endpoints: %w", err)
 	}
 	return ids, nil
 }
 
-// IsDisabled tells whether endpoint id is disabled now (one SISMEMBER):
-// the check a relay makes before it skips a notification, so that one
-// enabled a moment ago on any relay is sent.
+// IsDisabled tells whether endpoint id is disabled now (Disabled's set, read
+// for one id).
 func (s *Store) IsDisabled(ctx context.Context, id string) (bool, error) {
-	ok, err := s.rdb.SIsMember(ctx, s.k.EndpointsDisabled(), id).Result()
+	on, err := s.rdb.SIsMember(ctx, s.k.EndpointsDisabled(), id).Result()
 	if err != nil {
-		return false, fmt.Errorf("health: is disabled: %w", err)
+		return false, fmt.Errorf("health: disabled endpoint: %w", err)
 	}
-	return ok, nil
+	return on, nil
 }
 
 // Enable enables endpoint id again: its deliveries are POSTed again (each

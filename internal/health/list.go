@@ -68,8 +68,11 @@ func (s *Store) List(ctx context.Context, now time.Time, limit int) ([]Endpoint,
 	}
 	out := make([]Endpoint, 0, len(ids))
 	for i, c := range cmds {
-		if len(c.Val()) > 0 {
+		switch {
+		case len(c.Val()) > 0:
 			out = append(out, s.endpoint(ids[i], c.Val(), now))
+		case slices.Contains(disabled, ids[i]): // its record evicted: shown, to be enabled
+			out = append(out, Endpoint{ID: ids[i], State: "disabled", Window: time.Duration(s.cfg.Buckets) * s.cfg.Bucket})
 		}
 	}
 	return out, nil

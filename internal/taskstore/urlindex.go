@@ -28,7 +28,8 @@ import (
 //   - a member may outlive its config (deleted, given another URL, its task
 //     expired, or the store that followed the write failed): readers check
 //     each member against the config stored now and drop the stale ones
-//     (ForgetURLConfigs);
+//     (ForgetURLConfigs), but not a member listed lately: its config may
+//     be being stored;
 //   - it is bounded by task retention: the key expires a horizon (how long
 //     a task, and then its notifications' records, can be kept) after its
 //     last write, and about one write in urlPruneEvery drops the members

@@ -12,7 +12,8 @@
 --   afterMs        ms of failing without a success that disable it (0: never)
 --   alertEveryMs   least ms between two "failing" changes of one endpoint
 --   bucketMs       length of one window bucket; buckets: how many are kept
---   keepMs         how long an enabled endpoint's health outlives its last outcome
+--   keepMs         how long an enabled endpoint's health outlives its last outcome,
+--                  and a disabled one's the time it was disabled
 --   configKeepMs   how long a config stays in its endpoint's configs zset
 --   maxConfigs     most configs that zset keeps (the latest)
 --   endpoints      [{id, url, ok, lastOk, fail, firstFail, lastFail,
@@ -70,6 +71,7 @@ for i, e in ipairs(a.endpoints) do
     redis.call('HINCRBY', h, 'fail:' .. bucket, e.fail)
   end
   if e.ok > 0 and e.lastOk >= lastErrAt then
+    was = 0 -- the stored run ended with this batch's success: a run after it is a new one
     consec = e.runFail
     since = e.runFail > 0 and e.runStart or 0
   else
@@ -100,9 +102,9 @@ for i, e in ipairs(a.endpoints) do
       table.insert(changes, {id = e.id, url = e.url, event = 'disabled', failures = consec, since = since, cause = cause})
     end
   end
-  if state == 'disabled' then
-    redis.call('PERSIST', h) -- kept until an operator enables it again
-  else
+  if state ~= 'disabled' or tonumber(redis.call('PTTL', h)) < 0 then
+    -- (a disabled one's is kept a keep after it was disabled, not after
+    -- its last outcome: then it is forgotten, disabled.lua)
     redis.call('PEXPIRE', h, a.keepMs)
   end
   redis.call('ZADD', KEYS[1], now, e.id)

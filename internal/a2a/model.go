@@ -177,6 +177,12 @@ type PushConfig struct {
 	// Options are what the config asks of relay's webhook extension
 	// (WebhookExtensionURI); nil asks nothing.
 	Options *WebhookOptions `json:"options,omitempty"`
+	// Owner is the principal whose task the config is on, stored with it
+	// (never in an answer): a webhook endpoint's health is kept per owner,
+	// so that one client's failing configs never disable the endpoint for
+	// another ("" for configs stored before it was kept, and without
+	// client authentication).
+	Owner string `json:"owner,omitempty"`
 }
 
 // TaskView is a stored task with what relay knows about it beyond the

@@ -75,7 +75,7 @@ func TestPushConfigHealthIsShownPerConfig(t *testing.T) {
 		status, c := configHealth(t3)
 		return status == http.StatusOK && c.Succeeded > 0
 	})
-	id := health.EndpointID(hook.url("/a"))
+	id := health.EndpointID("", hook.url("/a"))
 	var ep struct {
 		ConsecutiveFailures int
 		Configs             []configHealthRow

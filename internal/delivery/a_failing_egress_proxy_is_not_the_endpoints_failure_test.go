@@ -18,7 +18,7 @@ func TestAFailingEgressProxyIsNotTheEndpointsFailure(t *testing.T) {
 	fx := newFixture(t, 1, "proxyfail", http.NotFoundHandler())
 	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{}), func(d *Deps) { d.Health = &failingOnce{} }), Config{})
 	url := "https://hooks.example.test/h"
-	id := health.EndpointID(url)
+	id := health.EndpointID("", url)
 	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	w.health.count(outbox.Retry, Attempt{Time: at, URL: url, endpoint: id, ErrorClass: ssrf.ClassProxy})
 	w.health.count(outbox.Dead, Attempt{Time: at, URL: url, endpoint: id, ErrorClass: ssrf.ClassProxy})

@@ -57,7 +57,7 @@ func TestEndpointOutcomesRedisDidNotTakeAreAddedLater(t *testing.T) {
 	}
 	w := mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{}), func(d *Deps) { d.Health = &failingOnce{Store: hs} }), Config{})
 	url := "https://hooks.example.test/h"
-	id := health.EndpointID(url)
+	id := health.EndpointID("", url)
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	fail := func(at time.Time) {
 		w.health.count(outbox.Retry, Attempt{Time: at, URL: url, endpoint: id, Status: 500, ErrorClass: "http", TaskID: "t", ConfigID: "c"})

@@ -23,7 +23,7 @@ func BenchmarkHealthCount(b *testing.B) {
 	recs := make([]Attempt, 1000)
 	for i := range recs {
 		url := "https://x.test/" + strconv.Itoa(i%10)
-		recs[i] = Attempt{Time: time.Unix(int64(i), 0), URL: url, endpoint: health.EndpointID(url), Status: 500, ErrorClass: "http",
+		recs[i] = Attempt{Time: time.Unix(int64(i), 0), URL: url, endpoint: health.EndpointID("", url), Status: 500, ErrorClass: "http",
 			TaskID: "task-" + strconv.Itoa(i), ConfigID: "c"}
 	}
 	b.ReportAllocs()
@@ -48,7 +48,7 @@ func BenchmarkHealthFlush(b *testing.B) {
 	for b.Loop() {
 		for i := range 1000 {
 			url := "https://x.test/" + strconv.Itoa(i%10)
-			w.health.count(outbox.Delivered, Attempt{Time: time.Now(), URL: url, endpoint: health.EndpointID(url),
+			w.health.count(outbox.Delivered, Attempt{Time: time.Now(), URL: url, endpoint: health.EndpointID("", url),
 				TaskID: "task-" + strconv.Itoa(i), ConfigID: "c"})
 		}
 		w.flushHealth(ctx)

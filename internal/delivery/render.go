@@ -150,8 +150,8 @@ type openConfig struct {
 	// stored it did not check what this one does (it is older); it is not
 	// sent on (see Policy.decide).
 	invalid error
-	// endpoint is health.EndpointID(URL): the endpoint whose health the
-	// attempts count to.
+	// endpoint is health.EndpointID(Owner, URL): the endpoint whose health
+	// the attempts count to (the config's owner's own).
 	endpoint string
 }
 
@@ -171,7 +171,7 @@ func (c *configCache) open(ring *secrets.Ring, raw []byte) (openConfig, error) {
 	if err != nil {
 		return oc, fmt.Errorf("open push config secrets: %w", err)
 	}
-	oc = openConfig{PushConfig: cfg, invalid: cfg.Validate(), endpoint: health.EndpointID(cfg.URL)}
+	oc = openConfig{PushConfig: cfg, invalid: cfg.Validate(), endpoint: health.EndpointID(cfg.Owner, cfg.URL)}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= configCacheSize {
 		c.m = make(map[string]openConfig, 64)

@@ -12,7 +12,7 @@ import (
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 // id is the endpoint id of test endpoint name.
-func id(name string) string { return EndpointID("https://x.test/" + name) }
+func id(name string) string { return EndpointID("", "https://x.test/"+name) }
 
 func fail(name string, n int64, at time.Time) Outcomes {
 	return Outcomes{ID: id(name), URL: "https://x.test/" + name, Failed: n, FirstFailed: at, LastFailed: at, LastError: "HTTP 500"}
@@ -25,7 +25,7 @@ func ok(name string, at time.Time) Outcomes {
 func events(cs []Change) []string {
 	var out []string
 	for _, c := range cs {
-		if c.ID != EndpointID(c.URL) {
+		if c.ID != EndpointID("", c.URL) {
 			panic("a change names another endpoint's id")
 		}
 		out = append(out, strings.TrimPrefix(c.URL, "https://x.test/")+":"+c.Event)
@@ -139,12 +139,12 @@ func TestEndpointIDNormalizesTheURL(t *testing.T) {
 	t.Parallel()
 	same := []string{"https://Example.test/hook", "HTTPS://example.test:443/hook", "https://user:pw@example.test/hook#x"}
 	for _, u := range same[1:] {
-		if EndpointID(u) != EndpointID(same[0]) {
+		if EndpointID("", u) != EndpointID("", same[0]) {
 			t.Errorf("EndpointID(%q) != EndpointID(%q)", u, same[0])
 		}
 	}
-	if EndpointID("https://example.test/hook") == EndpointID("https://example.test/other") ||
-		EndpointID("http://example.test") != EndpointID("http://example.test:80/") {
+	if EndpointID("", "https://example.test/hook") == EndpointID("", "https://example.test/other") ||
+		EndpointID("", "http://example.test") != EndpointID("", "http://example.test:80/") {
 		t.Error("distinct paths share an id, or an empty path differs from /")
 	}
 }

@@ -108,12 +108,14 @@ func New(rdb redis.UniversalClient, k layout.Keys, cfg Config) (*Store, error) {
 		config: redis.NewScript(configLua), disabled: redis.NewScript(disabledLua)}, nil
 }
 
-// EndpointID names the endpoint of a webhook URL: a hash of the URL
-// normalized (scheme and host lower case, default port, user info and
-// fragment dropped, an empty path as "/"), so the push configs that name
-// one receiver share its health. A URL that does not parse is hashed as
-// given.
-func EndpointID(raw string) string {
+// EndpointID names the endpoint of a webhook URL as one owner's configs
+// send to it: a hash of the owner and the URL normalized (scheme and host
+// lower case, default port, user info and fragment dropped, an empty path
+// as "/"), so the push configs of one client that name one receiver share
+// its health, and another client's failing configs (a wrong token, say)
+// never disable it for this one. A URL that does not parse is hashed as
+// given; owner "" (no client authentication) hashes the URL alone.
+func EndpointID(owner, raw string) string {
 	if u, err := url.Parse(raw); err == nil {
 		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
 		if port := u.Port(); (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
@@ -127,6 +129,9 @@ func EndpointID(raw string) string {
 			u.Path = "/"
 		}
 		raw = u.String()
+	}
+	if owner != "" { // each client's own endpoint: its failures disable it for that client alone
+		raw = owner + "\x00" + raw
 	}
 	sum := sha256.Sum256([]byte(raw))
 	return hex.EncodeToString(sum[:8])

@@ -18,9 +18,10 @@ import (
 
 // normalizePush fills a config's task id and, when missing, its id: the task
 // id in v0.1 and v0.3 (the SDK convention), a fresh UUID in v1.0.
-func normalizePush(c a2a.PushConfig, taskID string, d a2a.Dialect) a2a.PushConfig {
+func normalizePush(c a2a.PushConfig, taskID string, d a2a.Dialect, owner string) a2a.PushConfig {
 	c.TaskID = taskID
 	c.Dialect = d
+	c.Owner = owner
 	if c.ID == "" {
 		if d == a2a.V10 {
 			c.ID = uuid.NewString()
@@ -45,7 +46,7 @@ func (s *Service) SetPushConfig(ctx context.Context, c a2a.PushConfig) (a2a.Push
 	if err := s.mustExist(ctx, c.TaskID); err != nil {
 		return c, err
 	}
-	c = normalizePush(c, c.TaskID, c.Dialect)
+	c = normalizePush(c, c.TaskID, c.Dialect, tenant.Owner(ctx))
 	if err := s.storePush(ctx, c); err != nil {
 		return c, err
 	}

@@ -251,7 +251,7 @@ func (s *Service) create(ctx context.Context, p a2a.SendParams, bytes int64) (a2
 	}
 	var push []a2a.PushConfig
 	if p.PushConfig != nil {
-		sealed, err := a2a.SealPush(s.cfg.Secrets, normalizePush(*p.PushConfig, id, p.Dialect))
+		sealed, err := a2a.SealPush(s.cfg.Secrets, normalizePush(*p.PushConfig, id, p.Dialect, tenant.Owner(ctx)))
 		if err != nil {
 			return a2a.TaskView{}, wrapStore("seal push config", err)
 		}
@@ -367,7 +367,7 @@ func (s *Service) continueTask(ctx context.Context, p a2a.SendParams, bytes int6
 		events = append(events, a2a.Event{Kind: a2a.EventStatus, TaskID: msg.TaskID, Status: &a2a.TaskStatus{State: a2a.StateWorking}})
 	}
 	if p.PushConfig != nil {
-		if _, err := s.SetPushConfig(ctx, normalizePush(*p.PushConfig, cur.Task.ID, p.Dialect)); err != nil {
+		if _, err := s.SetPushConfig(ctx, normalizePush(*p.PushConfig, cur.Task.ID, p.Dialect, tenant.Owner(ctx))); err != nil {
 			return cur, err
 		}
 	}

@@ -13,8 +13,38 @@ import (
 	"github.com/a2arelay/relay/internal/outbox"
 )
 
-// replayPage is how many events a replay reads of a task per round trip.
-const replayPage = 256
+// replayPage is how many events a replay reads of a task per round trip:
+// each is held whole until its page is read (events may be megabytes).
+const replayPage = 32
+
+// eventHead decodes of a stored event what a replay needs (its kind, and
+// what its filter class is made of), without the parts, history and
+// artifacts that make events large.
+func eventHead(b []byte) (a2a.Event, error) {
+	var h struct {
+		Kind   a2a.EventKind `json:"kind"`
+		Append bool          `json:"append"`
+		Status *struct {
+			State a2a.TaskState `json:"state"`
+		} `json:"status"`
+		Task *struct {
+			Status struct {
+				State a2a.TaskState `json:"state"`
+			} `json:"status"`
+		} `json:"task"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return a2a.Event{}, err
+	}
+	e := a2a.Event{Kind: h.Kind, Append: h.Append}
+	if h.Status != nil {
+		e.Status = &a2a.TaskStatus{State: h.Status.State}
+	}
+	if h.Task != nil {
+		e.Task = &a2a.Task{Status: a2a.TaskStatus{State: h.Task.Status.State}}
+	}
+	return e, nil
+}
 
 // available counts targets' configs, and keeps the targets whose task
 // still has its event stream; it tells in res which part of q's window
@@ -62,8 +92,7 @@ func (r *Replayer) head(ctx context.Context, s *taskEvents) (storedKind, bool, e
 			return storedKind{}, false, err
 		}
 		for _, ev := range evs {
-			var e a2a.Event
-			err := json.Unmarshal(ev.Event, &e)
+			e, err := eventHead(ev.Event)
 			s.buf = append(s.buf, storedKind{id: ev.ID, notifies: err == nil && e.Kind.Notifies(), class: e.FilterClass()})
 		}
 		if len(evs) < replayPage {

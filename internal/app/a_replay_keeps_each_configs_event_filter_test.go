@@ -25,7 +25,10 @@ func testAReplayKeepsEachConfigsEventFilter(t *testing.T, path string) {
 	var res struct{ Task v10Task }
 	r.call("SendMessage", map[string]any{"message": v10Message("filtered replay", nil),
 		"configuration": map[string]any{"taskPushNotificationConfig": map[string]any{"id": "all", "url": s.url("/all")}}}, &res)
-	s.waitHits(t, "/all", 5, 10*time.Second)
+	for _, h := range s.waitHits(t, "/all", 5, 10*time.Second) {
+		var rec struct{ Status string }
+		waitDelivered(t, r, h.header.Get("A2A-Notification-Id"), &rec) // (or the replay finds it still queued)
+	}
 	// A second config, filtered to final states, on the finished task:
 	// its one notification would be the task's last event; a replay since
 	// the start must give it that alone.

@@ -61,6 +61,12 @@ func testReplayingAURLCoversEveryConfigThatSendsToIt(t *testing.T, path string) 
 	if got := idsOf(hits[10:]); !slices.Equal(got, idsA) {
 		t.Fatalf("replayed until: %v, want task %s's %v", got, taskA, idsA)
 	}
+	// The sink saw them before relay finished them: wait until it did, or
+	// the next replay finds one still queued (and leaves it, as it should).
+	for _, id := range idsA {
+		var rec struct{ Status string }
+		waitDelivered(t, r, id, &rec)
+	}
 
 	// Without until: ten notifications, cut at seven: A's five and B's two oldest.
 	status, ans = replay(t, r, map[string]any{"url": s.url("/shared"), "since": rfc3339(since)})

@@ -52,6 +52,13 @@ func (w *Workers) admit(ctx context.Context, h outbox.Head) (throttle.Slot, *thr
 	if l.None() {
 		return throttle.Slot{}, nil
 	}
+	if w.health.isDisabled(cfg.endpoint) {
+		// Skipped without a POST unless it was enabled meanwhile: no
+		// slot of its URL's limits, which other clients' configs share.
+		if still, err := w.health.stillDisabled(ctx, cfg.endpoint); err == nil && still {
+			return throttle.Slot{}, nil
+		}
+	}
 	slot, wait, err := w.throttle.Acquire(ctx, cfg.URL, l)
 	if err != nil {
 		w.log.WarnContext(ctx, "asking the webhook limits failed: the delivery waits", "notification_id", h.NotificationID, "err", err)

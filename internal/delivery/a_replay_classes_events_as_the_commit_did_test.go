@@ -12,7 +12,9 @@ import (
 // what the commit found from the whole event.
 func TestAReplayClassesEventsAsTheCommitDid(t *testing.T) {
 	t.Parallel()
-	st := func(s a2a.TaskState) *a2a.TaskStatus { return &a2a.TaskStatus{State: s, Timestamp: "2026-11-26T00:00:00Z"} }
+	st := func(s a2a.TaskState) *a2a.TaskStatus {
+		return &a2a.TaskStatus{State: s, Timestamp: "2026-11-26T00:00:00Z"}
+	}
 	big := make([]a2a.Part, 50)
 	for i := range big {
 		big[i] = a2a.Part{Kind: "text", Text: "chunk of an artifact"}

@@ -142,6 +142,8 @@ func TestV03ProtoJSONPushConfigs(t *testing.T) {
 		`{"name":"tasks/t/1/pushNotificationConfigs/c1","pushNotificationConfig":{"id":"c1","url":"https://h"}}`: `{"pushNotificationConfig":{"id":"c1","url":"https://h"},"taskId":"t/1"}`,
 		`{"parent":"tasks/t1","config_id":"c2","config":{"push_notification_config":{"url":"https://h"}}}`:       `{"pushNotificationConfig":{"id":"c2","url":"https://h"},"taskId":"t1"}`,
 		`{"name":"","pushNotificationConfig":{"url":"https://h"}}`:                                               `{"pushNotificationConfig":{"url":"https://h"}}`,
+		// The config's id given only in its name.
+		`{"name":"tasks/t1/pushNotificationConfigs/c3","pushNotificationConfig":{"url":"https://h"}}`: `{"pushNotificationConfig":{"id":"c3","url":"https://h"},"taskId":"t1"}`,
 	} {
 		got, err := V03ProtoRequest(OpPushSet, json.RawMessage(body))
 		if err != nil || string(got) != want {

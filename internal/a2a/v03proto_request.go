@@ -194,20 +194,23 @@ func v03ProtoPushSet(body json.RawMessage) (json.RawMessage, error) {
 		return nil, InvalidParams("pushNotificationConfig is required")
 	}
 	pc := *n.PushConfig
-	if pc.ID == "" {
-		pc.ID = w.ConfigID
-	}
-	out := map[string]any{"pushNotificationConfig": pc}
 	var taskID string
 	switch {
 	case w.Parent != nil && *w.Parent != "":
 		taskID, err = taskOfName(*w.Parent, false)
 	case n.Name != nil && *n.Name != "":
 		taskID, err = taskOfName(*n.Name, true)
+		if err == nil && pc.ID == "" { // the config's id, given only in its name
+			pc.ID = (*n.Name)[strings.LastIndex(*n.Name, "/")+1:]
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
+	if pc.ID == "" {
+		pc.ID = w.ConfigID
+	}
+	out := map[string]any{"pushNotificationConfig": pc}
 	if taskID != "" {
 		out["taskId"] = taskID
 	}

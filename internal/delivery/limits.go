@@ -29,7 +29,7 @@ type Throttle interface {
 
 // limitsOf is the limits a delivery to cfg is under.
 func (w *Workers) limitsOf(cfg a2a.PushConfig) throttle.Limits {
-	l := throttle.Limits{HostRate: w.cfg.HostRate, HostMaxConcurrent: w.cfg.HostMaxConcurrent}
+	l := throttle.Limits{HostRate: w.cfg.HostRate, HostMaxConcurrent: w.cfg.HostMaxConcurrent, Owner: cfg.Owner}
 	if o := cfg.Options; o != nil {
 		l.Rate, l.MaxConcurrent = o.RateLimit, o.MaxConcurrent
 	}

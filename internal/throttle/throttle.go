@@ -44,9 +44,12 @@ var acquireScript = redis.NewScript(acquireLua)
 
 // Limits are the limits one delivery is under. A zero field is no limit.
 type Limits struct {
-	// Rate and MaxConcurrent hold for the webhook URL.
+	// Rate and MaxConcurrent hold for the webhook URL as Owner's configs
+	// send to it: another client's configs of the same URL have limits of
+	// their own, so that no client's deliveries spend another's budget.
 	Rate          float64
 	MaxConcurrent int
+	Owner         string
 	// HostRate and HostMaxConcurrent hold for the URL's host.
 	HostRate          float64
 	HostMaxConcurrent int
@@ -130,7 +133,11 @@ func HostOf(rawURL string) string {
 // released with Release), or says how long to wait. l must limit
 // something (Limits.None is false).
 func (t *Throttle) Acquire(ctx context.Context, webhookURL string, l Limits) (Slot, *Wait, error) {
-	keys := t.k.Endpoint(HostOf(webhookURL), webhookURL)
+	scoped := webhookURL
+	if l.Owner != "" {
+		scoped = l.Owner + "\x00" + webhookURL
+	}
+	keys := t.k.Endpoint(HostOf(webhookURL), scoped)
 	lease := ""
 	if l.MaxConcurrent > 0 || l.HostMaxConcurrent > 0 {
 		lease = uuid.NewString()

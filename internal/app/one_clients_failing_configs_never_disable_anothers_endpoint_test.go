@@ -16,7 +16,7 @@ import (
 // receiver refuses them (401, as docs/receivers.md advises) until bob's
 // share of the endpoint is disabled. Alice's notifications to the same URL
 // are still POSTed: endpoint health is kept per client, so no client can
-// disable another's endpoint.
+// disable another's endpoint; /v1/endpoints shows whose each one is.
 func TestOneClientsFailingConfigsNeverDisableAnothersEndpoint(t *testing.T) {
 	t.Parallel()
 	const aliceToken = "alice-secret-token-1234"
@@ -60,7 +60,10 @@ func TestOneClientsFailingConfigsNeverDisableAnothersEndpoint(t *testing.T) {
 	send(bobKey, "bob mischief", "bob-token-000000000000")
 	// Bob's share of the endpoint is disabled.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if endpointsDisabled(t, r) == 1 {
+		if owners := endpointsDisabled(t, r); len(owners) == 1 {
+			if !strings.HasSuffix(owners[0], "bob") { // (the principal, as "key:bob")
+				t.Fatalf("the disabled endpoint is shown as %q's, want bob's", owners[0])
+			}
 			break
 		}
 		if time.Now().After(deadline) {
@@ -86,8 +89,9 @@ func TestOneClientsFailingConfigsNeverDisableAnothersEndpoint(t *testing.T) {
 	}
 }
 
-// endpointsDisabled counts the disabled endpoints /v1/endpoints lists.
-func endpointsDisabled(t *testing.T, r *relay) int {
+// endpointsDisabled lists the owners of the disabled endpoints
+// /v1/endpoints lists.
+func endpointsDisabled(t *testing.T, r *relay) []string {
 	t.Helper()
 	req, _ := http.NewRequest("GET", r.url+"/v1/endpoints", nil)
 	req.Header.Set("Authorization", "Bearer "+adminTok)
@@ -96,15 +100,15 @@ func endpointsDisabled(t *testing.T, r *relay) int {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out struct{ Endpoints []struct{ State string } }
+	var out struct{ Endpoints []struct{ State, Owner string } }
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var owners []string
 	for _, e := range out.Endpoints {
 		if e.State == "disabled" {
-			n++
+			owners = append(owners, e.Owner)
 		}
 	}
-	return n
+	return owners
 }

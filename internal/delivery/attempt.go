@@ -42,9 +42,9 @@ type Attempt struct {
 	Response       string     `json:"response,omitempty"`
 	Outcome        string     `json:"outcome"`
 	NextAttempt    *time.Time `json:"nextAttempt,omitempty"`
-	// endpoint is the endpoint's health id (not logged): the attempt
-	// counts to its health.
-	endpoint string
+	// endpoint is the endpoint's health id, owner the client whose config
+	// sent it (neither logged): the attempt counts to its health.
+	endpoint, owner string
 	// TraceID is the trace the attempt was traced in: its task turn's
 	// ("": tracing is off).
 	TraceID string `json:"traceId,omitempty"`

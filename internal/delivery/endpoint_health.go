@@ -95,7 +95,7 @@ func (t *healthTally) count(o outbox.Outcome, rec Attempt) {
 	}
 	c := t.counts[rec.endpoint]
 	if c == nil {
-		c = &health.Outcomes{ID: rec.endpoint, URL: redactURL(rec.URL)}
+		c = &health.Outcomes{ID: rec.endpoint, URL: redactURL(rec.URL), Owner: rec.owner}
 		t.counts[rec.endpoint] = c
 	}
 	addOutcome(c, o == outbox.Delivered, rec)
@@ -105,7 +105,7 @@ func (t *healthTally) count(o outbox.Outcome, rec Attempt) {
 	}
 	cc := t.configs[ref]
 	if cc == nil || cc.ID != rec.endpoint { // a config that moved counts to its new endpoint from now on
-		cc = &health.ConfigOutcomes{ConfigRef: ref, Outcomes: health.Outcomes{ID: c.ID, URL: c.URL}}
+		cc = &health.ConfigOutcomes{ConfigRef: ref, Outcomes: health.Outcomes{ID: c.ID, URL: c.URL, Owner: c.Owner}}
 		t.configs[ref] = cc
 	}
 	addOutcome(&cc.Outcomes, o == outbox.Delivered, rec)

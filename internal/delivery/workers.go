@@ -538,7 +538,7 @@ func (w *Workers) attempt(ctx context.Context, t outbox.Token, h outbox.Head, f 
 		return err
 	}
 	a := Attempt{Time: f.Now, NotificationID: h.NotificationID, TaskID: t.TaskID, ConfigID: t.ConfigID, URL: cfg.URL, Attempt: t.Attempt,
-		endpoint: cfg.endpoint}
+		endpoint: cfg.endpoint, owner: cfg.Owner}
 	ctx, span := w.tracer.StartUnder(ctx, h.TraceParent, "webhook attempt", trace.SpanKindClient)
 	defer func() { endAttempt(span, &a) }()
 	if sc := span.SpanContext(); sc.IsValid() {

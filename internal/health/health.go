@@ -139,8 +139,9 @@ func EndpointID(owner, raw string) string {
 
 // Outcomes are what one relay saw of one endpoint since its last batch.
 type Outcomes struct {
-	// ID is EndpointID(URL); URL is shown as given (without a password).
-	ID, URL string
+	// ID is EndpointID(Owner, URL); URL is shown as given (without a
+	// password); Owner is the client whose configs send to it.
+	ID, URL, Owner string
 	// OK counts successes, the last at LastOK.
 	OK     int64
 	LastOK time.Time
@@ -193,6 +194,7 @@ func (s *Store) Record(ctx context.Context, now time.Time, batch []Outcomes) ([]
 	type endpoint struct {
 		ID        string   `json:"id"`
 		URL       string   `json:"url"`
+		Owner     string   `json:"owner"`
 		OK        int64    `json:"ok"`
 		LastOK    int64    `json:"lastOk"`
 		Fail      int64    `json:"fail"`
@@ -206,7 +208,7 @@ func (s *Store) Record(ctx context.Context, now time.Time, batch []Outcomes) ([]
 	eps := make([]endpoint, len(batch))
 	keys := []string{s.k.Endpoints(), s.k.EndpointsDisabled()}
 	for i, o := range batch {
-		eps[i] = endpoint{ID: o.ID, URL: o.URL, OK: o.OK, LastOK: msOf(o.LastOK), Fail: o.Failed, FirstFail: msOf(o.FirstFailed),
+		eps[i] = endpoint{ID: o.ID, URL: o.URL, Owner: o.Owner, OK: o.OK, LastOK: msOf(o.LastOK), Fail: o.Failed, FirstFail: msOf(o.FirstFailed),
 			LastFail: msOf(o.LastFailed), RunFail: o.RunFailed, RunStart: msOf(o.RunStart), Err: capText(o.LastError),
 			Configs: configMembers(o.Configs)}
 		keys = append(keys, s.k.EndpointHealth(o.ID), s.k.EndpointConfigs(o.ID))

@@ -15,6 +15,9 @@ import (
 type Endpoint struct {
 	ID  string `json:"id"`
 	URL string `json:"url"`
+	// Owner is the client whose push configs send to it ("" without
+	// client authentication): each client has its own endpoint of a URL.
+	Owner string `json:"owner,omitempty"`
 	// State is "enabled" or "disabled".
 	State string `json:"state"`
 	// Succeeded and Failed count the attempts of the window (Window);
@@ -99,7 +102,7 @@ func (s *Store) Get(ctx context.Context, id string, now time.Time) (Endpoint, er
 
 // endpoint reads a health hash.
 func (s *Store) endpoint(id string, v map[string]string, now time.Time) Endpoint {
-	e := Endpoint{ID: id, URL: v["url"], State: v["state"], LastError: v["lastErr"], DisabledCause: v["cause"],
+	e := Endpoint{ID: id, URL: v["url"], Owner: v["owner"], State: v["state"], LastError: v["lastErr"], DisabledCause: v["cause"],
 		Window: time.Duration(s.cfg.Buckets) * s.cfg.Bucket}
 	e.ConsecutiveFailures, _ = strconv.ParseInt(v["consec"], 10, 64)
 	oldest := now.UnixMilli()/s.cfg.Bucket.Milliseconds() - int64(s.cfg.Buckets) + 1

@@ -16,7 +16,7 @@
 --                  and a disabled one's the time it was disabled
 --   configKeepMs   how long a config stays in its endpoint's configs zset
 --   maxConfigs     most configs that zset keeps (the latest)
---   endpoints      [{id, url, ok, lastOk, fail, firstFail, lastFail,
+--   endpoints      [{id, url, owner, ok, lastOk, fail, firstFail, lastFail,
 --                    runFail, runStart, err, configs}]: per endpoint, the successes
 --                  and failures seen since the last batch; runFail and
 --                  runStart count the failures after the batch's last
@@ -83,7 +83,7 @@ for i, e in ipairs(a.endpoints) do
   if e.fail > 0 then
     redis.call('HSET', h, 'lastErr', e.err, 'lastErrAt', ms(math.max(lastErrAt, e.lastFail)))
   end
-  redis.call('HSET', h, 'url', e.url, 'consec', consec, 'since', ms(since), 'state', state)
+  redis.call('HSET', h, 'url', e.url, 'owner', e.owner or '', 'consec', consec, 'since', ms(since), 'state', state)
   if state == 'enabled' and was == 0 and consec > 0 and now - alertedAt >= a.alertEveryMs then
     redis.call('HSET', h, 'alertedAt', ms(now))
     table.insert(changes, {id = e.id, url = e.url, event = 'failing', failures = consec, since = since})

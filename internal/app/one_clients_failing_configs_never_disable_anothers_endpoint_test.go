@@ -100,7 +100,9 @@ func endpointsDisabled(t *testing.T, r *relay) []string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out struct{ Endpoints []struct{ State, Owner string } }
+	var out struct {
+		Endpoints []struct{ State, Owner string }
+	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@
     return h(
       'tr',
       { 'data-id': e.id },
-      h('td', { class: 'url' }, h('code', { title: `id ${e.id}` }, e.url)),
+      h('td', { class: 'url' }, h('code', { title: `id ${e.id}` }, e.url), e.owner ? [' ', h('span', { class: 'owner', title: 'the client whose push configs send here' }, `(${e.owner})`)] : ''),
       h('td', {}, badge(e.state), ' ', action),
       h('td', { class: 'num' }, rate(e)),
       h('td', { class: 'num' }, e.consecutiveFailures),

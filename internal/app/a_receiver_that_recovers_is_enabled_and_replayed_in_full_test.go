@@ -5,39 +5,26 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/layout"
 )
 
 // The whole story of a receiver that fails for a while, then recovers: it
 // is disabled, the operator is alerted, notifications committed meanwhile
 // are skipped; the operator enables it again and replays the window by its
-// URL at once; the receiver then holds every notification of every task,
-// with the ids relay gave them, in commit order per task.
+// URL at once (no relay may skip the replay again for having read the
+// disabled set before the enable); the receiver then holds every
+// notification of every task, with the ids relay gave them, in commit
+// order per task.
 func TestAReceiverThatRecoversIsEnabledAndReplayedInFull(t *testing.T) {
 	eachPath(t, testAReceiverThatRecoversIsEnabledAndReplayedInFull)
 }
 
 func testAReceiverThatRecoversIsEnabledAndReplayedInFull(t *testing.T, path string) {
 	t.Parallel()
-	ops := newSink(t)
-	hook := newSink(t)
-	var healthy atomic.Bool
-	hook.answer = func(string, int) (int, map[string]string, time.Duration) {
-		if healthy.Load() {
-			return 200, nil, 0
-		}
-		return 503, nil, 0
-	}
-	r := deliveringRelayOn(t, path, func(c *config.Config) {
-		c.OperatorWebhookURL = ops.url("/ops")
-		c.RetryInitial, c.RetryMaxInterval, c.RetryMaxAttempts = 20*time.Millisecond, 40*time.Millisecond, 2
-		c.WebhookDisableAfterFailures, c.WebhookDisableAfter = 3, 0
-	})
+	ops, hook, healthy, r := failingHookRelay(t, path)
 	since := time.Now().Add(-time.Second)
 	send := func(text string) string {
 		var res struct{ Task v10Task }

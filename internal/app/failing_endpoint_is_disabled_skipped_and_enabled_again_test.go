@@ -22,20 +22,7 @@ func TestFailingEndpointIsDisabledSkippedAndEnabledAgain(t *testing.T) {
 
 func testFailingEndpointIsDisabledSkippedAndEnabledAgain(t *testing.T, path string) {
 	t.Parallel()
-	ops := newSink(t)
-	hook := newSink(t)
-	var healthy atomic.Bool
-	hook.answer = func(string, int) (int, map[string]string, time.Duration) {
-		if healthy.Load() {
-			return 200, nil, 0
-		}
-		return 500, nil, 0
-	}
-	r := deliveringRelayOn(t, path, func(c *config.Config) {
-		c.OperatorWebhookURL = ops.url("/ops")
-		c.RetryInitial, c.RetryMaxInterval, c.RetryMaxAttempts = 20*time.Millisecond, 40*time.Millisecond, 2
-		c.WebhookDisableAfterFailures, c.WebhookDisableAfter = 3, 0
-	})
+	ops, hook, healthy, r := failingHookRelay(t, path)
 	send := func(text string) string {
 		var res struct{ Task v10Task }
 		r.call("SendMessage", map[string]any{"message": v10Message(text, map[string]any{"metadata": demo(map[string]any{"steps": 0})}),
@@ -102,6 +89,26 @@ func testFailingEndpointIsDisabledSkippedAndEnabledAgain(t *testing.T, path stri
 	}
 	waitMetric(t, r, `relay_endpoint_health_changes_total{event="disabled"} 1`)
 	waitMetric(t, r, `relay_notifications_total{outcome="skipped_disabled"}`)
+}
+
+// failingHookRelay is a relay on delivery path path that disables an
+// endpoint after 3 failed attempts and alerts ops, and a webhook sink, hook,
+// that answers 500 until healthy is set.
+func failingHookRelay(t *testing.T, path string) (ops, hook *sink, healthy *atomic.Bool, r *relay) {
+	t.Helper()
+	ops, hook, healthy = newSink(t), newSink(t), new(atomic.Bool)
+	hook.answer = func(string, int) (int, map[string]string, time.Duration) {
+		if healthy.Load() {
+			return 200, nil, 0
+		}
+		return 500, nil, 0
+	}
+	r = deliveringRelayOn(t, path, func(c *config.Config) {
+		c.OperatorWebhookURL = ops.url("/ops")
+		c.RetryInitial, c.RetryMaxInterval, c.RetryMaxAttempts = 20*time.Millisecond, 40*time.Millisecond, 2
+		c.WebhookDisableAfterFailures, c.WebhookDisableAfter = 3, 0
+	})
+	return ops, hook, healthy, r
 }
 
 type alert struct{ Event, EndpointID, Reason string }

@@ -14,8 +14,7 @@ import (
 
 // CompactStore is what the Compactor needs of Redis (taskstore.Store).
 type CompactStore interface {
-	Partitions() int
-	CompactCandidates(ctx context.Context, p, n int, now time.Time) ([]string, error)
+	CompactCandidates(ctx context.Context, perPartition int, now time.Time) ([]string, error)
 	Compact(ctx context.Context, taskID string, now time.Time, fold taskstore.Fold) (bool, error)
 }
 
@@ -61,20 +60,19 @@ func (c *Compactor) Run(ctx context.Context) {
 	}
 }
 
-// RunOnce compacts up to 64 listed streams of every partition.
+// RunOnce compacts up to 64 listed streams of every partition, listed in
+// one round trip.
 func (c *Compactor) RunOnce(ctx context.Context) {
-	for p := range c.store.Partitions() {
-		ids, err := c.store.CompactCandidates(ctx, p, 64, c.now())
-		if err != nil {
-			if ctx.Err() == nil {
-				c.log.WarnContext(ctx, "listing streams to compact", "partition", p, "err", err)
-			}
-			continue
+	ids, err := c.store.CompactCandidates(ctx, 64, c.now())
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.WarnContext(ctx, "listing streams to compact", "err", err)
 		}
-		for _, id := range ids {
-			if _, err := c.store.Compact(ctx, id, c.now(), foldStored); err != nil && ctx.Err() == nil {
-				c.log.WarnContext(ctx, "compacting a task's event stream", "task_id", id, "err", err)
-			}
+		return
+	}
+	for _, id := range ids {
+		if _, err := c.store.Compact(ctx, id, c.now(), foldStored); err != nil && ctx.Err() == nil {
+			c.log.WarnContext(ctx, "compacting a task's event stream", "task_id", id, "err", err)
 		}
 	}
 }

@@ -42,13 +42,26 @@ const (
 	compactFailRetry = time.Minute
 )
 
-// CompactCandidates returns up to n tasks of partition p whose event
-// streams are due for compaction at now, the earliest due first.
-func (s *Store) CompactCandidates(ctx context.Context, p, n int, now time.Time) ([]string, error) {
-	ids, err := s.rdb.ZRangeByScore(ctx, s.k.Compact(p), &redis.ZRangeBy{Min: "-inf",
-		Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(n)}).Result()
+// CompactCandidates returns the tasks of every partition whose event
+// streams are due for compaction at now, up to perPartition of each, the
+// earliest due first within a partition: one ZRANGE per partition, in one
+// pipeline (one round trip a pass, however many partitions; the sweep
+// runs every second on the elected instance, busy or idle).
+func (s *Store) CompactCandidates(ctx context.Context, perPartition int, now time.Time) ([]string, error) {
+	cmds := make([]*redis.StringSliceCmd, s.k.Partitions())
+	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for p := range cmds {
+			cmds[p] = pipe.ZRangeByScore(ctx, s.k.Compact(p), &redis.ZRangeBy{Min: "-inf",
+				Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(perPartition)})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: compaction candidates: %w", err)
+	}
+	var ids []string
+	for _, cmd := range cmds {
+		ids = append(ids, cmd.Val()...)
 	}
 	return ids, nil
 }

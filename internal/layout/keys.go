@@ -243,6 +243,13 @@ func URLConfigMember(taskID, configID string) string {
 	return strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
 }
 
+// URLConfigsAnchor is a member of URLConfigs that names no config, scored
+// +inf (no reader's range reaches it, no prune drops it): its writer adds
+// it when it sets the key's expiry, so that the key, which its writer then
+// expects to expire, is never emptied and created again without one (see
+// taskstore's urlindex.go). ParseURLConfigMember does not read it.
+const URLConfigsAnchor = "anchor"
+
 // ParseURLConfigMember reads a member URLConfigMember wrote.
 func ParseURLConfigMember(m string) (taskID, configID string, ok bool) {
 	n, rest, found := strings.Cut(m, ":")

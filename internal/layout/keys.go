@@ -359,7 +359,7 @@ func (k Keys) EndpointConfigs(id string) string {
 	return k.prefix + ":{endpoints}:ep:" + id + ":configs"
 }
 
-// ConfigHealth is the health hash of one push config (task taskID, config
+// ConfigHealth is the health of one push config (task taskID, config
 // configID): in the task's partition, so a flush records the configs of
 // one partition in one script call, and the key lives on the task's node.
 // The task id's length keeps ids that contain ":" from colliding.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -60,7 +61,8 @@ func configMembers(refs []ConfigRef) []string {
 
 // RecordConfigs adds a batch of outcomes to their push configs' health:
 // one script call per task partition the batch touches (a config's health
-// lives in its task's partition), all in one pipeline.
+// lives in its task's partition), all in one pipeline; in it a GET and a
+// SET per config (lua/config.lua).
 func (s *Store) RecordConfigs(ctx context.Context, batch []ConfigOutcomes) error {
 	type config struct {
 		Endpoint  string `json:"endpoint"`
@@ -138,14 +140,14 @@ func (s *Store) Config(ctx context.Context, taskID, configID string) (ConfigHeal
 	if taskID == "" || configID == "" || len(taskID) > maxIDLen || len(configID) > maxIDLen {
 		return ConfigHealth{}, ErrNotFound
 	}
-	v, err := s.rdb.HGetAll(ctx, s.k.ConfigHealth(taskID, configID)).Result()
+	vs, err := s.readConfigHealth(ctx, []string{s.k.ConfigHealth(taskID, configID)})
 	if err != nil {
 		return ConfigHealth{}, fmt.Errorf("health: config: %w", err)
 	}
-	if len(v) == 0 {
+	if len(vs[0]) == 0 {
 		return ConfigHealth{}, ErrNotFound
 	}
-	return configHealth(ConfigRef{TaskID: taskID, ConfigID: configID}, v), nil
+	return configHealth(ConfigRef{TaskID: taskID, ConfigID: configID}, vs[0]), nil
 }
 
 // endpointConfigs returns the health of the configs last seen sending to
@@ -157,30 +159,93 @@ func (s *Store) endpointConfigs(ctx context.Context, id string) ([]ConfigHealth,
 		return nil, fmt.Errorf("health: endpoint configs: %w", err)
 	}
 	refs := make([]ConfigRef, 0, len(members))
+	keys := make([]string, 0, len(members))
 	for _, m := range members {
 		var r [2]string
 		if json.Unmarshal([]byte(m), &r) == nil {
 			refs = append(refs, ConfigRef{TaskID: r[0], ConfigID: r[1]})
+			keys = append(keys, s.k.ConfigHealth(r[0], r[1]))
 		}
 	}
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.MapStringStringCmd, len(refs))
-	for i, r := range refs {
-		cmds[i] = pipe.HGetAll(ctx, s.k.ConfigHealth(r.TaskID, r.ConfigID))
-	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	vs, err := s.readConfigHealth(ctx, keys)
+	if err != nil {
 		return nil, fmt.Errorf("health: endpoint configs: %w", err)
 	}
 	out := make([]ConfigHealth, 0, len(refs))
-	for i, c := range cmds {
-		if v := c.Val(); len(v) > 0 && v["endpoint"] == id {
+	for i, v := range vs {
+		if len(v) > 0 && v["endpoint"] == id {
 			out = append(out, configHealth(refs[i], v))
 		}
 	}
 	return out, nil
 }
 
-// configHealth reads a config's health hash.
+// readConfigHealth reads the health stored at each of keys, as the fields
+// of a previous relay's hash (nil where none is stored): one pipeline,
+// and a second for the hashes a previous relay wrote, if any.
+func (s *Store) readConfigHealth(ctx context.Context, keys []string) ([]map[string]string, error) {
+	out := make([]map[string]string, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	pipe := s.rdb.Pipeline()
+	gets := make([]*redis.StringCmd, len(keys))
+	for i, k := range keys {
+		gets[i] = pipe.Get(ctx, k)
+	}
+	_, _ = pipe.Exec(ctx)
+	var hashes []int
+	for i, g := range gets {
+		switch v, err := g.Result(); {
+		case err == nil:
+			out[i], _ = decodeConfigHealth(v)
+		case redis.HasErrorPrefix(err, "WRONGTYPE"):
+			hashes = append(hashes, i)
+		case !errors.Is(err, redis.Nil):
+			return nil, err
+		}
+	}
+	if len(hashes) == 0 {
+		return out, nil
+	}
+	pipe = s.rdb.Pipeline()
+	all := make([]*redis.MapStringStringCmd, len(hashes))
+	for j, i := range hashes {
+		all[j] = pipe.HGetAll(ctx, keys[i])
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	for j, i := range hashes {
+		out[i] = all[j].Val()
+	}
+	return out, nil
+}
+
+// configHealthCodec heads a config's stored health (lua/config.lua writes
+// it; a previous relay wrote a hash of the fields decodeConfigHealth
+// returns).
+const configHealthCodec = "h1"
+
+// decodeConfigHealth reads a config's stored health into the fields of a
+// previous relay's hash (false: not of this codec).
+func decodeConfigHealth(s string) (map[string]string, bool) {
+	head, rest, found := strings.Cut(s, "\n")
+	f := strings.Split(head, " ")
+	if !found || len(f) != 9 || f[0] != configHealthCodec {
+		return nil, false
+	}
+	le, err1 := strconv.Atoi(f[7])
+	lu, err2 := strconv.Atoi(f[8])
+	if err1 != nil || err2 != nil || le < 0 || lu < 0 || le+lu > len(rest) {
+		return nil, false
+	}
+	return map[string]string{"ok": f[1], "failed": f[2], "consec": f[3], "since": f[4], "lastErrAt": f[5], "lastOk": f[6],
+		"endpoint": rest[:le], "url": rest[le : le+lu], "lastErr": rest[le+lu:]}, true
+}
+
+// configHealth reads a config's health (the fields decodeConfigHealth
+// returns).
 func configHealth(r ConfigRef, v map[string]string) ConfigHealth {
 	c := ConfigHealth{ConfigRef: r, EndpointID: v["endpoint"], URL: v["url"], LastError: v["lastErr"]}
 	c.Succeeded, _ = strconv.ParseInt(v["ok"], 10, 64)

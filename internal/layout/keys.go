@@ -243,6 +243,13 @@ func URLConfigMember(taskID, configID string) string {
 	return strconv.Itoa(len(taskID)) + ":" + taskID + ":" + configID
 }
 
+// URLConfigsAnchor is a member of URLConfigs that names no config, scored
+// +inf (no reader's range reaches it, no prune drops it): its writer adds
+// it when it sets the key's expiry, so that the key, which its writer then
+// expects to expire, is never emptied and created again without one (see
+// taskstore's urlindex.go). ParseURLConfigMember does not read it.
+const URLConfigsAnchor = "anchor"
+
 // ParseURLConfigMember reads a member URLConfigMember wrote.
 func ParseURLConfigMember(m string) (taskID, configID string, ok bool) {
 	n, rest, found := strings.Cut(m, ":")
@@ -352,7 +359,7 @@ func (k Keys) EndpointConfigs(id string) string {
 	return k.prefix + ":{endpoints}:ep:" + id + ":configs"
 }
 
-// ConfigHealth is the health hash of one push config (task taskID, config
+// ConfigHealth is the health of one push config (task taskID, config
 // configID): in the task's partition, so a flush records the configs of
 // one partition in one script call, and the key lives on the task's node.
 // The task id's length keeps ids that contain ":" from colliding.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,21 +33,65 @@ type Stat struct {
 
 // AddStats adds counts to the per-minute outcome counts, in one round trip.
 // The delivery workers count outcomes in memory and add them about once a
-// second, instead of one write per notification.
+// second, instead of one write per notification. A minute's hash expires
+// statsKeep after the minute starts (an absolute time, the same whichever
+// relay sets it), set by the first write of each relay to it: a relay's
+// later writes to the minute are one HINCRBY each.
 func (s *Store) AddStats(ctx context.Context, stats []Stat) error {
 	if len(stats) == 0 {
 		return nil
 	}
 	pipe := s.rdb.Pipeline()
+	var expiring []string
 	for _, st := range stats {
-		key := s.k.Stats(st.Partition, st.Minute.UnixMilli()/60000*60000)
+		minute := st.Minute.UnixMilli() / 60000 * 60000
+		key := s.k.Stats(st.Partition, minute)
 		pipe.HIncrBy(ctx, key, st.Outcome, st.N)
-		pipe.PExpire(ctx, key, statsKeep)
+		if s.statsExpiry.first(key, minute) {
+			pipe.PExpireAt(ctx, key, time.UnixMilli(minute).Add(statsKeep))
+			expiring = append(expiring, key)
+		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
+		for _, key := range expiring {
+			s.statsExpiry.forget(key) // the next write sets it
+		}
 		return fmt.Errorf("outbox: add delivery stats: %w", err)
 	}
 	return nil
+}
+
+// statsExpiry notes the minute hashes whose expiry this relay has set.
+type statsExpiry struct {
+	mu  sync.Mutex
+	set map[string]int64 // key -> its minute (ms)
+}
+
+// first tells whether key (of minute) has not had its expiry set by this
+// relay, and notes that it now has. Minutes more than a few old are
+// forgotten (a late write to one sets the same expiry again).
+func (e *statsExpiry) first(key string, minute int64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.set[key]; ok {
+		return false
+	}
+	if e.set == nil {
+		e.set = map[string]int64{}
+	}
+	for k, m := range e.set {
+		if m < minute-5*60000 {
+			delete(e.set, k)
+		}
+	}
+	e.set[key] = minute
+	return true
+}
+
+func (e *statsExpiry) forget(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.set, key)
 }
 
 // DeliveryStats returns the outcome counts of the last n minutes up to now,

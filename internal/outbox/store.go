@@ -64,6 +64,7 @@ type Store struct {
 	outboxAdopt  *redis.Script
 	trimAcked    *redis.Script
 	outboxBatch  outboxBatcher
+	statsExpiry  statsExpiry
 }
 
 // New returns a Store over rdb, with its keys named by k; its reports share

@@ -98,6 +98,9 @@ type Store struct {
 	// urlHorizon is how long the URL index keeps a config (urlindex.go):
 	// a task and then its notifications' records can be kept that long.
 	urlHorizon time.Duration
+	// urlExtended notes when this relay last set the expiry of each URL
+	// index it writes (urlindex.go).
+	urlExtended urlNotes
 }
 
 // New returns a Store over rdb, with its keys named by k; its commits share

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,11 +32,17 @@ import (
 //     each member against the config stored now and drop the stale ones
 //     (ForgetURLConfigs), but not a member listed lately: its config may
 //     be being stored;
-//   - it is bounded by task retention: the key expires a horizon (how long
-//     a task, and then its notifications' records, can be kept) after its
-//     last write, and about one write in urlPruneEvery drops the members
-//     older than the horizon and, as a guard, keeps at most urlIndexMax
-//     members, the newest.
+//   - it is bounded by task retention: the key expires at least a horizon
+//     (how long a task, and then its notifications' records, can be kept)
+//     after its last write, and about one write in urlPruneEvery drops the
+//     members older than the horizon and, as a guard, keeps at most
+//     urlIndexMax members, the newest. A relay sets the expiry to a
+//     horizon and a slack (urlSlack) and, for a slack after that, writes
+//     the key without setting it again: a write then is one ZADD. Every
+//     write that sets the expiry also adds layout.URLConfigsAnchor, so
+//     the key the relay expects to expire is never emptied (by readers
+//     dropping stale members) and created again by its next write without
+//     an expiry.
 //
 // A member's score is the ms its config was first given the URL: a
 // notification of an event committed before then was never sent to it.
@@ -94,20 +102,29 @@ func urlHash(raw string) (string, error) {
 
 // IndexPushURL lists config configID of task taskID under its webhook URL
 // rawURL; it is called before the config is stored (see above), in a round
-// trip shared with other commands. A config listed already keeps its first
-// time. A URL that does not normalize is not listed (no webhook is sent to
-// it either: configs are validated before they are stored).
+// trip shared with other commands: a ZADD, with a PEXPIRE when this relay
+// has not set the key's expiry for a slack (see above). A config listed
+// already keeps its first time. A URL that does not normalize is not
+// listed (no webhook is sent to it either: configs are validated before
+// they are stored).
 func (s *Store) IndexPushURL(ctx context.Context, rawURL, taskID, configID string, now time.Time) error {
 	h, err := urlHash(rawURL)
 	if err != nil {
 		return nil
 	}
 	key, member := s.k.URLConfigs(h), layout.URLConfigMember(taskID, configID)
+	slack := urlSlack(s.urlHorizon)
+	extend := s.urlExtended.due(h, now, slack)
 	var cmds []redis.Cmder
 	s.batch.Do(func(pipe redis.Pipeliner) {
-		cmds = append(cmds,
-			pipe.ZAddNX(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: member}),
-			pipe.PExpire(ctx, key, s.urlHorizon))
+		if !extend {
+			cmds = append(cmds, pipe.ZAddNX(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: member}))
+		} else {
+			cmds = append(cmds,
+				pipe.ZAddNX(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: member},
+					redis.Z{Score: math.Inf(1), Member: layout.URLConfigsAnchor}),
+				pipe.PExpire(ctx, key, s.urlHorizon+slack))
+		}
 		if prunes(member) {
 			cmds = append(cmds,
 				pipe.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(now.Add(-s.urlHorizon).UnixMilli(), 10)),
@@ -116,15 +133,66 @@ func (s *Store) IndexPushURL(ctx context.Context, rawURL, taskID, configID strin
 	})
 	for _, c := range cmds {
 		if err := c.Err(); err != nil {
+			if extend {
+				s.urlExtended.forget(h) // the next write sets it
+			}
 			return fmt.Errorf("taskstore: index push url: %w", err)
 		}
 	}
 	return nil
 }
 
+// urlSlack is how long after setting a URL index's expiry a relay writes
+// it without setting it again: a sixteenth of the horizon, at most an
+// hour (the index is kept that much longer than the horizon at most).
+func urlSlack(horizon time.Duration) time.Duration { return min(horizon/16, time.Hour) }
+
+// urlNotesMax bounds the URL indexes whose expiry a relay remembers (past
+// it, those noted longest ago are forgotten: their next write sets it).
+const urlNotesMax = 4096
+
+// urlNotes remembers when this relay last set the expiry of each URL
+// index (by URL hash).
+type urlNotes struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// due tells whether the write at now of the index of URL hash h sets its
+// expiry (none set by this relay within slack before now), and if so
+// notes now.
+func (n *urlNotes) due(h string, now time.Time, slack time.Duration) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if at, ok := n.at[h]; ok && !now.Before(at) && now.Sub(at) < slack {
+		return false
+	}
+	if n.at == nil {
+		n.at = map[string]time.Time{}
+	}
+	if len(n.at) >= urlNotesMax {
+		for k, at := range n.at {
+			if now.Sub(at) >= slack || now.Before(at) {
+				delete(n.at, k)
+			}
+		}
+		if len(n.at) >= urlNotesMax {
+			clear(n.at)
+		}
+	}
+	n.at[h] = now
+	return true
+}
+
+func (n *urlNotes) forget(h string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.at, h)
+}
+
 // urlPruneEvery: about one write in this many prunes its URL's index (the
 // members the write names decide which, so that each URL's own writes
-// prune it, however rarely it is written): the others are two commands.
+// prune it, however rarely it is written).
 const urlPruneEvery = 32
 
 // prunes tells whether the write of member prunes its index.

@@ -1,25 +1,45 @@
 -- config.lua: adds a batch of delivery outcomes to the health of their
 -- push configs, all of one task partition (so of one hash slot).
 --
--- KEYS[i] the health hash of config i of ARGV.configs (layout ConfigHealth)
+-- KEYS[i] the health of config i of ARGV.configs (layout ConfigHealth)
 -- ARGV[1] one JSON object (Store.RecordConfigs lays it out):
 --   keepMs   how long a config's health outlives its last outcome
 --   configs  [{endpoint, url, ok, lastOk, fail, firstFail, lastFail,
 --              runFail, runStart, err}]: as record.lua's endpoints, per
 --            config
+-- A config's health is one string (codec h1; config.go's
+-- decodeConfigHealth reads it), so that adding to it is one read and one
+-- write that sets its expiry too:
+--   h1 <ok> <failed> <consec> <since> <lastErrAt> <lastOk> <len endpoint> <len url>
+--   "\n" <endpoint><url><last error>
+-- (times in ms, 0 for none; consec is the current failure run, since when
+-- it started). A hash a previous relay wrote (fields of the same names) is
+-- read as it is and replaced by this form here.
 -- A success resets the failure run unless a failure later than it is
 -- stored already: the run then goes on. Returns the number of configs.
 local a = cjson.decode(ARGV[1])
 local function ms(x) return string.format('%d', x) end
+local function read(h)
+  local s = redis.pcall('GET', h)
+  if type(s) == 'table' and s.err then -- a previous relay's hash
+    local f = redis.call('HMGET', h, 'ok', 'failed', 'consec', 'since', 'lastErrAt', 'lastOk', 'lastErr')
+    return tonumber(f[1]) or 0, tonumber(f[2]) or 0, tonumber(f[3]) or 0, tonumber(f[4]) or 0,
+      tonumber(f[5]) or 0, tonumber(f[6]) or 0, f[7] or ''
+  end
+  local okN, failN, consec, since, lastErrAt, lastOk, le, lu, at
+  if s then
+    okN, failN, consec, since, lastErrAt, lastOk, le, lu, at =
+      string.match(s, '^h1 (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)\n()')
+  end
+  if not okN then
+    return 0, 0, 0, 0, 0, 0, ''
+  end
+  return tonumber(okN), tonumber(failN), tonumber(consec), tonumber(since), tonumber(lastErrAt), tonumber(lastOk),
+    string.sub(s, at + tonumber(le) + tonumber(lu))
+end
 for i, c in ipairs(a.configs) do
   local h = KEYS[i]
-  local f = redis.call('HMGET', h, 'ok', 'failed', 'consec', 'since', 'lastErrAt', 'lastOk')
-  local okN, failN = tonumber(f[1]) or 0, tonumber(f[2]) or 0
-  local consec, since = tonumber(f[3]) or 0, tonumber(f[4]) or 0
-  local lastErrAt, lastOk = tonumber(f[5]) or 0, tonumber(f[6]) or 0
-  -- One HSET of every field that changes (the hash is written by this
-  -- script only).
-  local set = {'endpoint', c.endpoint, 'url', c.url, 'ok', okN + c.ok, 'failed', failN + c.fail}
+  local okN, failN, consec, since, lastErrAt, lastOk, lastErr = read(h)
   if c.ok > 0 and c.lastOk >= lastErrAt then
     consec = c.runFail
     since = c.runFail > 0 and c.runStart or 0
@@ -30,15 +50,14 @@ for i, c in ipairs(a.configs) do
     end
   end
   if c.ok > 0 then
-    table.insert(set, 'lastOk'); table.insert(set, ms(math.max(lastOk, c.lastOk)))
+    lastOk = math.max(lastOk, c.lastOk)
   end
   if c.fail > 0 then
-    table.insert(set, 'lastErr'); table.insert(set, c.err)
-    table.insert(set, 'lastErrAt'); table.insert(set, ms(math.max(lastErrAt, c.lastFail)))
+    lastErr = c.err
+    lastErrAt = math.max(lastErrAt, c.lastFail)
   end
-  table.insert(set, 'consec'); table.insert(set, consec)
-  table.insert(set, 'since'); table.insert(set, ms(since))
-  redis.call('HSET', h, unpack(set))
-  redis.call('PEXPIRE', h, a.keepMs)
+  local head = table.concat({'h1', ms(okN + c.ok), ms(failN + c.fail), ms(consec), ms(since), ms(lastErrAt), ms(lastOk),
+    ms(#c.endpoint), ms(#c.url)}, ' ')
+  redis.call('SET', h, head .. '\n' .. c.endpoint .. c.url .. lastErr, 'PX', a.keepMs)
 end
 return #a.configs

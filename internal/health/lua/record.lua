@@ -13,8 +13,10 @@
 --   alertEveryMs   least ms between two "failing" changes of one endpoint
 --   bucketMs       length of one window bucket; buckets: how many are kept
 --   keepMs         how long an enabled endpoint's health outlives its last outcome,
---                  and a disabled one's the time it was disabled
+--                  and a disabled one's the time it was disabled (the
+--                  endpoint index drops it at the first new bucket after)
 --   configKeepMs   how long a config stays in its endpoint's configs zset
+--                  (dropped at the endpoint's first new bucket after)
 --   maxConfigs     most configs that zset keeps (the latest)
 --   endpoints      [{id, url, owner, ok, lastOk, fail, firstFail, lastFail,
 --                    runFail, runStart, err, configs}]: per endpoint, the successes
@@ -42,30 +44,41 @@ local function prune(h)
   end
   redis.call('HSET', h, 'bucket', bucket)
 end
+local pruned = false
 for i, e in ipairs(a.endpoints) do
   local h = KEYS[1 + 2 * i]
+  local f = redis.call('HMGET', h, 'state', 'consec', 'since', 'lastErrAt', 'alertedAt', 'bucket', 'lastOk')
+  local newBucket = tonumber(f[6]) ~= bucket
   if #e.configs > 0 then
     local cz = KEYS[2 + 2 * i]
     local add = {}
     for _, m in ipairs(e.configs) do
       table.insert(add, now); table.insert(add, m)
     end
-    redis.call('ZADD', cz, unpack(add))
-    redis.call('ZREMRANGEBYSCORE', cz, '-inf', '(' .. ms(now - a.configKeepMs))
-    redis.call('ZREMRANGEBYRANK', cz, 0, -(a.maxConfigs + 1))
+    -- Bounded by count when a config was added (the zset holds at most
+    -- maxConfigs after each write), by age once a bucket: a config older
+    -- than configKeepMs has no health left to list (config.lua).
+    if redis.call('ZADD', cz, unpack(add)) > 0 then
+      redis.call('ZREMRANGEBYRANK', cz, 0, -(a.maxConfigs + 1))
+    end
+    if newBucket then
+      redis.call('ZREMRANGEBYSCORE', cz, '-inf', '(' .. ms(now - a.configKeepMs))
+    end
     redis.call('PEXPIRE', cz, a.configKeepMs)
   end
-  local f = redis.call('HMGET', h, 'state', 'consec', 'since', 'lastErrAt', 'alertedAt', 'bucket', 'lastOk')
   local state = f[1] or 'enabled'
   local consec, since = tonumber(f[2]) or 0, tonumber(f[3]) or 0
   local lastErrAt, alertedAt = tonumber(f[4]) or 0, tonumber(f[5]) or 0
   local was = consec
-  if tonumber(f[6]) ~= bucket then
+  if newBucket then
     prune(h)
+    pruned = true
   end
+  -- One HSET of the fields every batch writes, and of those it changes.
+  local set = {'url', e.url, 'owner', e.owner or ''}
   if e.ok > 0 then
     redis.call('HINCRBY', h, 'ok:' .. bucket, e.ok)
-    redis.call('HSET', h, 'lastOk', ms(math.max(tonumber(f[7]) or 0, e.lastOk)))
+    table.insert(set, 'lastOk'); table.insert(set, ms(math.max(tonumber(f[7]) or 0, e.lastOk)))
   end
   if e.fail > 0 then
     redis.call('HINCRBY', h, 'fail:' .. bucket, e.fail)
@@ -81,9 +94,13 @@ for i, e in ipairs(a.endpoints) do
     end
   end
   if e.fail > 0 then
-    redis.call('HSET', h, 'lastErr', e.err, 'lastErrAt', ms(math.max(lastErrAt, e.lastFail)))
+    table.insert(set, 'lastErr'); table.insert(set, e.err)
+    table.insert(set, 'lastErrAt'); table.insert(set, ms(math.max(lastErrAt, e.lastFail)))
   end
-  redis.call('HSET', h, 'url', e.url, 'owner', e.owner or '', 'consec', consec, 'since', ms(since), 'state', state)
+  table.insert(set, 'consec'); table.insert(set, consec)
+  table.insert(set, 'since'); table.insert(set, ms(since))
+  table.insert(set, 'state'); table.insert(set, state)
+  redis.call('HSET', h, unpack(set))
   if state == 'enabled' and was == 0 and consec > 0 and now - alertedAt >= a.alertEveryMs then
     redis.call('HSET', h, 'alertedAt', ms(now))
     table.insert(changes, {id = e.id, url = e.url, event = 'failing', failures = consec, since = since})
@@ -109,7 +126,11 @@ for i, e in ipairs(a.endpoints) do
   end
   redis.call('ZADD', KEYS[1], now, e.id)
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ms(now - a.keepMs))
+if pruned then
+  -- (once a bucket: an endpoint older than a keep has no health left to
+  -- list, and List skips it meanwhile)
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ms(now - a.keepMs))
+end
 if #changes == 0 then
   return '[]'
 end

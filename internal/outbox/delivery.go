@@ -337,18 +337,6 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 		s.k.Record(t.Partition, h.NotificationID), s.k.LegacyAttempts(t.Partition, h.NotificationID), tk.Push, s.k.Lease(t.TaskID, t.ConfigID),
 		tk.Events, s.k.Parked(t.Partition)}, s.k.StatusIndexes(t.Partition)...)
 	keys = append(keys, tk.Hash)
-	run := "0"
-	if f.Run {
-		run = "1"
-	}
-	claim := "0"
-	if f.Claim {
-		claim = "1"
-	}
-	parked := "0"
-	if s.outbox {
-		parked = "1"
-	}
 	next, first := t.Attempt+1, f.First.UnixMilli()
 	if f.Outcome == Wait {
 		next, first = t.Attempt, t.First.UnixMilli()
@@ -356,30 +344,30 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 			first = 0
 		}
 	}
-	res, err := s.batch.Eval(ctx, s.finish, keys,
-		t.ID,                                  // tokenID
-		h.Entry,                               // attempted
-		string(f.Outcome),                     // outcome
-		t.TaskID,                              // task
-		t.ConfigID,                            // config
-		next,                                  // nextAttempt
-		first,                                 // firstMs
-		f.Now.UnixMilli(),                     // now
-		f.Due.UnixMilli(),                     // retryDue
-		f.Attempt,                             // attemptRec
-		s.attemptsKept,                        // kept
-		s.k.RecordPrefix(t.Partition),         // records
-		h.NotificationID,                      // nid
-		f.Reason,                              // reason
-		s.keep.Milliseconds(),                 // keep
-		run,                                   // goOn
-		f.Lease.Milliseconds(),                // leaseMs
-		f.Consumer,                            // consumer
-		h.Lease,                               // leaseValue
-		claim,                                 // restartIdle
-		parked,                                // unpark
-		s.k.LegacyAttemptsPrefix(t.Partition), // legacy
-	).Slice()
+	res, err := s.batch.Eval(ctx, finishScript.Script, keys, finishScript.Args(&finishArgs{
+		TokenID:     t.ID,
+		Attempted:   h.Entry,
+		Outcome:     string(f.Outcome),
+		Task:        t.TaskID,
+		Config:      t.ConfigID,
+		NextAttempt: next,
+		FirstMs:     first,
+		Now:         f.Now.UnixMilli(),
+		RetryDue:    f.Due.UnixMilli(),
+		AttemptRec:  f.Attempt,
+		Kept:        s.attemptsKept,
+		Records:     s.k.RecordPrefix(t.Partition),
+		NID:         h.NotificationID,
+		Reason:      f.Reason,
+		Keep:        s.keep.Milliseconds(),
+		GoOn:        f.Run,
+		LeaseMs:     f.Lease.Milliseconds(),
+		Consumer:    f.Consumer,
+		LeaseValue:  h.Lease,
+		RestartIdle: f.Claim,
+		Unpark:      s.outbox,
+		Legacy:      s.k.LegacyAttemptsPrefix(t.Partition),
+	})...).Slice()
 	if err != nil {
 		return Finished{}, fmt.Errorf("outbox: finish delivery: %w", err)
 	}
@@ -391,6 +379,35 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 	}
 	return done, nil
 }
+
+// finishArgs are lua/finish.lua's arguments, each read there by its lua
+// name (layout.Named), where each is described.
+type finishArgs struct {
+	TokenID     string `lua:"tokenID"`
+	Attempted   string `lua:"attempted"`
+	Outcome     string `lua:"outcome"`
+	Task        string `lua:"task"`
+	Config      string `lua:"config"`
+	NextAttempt int    `lua:"nextAttempt"`
+	FirstMs     int64  `lua:"firstMs"`
+	Now         int64  `lua:"now"`
+	RetryDue    int64  `lua:"retryDue"`
+	AttemptRec  []byte `lua:"attemptRec"`
+	Kept        int    `lua:"kept"`
+	Records     string `lua:"records"`
+	NID         string `lua:"nid"`
+	Reason      string `lua:"reason"`
+	Keep        int64  `lua:"keep"`
+	GoOn        bool   `lua:"goOn"`
+	LeaseMs     int64  `lua:"leaseMs"`
+	Consumer    string `lua:"consumer"`
+	LeaseValue  string `lua:"leaseValue"`
+	RestartIdle bool   `lua:"restartIdle"`
+	Unpark      bool   `lua:"unpark"`
+	Legacy      string `lua:"legacy"`
+}
+
+var finishScript = layout.ScriptOf[finishArgs](finishLua)
 
 // MoveDue moves up to limit due retries of partition p back onto its
 // delivery stream. It returns how many it moved and when the earliest retry

@@ -53,7 +53,6 @@ type Store struct {
 	keep         time.Duration
 	attemptsKept int
 	begin        *redis.Script
-	finish       *redis.Script
 	mover        *redis.Script
 	redeliver    *redis.Script
 	replay       *redis.Script
@@ -76,7 +75,6 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		keep:         cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 		attemptsKept: cmp.Or(cfg.AttemptsKept, 50),
 		begin:        layout.Script(beginLua),
-		finish:       layout.Script(finishLua),
 		mover:        redis.NewScript(moverLua),
 		redeliver:    layout.Script(redeliverLua),
 		replay:       layout.Script(replayLua),

@@ -91,7 +91,6 @@ type Store struct {
 	outbox  bool
 	onceMax int
 	onceTTL time.Duration
-	commit  *redis.Script
 	pushSet *redis.Script
 	taskAt  *redis.Script
 	usage   usageClock
@@ -112,7 +111,6 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		outbox:     cfg.Outbox,
 		onceMax:    cmp.Or(cfg.OnceKeys, 128),
 		onceTTL:    cmp.Or(cfg.OnceWindow, 24*time.Hour),
-		commit:     layout.Script(usageLua + commitLua),
 		pushSet:    redis.NewScript(usageLua + pushSetLua),
 		taskAt:     redis.NewScript(taskAtLua),
 		usage:      newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
@@ -298,7 +296,7 @@ func (s *Store) commit1(ctx context.Context, c Commit, once *Once) ([]string, *A
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := s.batch.Eval(ctx, s.commit, s.commitKeys(c), args...).StringSlice()
+	res, err := s.batch.Eval(ctx, commitScript.Script, s.commitKeys(c), commitScript.Args(args)...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, nil, ErrConflict
@@ -350,10 +348,10 @@ func (s *Store) commitKeys(c Commit) []string {
 	return keys
 }
 
-// commitArgs lays out the commit script's arguments, by the names
-// lua/commit.lua gives them; commitID makes a commit that is sent twice
-// apply once; once, when not nil, records the commit's idempotency key.
-func (s *Store) commitArgs(c Commit, commitID string, once *Once) ([]any, error) {
+// commitArgs returns the commit script's arguments for c; commitID makes a
+// commit that is sent twice apply once; once, when not nil, records the
+// commit's idempotency key.
+func (s *Store) commitArgs(c Commit, commitID string, once *Once) (*commitArgs, error) {
 	jsonOf := func(m map[string]string) string {
 		if len(m) == 0 {
 			return ""
@@ -374,7 +372,6 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) ([]any, error)
 		return nil, err
 	}
 	p := s.k.Partition(c.TaskID)
-	// In the order, and by the names, lua/commit.lua gives them.
 	if once == nil {
 		once = &Once{}
 	}
@@ -384,41 +381,75 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) ([]any, error)
 		o.TaskID, o.Turn = c.TaskID, c.Version+1
 		offer = o.member()
 	}
-	args := append(make([]any, 0, 27+len(c.Events)),
-		c.Version,                    // expected
-		c.Snapshot,                   // snapshot
-		c.UpdatedAt.UnixMilli(),      // now
-		c.TaskID,                     // task
-		s.maxLen,                     // maxLen
-		c.ExpireAfter.Milliseconds(), // ttl
-		jsonOf(reserveFields(c)),     // extra
-		jsonOf(configs),              // setConfigs
-		flags,                        // flags
-		s.k.LanePrefix(c.TaskID),     // lanes
-		s.k.RecordPrefix(p),          // records
-		p,                            // part
-		s.keep.Milliseconds(),        // keep
-		commitID,                     // commitID
-		OutboxInlineMax,              // inline
-		commitUsage(c),               // usage
-		s.usage.bucket(c.UpdatedAt),  // bucket
-		s.usage.ttl().Milliseconds(), // usageTTL
-		NotificationBytes,            // noteBytes
-		once.Key,                     // once
-		once.Hash,                    // onceHash
-		once.Answer,                  // onceAnswer
-		s.onceMax,                    // onceMax
-		s.onceTTL.Milliseconds(),     // onceTTL
-		offer,                        // offer
-		c.Deadline.arg(),             // deadline
-		accept,                       // setAccept
-		c.TraceParent,                // trace
-	)
-	for _, e := range c.Events { // the events, one per flag
-		args = append(args, e)
-	}
-	return args, nil
+	return &commitArgs{
+		Expected:   c.Version,
+		Snapshot:   c.Snapshot,
+		Now:        c.UpdatedAt.UnixMilli(),
+		Task:       c.TaskID,
+		MaxLen:     s.maxLen,
+		TTL:        c.ExpireAfter.Milliseconds(),
+		Extra:      jsonOf(reserveFields(c)),
+		SetConfigs: jsonOf(configs),
+		Flags:      flags,
+		Lanes:      s.k.LanePrefix(c.TaskID),
+		Records:    s.k.RecordPrefix(p),
+		Part:       p,
+		Keep:       s.keep.Milliseconds(),
+		CommitID:   commitID,
+		Inline:     OutboxInlineMax,
+		Usage:      commitUsage(c),
+		Bucket:     s.usage.bucket(c.UpdatedAt),
+		UsageTTL:   s.usage.ttl().Milliseconds(),
+		NoteBytes:  NotificationBytes,
+		Once:       once.Key,
+		OnceHash:   once.Hash,
+		OnceAnswer: once.Answer,
+		OnceMax:    s.onceMax,
+		OnceTTL:    s.onceTTL.Milliseconds(),
+		Offer:      offer,
+		Deadline:   c.Deadline.arg(),
+		SetAccept:  accept,
+		Trace:      c.TraceParent,
+		Events:     c.Events,
+	}, nil
 }
+
+// commitArgs are lua/commit.lua's arguments, each read there by its lua
+// name (layout.Named), where each is described.
+type commitArgs struct {
+	Expected   int64    `lua:"expected"`
+	Snapshot   []byte   `lua:"snapshot"`
+	Now        int64    `lua:"now"`
+	Task       string   `lua:"task"`
+	MaxLen     string   `lua:"maxLen,number"`
+	TTL        int64    `lua:"ttl,number"`
+	Extra      string   `lua:"extra"`
+	SetConfigs string   `lua:"setConfigs"`
+	Flags      string   `lua:"flags"`
+	Lanes      string   `lua:"lanes"`
+	Records    string   `lua:"records"`
+	Part       int      `lua:"part"`
+	Keep       int64    `lua:"keep,number"`
+	CommitID   string   `lua:"commitID"`
+	Inline     int      `lua:"inline,number"`
+	Usage      int64    `lua:"usage,number"`
+	Bucket     int64    `lua:"bucket"`
+	UsageTTL   int64    `lua:"usageTTL,number"`
+	NoteBytes  int      `lua:"noteBytes,number"`
+	Once       string   `lua:"once"`
+	OnceHash   string   `lua:"onceHash"`
+	OnceAnswer []byte   `lua:"onceAnswer"`
+	OnceMax    int      `lua:"onceMax,number"`
+	OnceTTL    int64    `lua:"onceTTL,number"`
+	Offer      string   `lua:"offer"`
+	Deadline   string   `lua:"deadline"`
+	SetAccept  string   `lua:"setAccept"`
+	Trace      string   `lua:"trace"`
+	Events     [][]byte `lua:"firstEvent,rest"`
+}
+
+// commitScript is lua/commit.lua, after usage.lua.
+var commitScript = layout.ScriptOf[commitArgs](usageLua + commitLua)
 
 // ReplacePushConfig rewrites a push config that exists (re-encrypted
 // secrets); a config deleted meanwhile stays deleted.

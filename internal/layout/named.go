@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -29,13 +30,17 @@ import (
 type Named[A any] struct {
 	*redis.Script
 	fields []argField
-	rest   int // A's field index of the rest, or -1
+	rest   argField // kind Invalid: none; String: []string; Slice: [][]byte
 }
 
-// argField is one of A's fields: its index and how Args reads it.
+// argField is one of A's fields: where it lies in an A and its type, told
+// by its kind (String, Slice for []byte, Int, Int64 or Bool), which is
+// checked when the script is made: Args reads A's fields directly, as an
+// argument list written by hand would, so that an A it is given need not
+// be allocated.
 type argField struct {
-	index int
-	kind  reflect.Kind // String, Slice ([]byte), Int, Int64 or Bool
+	offset uintptr
+	kind   reflect.Kind
 }
 
 // ScriptOf returns the script of body, whose arguments are the fields of A,
@@ -66,7 +71,7 @@ func prelude[A any](t reflect.Type) (string, *Named[A], []string) {
 	if t.Kind() != reflect.Struct {
 		panic(fmt.Sprintf("layout: script arguments %v: not a struct", t))
 	}
-	s := &Named[A]{rest: -1}
+	s := &Named[A]{}
 	var names, values []string
 	seen := map[string]bool{}
 	restName := ""
@@ -81,15 +86,20 @@ func prelude[A any](t reflect.Type) (string, *Named[A], []string) {
 			panic(fmt.Sprintf("layout: script arguments %v: %s named twice", t, name))
 		case !f.IsExported():
 			panic(fmt.Sprintf("layout: script arguments %v.%s: unexported", t, f.Name))
-		case s.rest >= 0:
+		case s.rest.kind != reflect.Invalid:
 			panic(fmt.Sprintf("layout: script arguments %v: %s after the rest", t, name))
 		}
 		seen[name] = true
 		if opt == "rest" {
-			if f.Type != reflect.TypeFor[[]string]() && f.Type != reflect.TypeFor[[][]byte]() {
+			switch f.Type {
+			case reflect.TypeFor[[]string]():
+				s.rest = argField{offset: f.Offset, kind: reflect.String}
+			case reflect.TypeFor[[][]byte]():
+				s.rest = argField{offset: f.Offset, kind: reflect.Slice}
+			default:
 				panic(fmt.Sprintf("layout: script arguments %v.%s: a rest is []string or [][]byte", t, f.Name))
 			}
-			s.rest, restName = i, name
+			restName = name
 			continue
 		}
 		var kind reflect.Kind
@@ -107,7 +117,7 @@ func prelude[A any](t reflect.Type) (string, *Named[A], []string) {
 		default:
 			panic(fmt.Sprintf("layout: script arguments %v.%s: option %q", t, f.Name, opt))
 		}
-		s.fields = append(s.fields, argField{index: i, kind: kind})
+		s.fields = append(s.fields, argField{offset: f.Offset, kind: kind})
 		names, values = append(names, name), append(values, v)
 	}
 	var b strings.Builder
@@ -124,36 +134,36 @@ func prelude[A any](t reflect.Type) (string, *Named[A], []string) {
 // Args returns a's fields as the script's arguments, in the order of the
 // prelude's locals, then the rest's elements.
 func (s *Named[A]) Args(a *A) []any {
-	v := reflect.ValueOf(a).Elem()
-	var rest reflect.Value
-	n := len(s.fields)
-	if s.rest >= 0 {
-		rest = v.Field(s.rest)
-		n += rest.Len()
+	p := unsafe.Pointer(a)
+	var strs []string
+	var raws [][]byte
+	switch s.rest.kind {
+	case reflect.String:
+		strs = *(*[]string)(unsafe.Add(p, s.rest.offset))
+	case reflect.Slice:
+		raws = *(*[][]byte)(unsafe.Add(p, s.rest.offset))
 	}
-	args := make([]any, 0, n)
+	args := make([]any, 0, len(s.fields)+len(strs)+len(raws))
 	for _, f := range s.fields {
-		fv := v.Field(f.index)
+		q := unsafe.Add(p, f.offset)
 		switch f.kind {
 		case reflect.String:
-			args = append(args, fv.String())
+			args = append(args, *(*string)(q))
 		case reflect.Slice:
-			args = append(args, fv.Bytes())
+			args = append(args, *(*[]byte)(q))
+		case reflect.Int:
+			args = append(args, *(*int)(q))
+		case reflect.Int64:
+			args = append(args, *(*int64)(q))
 		case reflect.Bool:
-			args = append(args, fv.Bool())
-		default: // int, int64
-			args = append(args, fv.Int())
+			args = append(args, *(*bool)(q))
 		}
 	}
-	if s.rest >= 0 {
-		str := rest.Type().Elem().Kind() == reflect.String
-		for i := range rest.Len() {
-			if str {
-				args = append(args, rest.Index(i).String())
-			} else {
-				args = append(args, rest.Index(i).Bytes())
-			}
-		}
+	for _, e := range strs {
+		args = append(args, e)
+	}
+	for _, e := range raws {
+		args = append(args, e)
 	}
 	return args
 }

@@ -296,7 +296,7 @@ func (s *Store) commit1(ctx context.Context, c Commit, once *Once) ([]string, *A
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := s.batch.Eval(ctx, commitScript.Script, s.commitKeys(c), commitScript.Args(args)...).StringSlice()
+	res, err := s.batch.Eval(ctx, commitScript.Script, s.commitKeys(c), commitScript.Args(&args)...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, nil, ErrConflict
@@ -351,7 +351,7 @@ func (s *Store) commitKeys(c Commit) []string {
 // commitArgs returns the commit script's arguments for c; commitID makes a
 // commit that is sent twice apply once; once, when not nil, records the
 // commit's idempotency key.
-func (s *Store) commitArgs(c Commit, commitID string, once *Once) (*commitArgs, error) {
+func (s *Store) commitArgs(c Commit, commitID string, once *Once) (commitArgs, error) {
 	jsonOf := func(m map[string]string) string {
 		if len(m) == 0 {
 			return ""
@@ -365,11 +365,11 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) (*commitArgs, 
 	}
 	flags, err := deliverFlags(c)
 	if err != nil {
-		return nil, err
+		return commitArgs{}, err
 	}
 	accept, err := acceptArg(c)
 	if err != nil {
-		return nil, err
+		return commitArgs{}, err
 	}
 	p := s.k.Partition(c.TaskID)
 	if once == nil {
@@ -381,7 +381,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) (*commitArgs, 
 		o.TaskID, o.Turn = c.TaskID, c.Version+1
 		offer = o.member()
 	}
-	return &commitArgs{
+	return commitArgs{
 		Expected:   c.Version,
 		Snapshot:   c.Snapshot,
 		Now:        c.UpdatedAt.UnixMilli(),

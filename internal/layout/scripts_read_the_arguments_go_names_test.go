@@ -18,6 +18,7 @@ import (
 	_ "github.com/a2arelay/relay/internal/outbox" // (its Named scripts)
 	"github.com/a2arelay/relay/internal/redistest"
 	_ "github.com/a2arelay/relay/internal/taskstore" // (its Named scripts)
+	_ "github.com/a2arelay/relay/internal/workqueue" // (its Named scripts)
 )
 
 // What a script may read that is not an argument: Redis's Lua globals.

@@ -184,18 +184,14 @@ const (
 func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.Duration) (Head, int, error) {
 	value := consumer + "#" + strconv.FormatUint(s.leases.Add(1), 36)
 	keys := s.beginKeys(t)
-	fresh := "0"
-	if t.Fresh && !t.Reclaimed {
-		fresh = "1"
-	}
-	res, err := s.batch.Eval(ctx, s.begin, keys,
-		t.ID,                 // tokenID
-		consumer,             // consumer
-		lease.Milliseconds(), // leaseMs
-		t.ConfigID,           // config
-		value,                // leaseValue
-		fresh,                // fresh
-	).Slice()
+	res, err := s.batch.Eval(ctx, beginScript.Script, keys, beginScript.Args(&beginArgs{
+		TokenID:    t.ID,
+		Consumer:   consumer,
+		LeaseMs:    lease.Milliseconds(),
+		Config:     t.ConfigID,
+		LeaseValue: value,
+		Fresh:      t.Fresh && !t.Reclaimed,
+	})...).Slice()
 	if err != nil {
 		return Head{}, Stale, fmt.Errorf("outbox: begin delivery: %w", err)
 	}
@@ -210,6 +206,19 @@ func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.
 	}
 	return h, Go, nil
 }
+
+// beginArgs are lua/begin.lua's arguments, each read there by its lua name
+// (layout.Named), where each is described.
+type beginArgs struct {
+	TokenID    string `lua:"tokenID"`
+	Consumer   string `lua:"consumer"`
+	LeaseMs    int64  `lua:"leaseMs"`
+	Config     string `lua:"config"`
+	LeaseValue string `lua:"leaseValue"`
+	Fresh      bool   `lua:"fresh"`
+}
+
+var beginScript = layout.ScriptOf[beginArgs](beginLua)
 
 // beginKeys are the keys begin.lua touches for token t.
 func (s *Store) beginKeys(t Token) []string {

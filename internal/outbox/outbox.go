@@ -184,17 +184,29 @@ func (s *Store) AdoptLanes(ctx context.Context, p int) ([]string, error) {
 	return lanes, nil
 }
 
+// adoptArgs are lua/adopt.lua's arguments, each read there by its lua name
+// (layout.Named), where each is described.
+type adoptArgs struct {
+	Lanes  string `lua:"lanes"`
+	Phase  string `lua:"phase"`
+	Cursor string `lua:"cursor"`
+	Count  int    `lua:"count,number"`
+	MarkMs int64  `lua:"markMs"`
+}
+
+var adoptScript = layout.ScriptOf[adoptArgs](adoptLua)
+
 // adoptStep runs one step of AdoptLanes (see lua/adopt.lua): it returns the
 // next step's phase and cursor ("done" at the end) and the lanes it found.
 func (s *Store) adoptStep(ctx context.Context, p int, phase, cursor string) (string, string, []string, error) {
 	keys := []string{s.k.Deliveries(p), s.k.Retries(p), s.k.Parked(p), s.k.OutboxAdopted(p), s.k.OutboxAdopting(p)}
-	res, err := s.outboxAdopt.Run(ctx, s.rdb, keys,
-		s.k.Lanes(p),               // lanes
-		phase,                      // phase
-		cursor,                     // cursor
-		adoptStep,                  // count
-		adoptingFor.Milliseconds(), // markMs
-	).StringSlice()
+	res, err := adoptScript.Run(ctx, s.rdb, keys, adoptScript.Args(&adoptArgs{
+		Lanes:  s.k.Lanes(p),
+		Phase:  phase,
+		Cursor: cursor,
+		Count:  adoptStep,
+		MarkMs: adoptingFor.Milliseconds(),
+	})...).StringSlice()
 	if err != nil {
 		return "", "", nil, fmt.Errorf("outbox: adopt lanes: %w", err)
 	}

@@ -91,7 +91,6 @@ type Store struct {
 	outbox  bool
 	onceMax int
 	onceTTL time.Duration
-	pushSet *redis.Script
 	taskAt  *redis.Script
 	usage   usageClock
 	// urlHorizon is how long the URL index keeps a config (urlindex.go):
@@ -111,7 +110,6 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		outbox:     cfg.Outbox,
 		onceMax:    cmp.Or(cfg.OnceKeys, 128),
 		onceTTL:    cmp.Or(cfg.OnceWindow, 24*time.Hour),
-		pushSet:    redis.NewScript(usageLua + pushSetLua),
 		taskAt:     redis.NewScript(taskAtLua),
 		usage:      newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
 		urlHorizon: cmp.Or(cfg.UsageWindow, 7*24*time.Hour) + cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
@@ -456,7 +454,7 @@ var commitScript = layout.ScriptOf[commitArgs](usageLua + commitLua)
 func (s *Store) ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error {
 	tk := s.k.Task(taskID)
 	keys := []string{tk.Hash, tk.Push, s.k.Usage(s.k.Partition(taskID), "", 0)} // (counts nothing)
-	if err := s.pushSet.Run(ctx, s.rdb, keys, s.pushSetArgs(id, config, "", 1<<30, true, time.Time{})...).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
+	if err := pushSetScript.Run(ctx, s.rdb, keys, pushSetScript.Args(s.pushSetArgs(id, config, "", 1<<30, true, time.Time{}))...).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
 		return fmt.Errorf("taskstore: replace push config: %w", err)
 	}
 	return nil
@@ -476,7 +474,7 @@ func (s *Store) SetPushConfig(ctx context.Context, owner, taskID, id string, con
 	tk := s.k.Task(taskID)
 	now := time.Now()
 	keys := []string{tk.Hash, tk.Push, s.k.Usage(s.k.Partition(taskID), owner, s.usage.bucket(now))}
-	err := s.pushSet.Run(ctx, s.rdb, keys, s.pushSetArgs(id, config, accept, max, false, now)...).Err()
+	err := pushSetScript.Run(ctx, s.rdb, keys, pushSetScript.Args(s.pushSetArgs(id, config, accept, max, false, now))...).Err()
 	switch {
 	case err == nil:
 		return nil
@@ -488,24 +486,40 @@ func (s *Store) SetPushConfig(ctx context.Context, owner, taskID, id string, con
 	return fmt.Errorf("taskstore: set push config: %w", err)
 }
 
-// pushSetArgs lays out lua/pushset.lua's arguments, in its order and by
-// the names it gives them; a rewrite (onlyReplace) counts no usage.
-func (s *Store) pushSetArgs(id string, config []byte, accept string, max int, onlyReplace bool, now time.Time) []any {
-	only, usage := "0", len(id)+len(config)
+// pushSetArgs returns lua/pushset.lua's arguments; a rewrite (onlyReplace)
+// counts no usage.
+func (s *Store) pushSetArgs(id string, config []byte, accept string, max int, onlyReplace bool, now time.Time) *pushSetArgs {
+	usage := len(id) + len(config)
 	if onlyReplace {
-		only, usage = "1", 0
+		usage = 0
 	}
-	return []any{
-		id,                           // id
-		config,                       // config
-		max,                          // max
-		only,                         // onlyReplace
-		usage,                        // usage
-		s.usage.bucket(now),          // bucket
-		s.usage.ttl().Milliseconds(), // usageTTL
-		accept,                       // accept
+	return &pushSetArgs{
+		ID:          id,
+		Config:      config,
+		Max:         max,
+		OnlyReplace: onlyReplace,
+		Usage:       usage,
+		Bucket:      s.usage.bucket(now),
+		UsageTTL:    s.usage.ttl().Milliseconds(),
+		Accept:      accept,
 	}
 }
+
+// pushSetArgs are lua/pushset.lua's arguments, each read there by its lua
+// name (layout.Named), where each is described.
+type pushSetArgs struct {
+	ID          string `lua:"id"`
+	Config      []byte `lua:"config"`
+	Max         int    `lua:"max,number"`
+	OnlyReplace bool   `lua:"onlyReplace"`
+	Usage       int    `lua:"usage,number"`
+	Bucket      int64  `lua:"bucket"`
+	UsageTTL    int64  `lua:"usageTTL,number"`
+	Accept      string `lua:"accept"`
+}
+
+// pushSetScript is lua/pushset.lua, after usage.lua.
+var pushSetScript = layout.BareScriptOf[pushSetArgs](usageLua + pushSetLua)
 
 // PushConfig returns one push config of a task, or ErrNotFound.
 func (s *Store) PushConfig(ctx context.Context, taskID, id string) ([]byte, error) {

@@ -11,8 +11,8 @@
 -- KEYS[11..15] the partition's status indexes: pending, failed, dead, disabled, dropped
 --   (layout.Keys.StatusIndexes; a record leaves the one of the status it had)
 -- KEYS[16] the task hash: a 410 drops its pc (the config ids commit.lua keeps)
--- ARGV: each argument is read by its name. finishArgs (delivery.go) declares
--- them, and layout binds each to the local of its name (layout.Named):
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- finishArgs in delivery.go declares them):
 --   tokenID      the token's stream id
 --   attempted    the head this attempt delivered ("eventId notificationId";
 --                a head a previous relay wrote goes on with "\n<event>\n<snapshot>")

@@ -43,9 +43,8 @@
 --   outbox entry's ms (the record's creation time), so that the owner's
 --   report of a delivered first attempt is the record alone
 --   (internal/outbox); the entry says so with its field i
--- ARGV: each argument is read by its name. commitArgs (store.go) declares
--- them, and layout binds each to the local of its name (layout.Named; the
--- numbers through tonumber):
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- commitArgs in store.go declares them, the numbers through tonumber):
 --   expected   the version the change was computed from ("0": the
 --              task must not exist yet)
 --   snapshot   the new snapshot

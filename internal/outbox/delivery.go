@@ -418,14 +418,29 @@ type finishArgs struct {
 
 var finishScript = layout.ScriptOf[finishArgs](finishLua)
 
+// moveArgs are lua/mover.lua's arguments, and trimArgs lua/trim.lua's, each
+// read there by its lua name (layout.Named), where each is described.
+type (
+	moveArgs struct {
+		Now   int64 `lua:"now"`
+		Limit int   `lua:"limit,number"`
+	}
+	trimArgs struct {
+		MinID string `lua:"minID"`
+	}
+)
+
+var (
+	moveScript = layout.BareScriptOf[moveArgs](moverLua)
+	trimScript = layout.BareScriptOf[trimArgs](trimLua)
+)
+
 // MoveDue moves up to limit due retries of partition p back onto its
 // delivery stream. It returns how many it moved and when the earliest retry
 // left is due (zero when none is).
 func (s *Store) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error) {
-	res, err := s.mover.Run(ctx, s.rdb, []string{s.k.Retries(p), s.k.Deliveries(p)},
-		now.UnixMilli(), // now
-		limit,           // limit
-	).Slice()
+	res, err := moveScript.Run(ctx, s.rdb, []string{s.k.Retries(p), s.k.Deliveries(p)},
+		moveScript.Args(&moveArgs{Now: now.UnixMilli(), Limit: limit})...).Slice()
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("outbox: move due retries: %w", err)
 	}
@@ -468,7 +483,7 @@ func (s *Store) TrimAcked(ctx context.Context, p int) error {
 	}
 	// Not while the outbox adopts the partition's lanes (AdoptLanes): it
 	// finds a lane by a token's stream entry, even one acked since.
-	if err := s.trimAcked.Run(ctx, s.rdb, []string{key, s.k.OutboxAdopting(p)}, minID /* minID */).Err(); err != nil {
+	if err := trimScript.Run(ctx, s.rdb, []string{key, s.k.OutboxAdopting(p)}, trimScript.Args(&trimArgs{MinID: minID})...).Err(); err != nil {
 		return fmt.Errorf("outbox: trim deliveries: %w", err)
 	}
 	return nil

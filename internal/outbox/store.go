@@ -52,14 +52,10 @@ type Store struct {
 	leases       atomic.Uint64 // numbers the lane leases this process takes
 	keep         time.Duration
 	attemptsKept int
-	mover        *redis.Script
 	replay       *redis.Script
 
-	outbox       bool
-	outboxOwn    *redis.Script
-	outboxFinish *redis.Script
-	trimAcked    *redis.Script
-	outboxBatch  outboxBatcher
+	outbox      bool
+	outboxBatch outboxBatcher
 }
 
 // New returns a Store over rdb, with its keys named by k; its reports share
@@ -71,14 +67,10 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		batch:        batch,
 		keep:         cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 		attemptsKept: cmp.Or(cfg.AttemptsKept, 50),
-		mover:        redis.NewScript(moverLua),
 		replay:       layout.Script(replayLua),
 
-		outbox:       cfg.Outbox,
-		outboxOwn:    redis.NewScript(outboxOwnLua),
-		outboxFinish: layout.Script(outboxFinishLua),
-		trimAcked:    redis.NewScript(trimLua),
-		outboxBatch:  outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},
+		outbox:      cfg.Outbox,
+		outboxBatch: outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},
 	}
 }
 

@@ -91,7 +91,6 @@ type Store struct {
 	outbox  bool
 	onceMax int
 	onceTTL time.Duration
-	taskAt  *redis.Script
 	usage   usageClock
 	// urlHorizon is how long the URL index keeps a config (urlindex.go):
 	// a task and then its notifications' records can be kept that long.
@@ -110,7 +109,6 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		outbox:     cfg.Outbox,
 		onceMax:    cmp.Or(cfg.OnceKeys, 128),
 		onceTTL:    cmp.Or(cfg.OnceWindow, 24*time.Hour),
-		taskAt:     redis.NewScript(taskAtLua),
 		usage:      newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
 		urlHorizon: cmp.Or(cfg.UsageWindow, 7*24*time.Hour) + cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 	}

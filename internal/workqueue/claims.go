@@ -59,7 +59,6 @@ type Claims struct {
 	// load many ride one round trip.
 	batch *groupcommit.Batcher
 	k     layout.Keys
-	renew *redis.Script
 	ready sync.Map // queue -> struct{}: the consumer group exists
 	// scan is where the next search for expired leases resumes, per queue:
 	// XAUTOCLAIM looks at a bounded stretch of the pending list per call.
@@ -121,7 +120,7 @@ func New(rdb, block redis.UniversalClient, batch *groupcommit.Batcher, k layout.
 	if batch == nil {
 		batch = groupcommit.New(rdb)
 	}
-	return &Claims{rdb: rdb, block: block, batch: batch, k: k, renew: redis.NewScript(renewLua)}
+	return &Claims{rdb: rdb, block: block, batch: batch, k: k}
 }
 
 func (c *Claims) stream(queue string) string { return c.k.WorkQueue(queue).Stream }
@@ -270,6 +269,17 @@ type grantArgs struct {
 
 var grantScript = layout.BareScriptOf[grantArgs](grantLua)
 
+// renewArgs are lua/renew.lua's arguments, each read there by its lua name
+// (layout.Named), where each is described.
+type renewArgs struct {
+	LeaseID string `lua:"leaseID"`
+	Action  string `lua:"action"`
+	Ms      int64  `lua:"ms"`
+	DoneMs  int64  `lua:"doneMs"`
+}
+
+var renewScript = layout.BareScriptOf[renewArgs](renewLua)
+
 // abandon sets the idle time of entries read by a claim nobody waits for
 // any more past the lease, so that the next claim takes them over.
 func (c *Claims) abandon(ctx context.Context, queue, consumer string, ttl time.Duration, msgs []redis.XMessage) {
@@ -375,12 +385,8 @@ func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl 
 	if action == LeaseRelease {
 		arg = ttl.Milliseconds() + 1
 	}
-	n, err := c.batch.Eval(ctx, c.renew, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)},
-		leaseID,                    // leaseID
-		action,                     // action
-		arg,                        // ms
-		DoneHorizon.Milliseconds(), // doneMs
-	).Int()
+	n, err := c.batch.Eval(ctx, renewScript.Script, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)},
+		renewScript.Args(&renewArgs{LeaseID: leaseID, Action: action, Ms: arg, DoneMs: DoneHorizon.Milliseconds()})...).Int()
 	if err != nil {
 		return fmt.Errorf("workqueue: %s lease: %w", action, err)
 	}

@@ -14,7 +14,9 @@ import (
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 
+	_ "github.com/a2arelay/relay/internal/auth" // (its Named scripts)
 	"github.com/a2arelay/relay/internal/layout"
+	_ "github.com/a2arelay/relay/internal/leader" // (its Named scripts)
 	_ "github.com/a2arelay/relay/internal/outbox" // (its Named scripts)
 	"github.com/a2arelay/relay/internal/redistest"
 	_ "github.com/a2arelay/relay/internal/taskstore" // (its Named scripts)

@@ -27,6 +27,10 @@ import (
 // index in ARGV of the first of them (the body reads them as ARGV[i] for
 // i from name to #ARGV). A field is a string, []byte, int, int64 or bool (a
 // bool is sent as 1 or 0).
+//
+// Every Named script is recorded when made, so that a test holds each
+// body to reading exactly the names its Go side declares, none by position
+// (scripts_read_the_arguments_go_names_test.go).
 type Named[A any] struct {
 	*redis.Script
 	fields []argField

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,9 @@ func named[A any](lib, body string) *Named[A] {
 
 var luaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// luaKeywords are the names Lua reserves.
+var luaKeywords = strings.Fields("and break do else elseif end false for function if in local nil not or repeat return then true until while")
+
 // prelude returns the Lua that binds A's fields to their locals, the Named
 // that lays them out, and the names, in order.
 func prelude[A any](t reflect.Type) (string, *Named[A], []string) {
@@ -84,7 +88,7 @@ func prelude[A any](t reflect.Type) (string, *Named[A], []string) {
 		tag, ok := f.Tag.Lookup("lua")
 		name, opt, _ := strings.Cut(tag, ",")
 		switch {
-		case !ok || !luaName.MatchString(name):
+		case !ok || !luaName.MatchString(name) || slices.Contains(luaKeywords, name):
 			panic(fmt.Sprintf("layout: script arguments %v.%s: no lua name", t, f.Name))
 		case seen[name]:
 			panic(fmt.Sprintf("layout: script arguments %v: %s named twice", t, name))

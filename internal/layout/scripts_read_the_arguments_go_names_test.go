@@ -214,3 +214,50 @@ func BenchmarkHandWrittenArgs(b *testing.B) {
 		sink = args
 	}
 }
+
+// Arguments Named cannot bind by name are refused when the script is made.
+func TestNamedRefusesArgumentsItCannotBind(t *testing.T) {
+	t.Parallel()
+	refused := func(name string, make func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s: made", name)
+			}
+		}()
+		make()
+	}
+	refused("not a struct", func() { layout.BareScriptOf[string]("") })
+	refused("no tag", func() {
+		layout.BareScriptOf[struct {
+			A string
+		}]("")
+	})
+	refused("a keyword", func() {
+		layout.BareScriptOf[struct {
+			A string `lua:"end"`
+		}]("")
+	})
+	refused("named twice", func() {
+		layout.BareScriptOf[struct {
+			A string `lua:"a"`
+			B string `lua:"a"`
+		}]("")
+	})
+	refused("a type it does not send", func() {
+		layout.BareScriptOf[struct {
+			A float64 `lua:"a"`
+		}]("")
+	})
+	refused("after the rest", func() {
+		layout.BareScriptOf[struct {
+			R []string `lua:"r,rest"`
+			A string   `lua:"a"`
+		}]("")
+	})
+	refused("an unknown option", func() {
+		layout.BareScriptOf[struct {
+			A string `lua:"a,num"`
+		}]("")
+	})
+}

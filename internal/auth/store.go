@@ -33,7 +33,6 @@ type store struct {
 	rdb     redis.UniversalClient
 	hash    string // <prefix>:{jwks}: kid -> entry JSON
 	current string // <prefix>:{jwks}:current: the current kid
-	swap    *redis.Script
 }
 
 func newStore(rdb redis.UniversalClient, prefix string, standard bool) *store {
@@ -41,7 +40,7 @@ func newStore(rdb redis.UniversalClient, prefix string, standard bool) *store {
 	if standard {
 		hash, current = layout.New(prefix, 0).StandardSigning()
 	}
-	return &store{rdb: rdb, hash: hash, current: current, swap: redis.NewScript(swapLua)}
+	return &store{rdb: rdb, hash: hash, current: current}
 }
 
 // fetch reads the current kid ("" if none) and every stored entry, in one
@@ -80,6 +79,17 @@ func (s *store) fetch(ctx context.Context) (cur string, entries map[string]entry
 	return cur, entries, bad, nil
 }
 
+// swapArgs are lua/swap.lua's arguments, each read there by its lua name
+// (layout.Named), where each is described.
+type swapArgs struct {
+	Expected  string `lua:"expected"`
+	NewKid    string `lua:"newKid"`
+	NewEntry  []byte `lua:"newEntry"`
+	PrevEntry []byte `lua:"prevEntry"`
+}
+
+var swapScript = layout.BareScriptOf[swapArgs](swapLua)
+
 // swapTo makes newKid (stored as next) current if expected is still current.
 // prev, when not nil, is expected's entry with its retireAt already set. It
 // reports whether the swap happened.
@@ -94,12 +104,8 @@ func (s *store) swapTo(ctx context.Context, expected string, prev *entry, newKid
 			return false, fmt.Errorf("auth: encode key: %w", err)
 		}
 	}
-	got, err := s.swap.Run(ctx, s.rdb, []string{s.hash, s.current},
-		expected, // expected
-		newKid,   // newKid
-		nextJSON, // newEntry
-		prevJSON, // prevEntry
-	).Text()
+	got, err := swapScript.Run(ctx, s.rdb, []string{s.hash, s.current},
+		swapScript.Args(&swapArgs{Expected: expected, NewKid: newKid, NewEntry: nextJSON, PrevEntry: prevJSON})...).Text()
 	if err != nil {
 		return false, fmt.Errorf("auth: store key: %w", err)
 	}

@@ -1,9 +1,10 @@
 // Package layout owns relay's Redis layout: the name of every key relay
 // writes (this file, and nowhere else), the stored formats that scripts of
 // more than one package read (the delivery record codec, record.go, and the
-// Lua library every script starts with, lua/lib.lua). It runs no command:
-// the task store (taskstore) and the outbox (outbox) talk to Redis, and
-// take their keys from here.
+// Lua library every script starts with, lua/lib.lua), and how a script
+// takes its arguments: by name, declared once on the Go side (Named,
+// named.go). It runs no command: the task store (taskstore) and the outbox
+// (outbox) talk to Redis, and take their keys from here.
 //
 // Keys are partitioned by task: partition p = fnv32a(taskID) mod P, and every
 // key of a task carries the hash tag {p}, so one Lua script can touch all of

@@ -14,10 +14,9 @@ import (
 )
 
 // leadScript keeps or takes a named lease: the holder renews its own, and
-// anyone takes one that expired. KEYS[1] the lease; ARGV[1] holder (the
-// lease value), ARGV[2] leaseMs.
-var leadScript = redis.NewScript(`local holder, leaseMs = ARGV[1], ARGV[2]
-if redis.call('GET', KEYS[1]) == holder then
+// anyone takes one that expired. KEYS[1] the lease; ARGV, by name
+// (layout.Named): holder (the lease value) and leaseMs.
+var leadScript = layout.BareScriptOf[leadArgs](`if redis.call('GET', KEYS[1]) == holder then
   redis.call('PEXPIRE', KEYS[1], leaseMs)
   return 1
 end
@@ -25,6 +24,11 @@ if redis.call('SET', KEYS[1], holder, 'NX', 'PX', leaseMs) then
   return 1
 end
 return 0`)
+
+type leadArgs struct {
+	Holder  string `lua:"holder"`
+	LeaseMs int64  `lua:"leaseMs"`
+}
 
 // Leases are the leader leases of every role.
 type Leases struct {
@@ -41,9 +45,7 @@ func New(rdb redis.UniversalClient, k layout.Keys) *Leases { return &Leases{rdb:
 // takes over.
 func (l *Leases) Lead(ctx context.Context, role, holder string, ttl time.Duration) (bool, error) {
 	n, err := leadScript.Run(ctx, l.rdb, []string{l.k.Leader(role)},
-		holder,             // holder
-		ttl.Milliseconds(), // leaseMs
-	).Int()
+		leadScript.Args(&leadArgs{Holder: holder, LeaseMs: ttl.Milliseconds()})...).Int()
 	if err != nil {
 		return false, fmt.Errorf("leader: lead %s: %w", role, err)
 	}

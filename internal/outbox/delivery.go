@@ -184,18 +184,14 @@ const (
 func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.Duration) (Head, int, error) {
 	value := consumer + "#" + strconv.FormatUint(s.leases.Add(1), 36)
 	keys := s.beginKeys(t)
-	fresh := "0"
-	if t.Fresh && !t.Reclaimed {
-		fresh = "1"
-	}
-	res, err := s.batch.Eval(ctx, s.begin, keys,
-		t.ID,                 // tokenID
-		consumer,             // consumer
-		lease.Milliseconds(), // leaseMs
-		t.ConfigID,           // config
-		value,                // leaseValue
-		fresh,                // fresh
-	).Slice()
+	res, err := s.batch.Eval(ctx, beginScript.Script, keys, beginScript.Args(&beginArgs{
+		TokenID:    t.ID,
+		Consumer:   consumer,
+		LeaseMs:    lease.Milliseconds(),
+		Config:     t.ConfigID,
+		LeaseValue: value,
+		Fresh:      t.Fresh && !t.Reclaimed,
+	})...).Slice()
 	if err != nil {
 		return Head{}, Stale, fmt.Errorf("outbox: begin delivery: %w", err)
 	}
@@ -210,6 +206,19 @@ func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.
 	}
 	return h, Go, nil
 }
+
+// beginArgs are lua/begin.lua's arguments, each read there by its lua name
+// (layout.Named), where each is described.
+type beginArgs struct {
+	TokenID    string `lua:"tokenID"`
+	Consumer   string `lua:"consumer"`
+	LeaseMs    int64  `lua:"leaseMs"`
+	Config     string `lua:"config"`
+	LeaseValue string `lua:"leaseValue"`
+	Fresh      bool   `lua:"fresh"`
+}
+
+var beginScript = layout.ScriptOf[beginArgs](beginLua)
 
 // beginKeys are the keys begin.lua touches for token t.
 func (s *Store) beginKeys(t Token) []string {
@@ -337,18 +346,6 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 		s.k.Record(t.Partition, h.NotificationID), s.k.LegacyAttempts(t.Partition, h.NotificationID), tk.Push, s.k.Lease(t.TaskID, t.ConfigID),
 		tk.Events, s.k.Parked(t.Partition)}, s.k.StatusIndexes(t.Partition)...)
 	keys = append(keys, tk.Hash)
-	run := "0"
-	if f.Run {
-		run = "1"
-	}
-	claim := "0"
-	if f.Claim {
-		claim = "1"
-	}
-	parked := "0"
-	if s.outbox {
-		parked = "1"
-	}
 	next, first := t.Attempt+1, f.First.UnixMilli()
 	if f.Outcome == Wait {
 		next, first = t.Attempt, t.First.UnixMilli()
@@ -356,30 +353,30 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 			first = 0
 		}
 	}
-	res, err := s.batch.Eval(ctx, s.finish, keys,
-		t.ID,                                  // tokenID
-		h.Entry,                               // attempted
-		string(f.Outcome),                     // outcome
-		t.TaskID,                              // task
-		t.ConfigID,                            // config
-		next,                                  // nextAttempt
-		first,                                 // firstMs
-		f.Now.UnixMilli(),                     // now
-		f.Due.UnixMilli(),                     // retryDue
-		f.Attempt,                             // attemptRec
-		s.attemptsKept,                        // kept
-		s.k.RecordPrefix(t.Partition),         // records
-		h.NotificationID,                      // nid
-		f.Reason,                              // reason
-		s.keep.Milliseconds(),                 // keep
-		run,                                   // goOn
-		f.Lease.Milliseconds(),                // leaseMs
-		f.Consumer,                            // consumer
-		h.Lease,                               // leaseValue
-		claim,                                 // restartIdle
-		parked,                                // unpark
-		s.k.LegacyAttemptsPrefix(t.Partition), // legacy
-	).Slice()
+	res, err := s.batch.Eval(ctx, finishScript.Script, keys, finishScript.Args(&finishArgs{
+		TokenID:     t.ID,
+		Attempted:   h.Entry,
+		Outcome:     string(f.Outcome),
+		Task:        t.TaskID,
+		Config:      t.ConfigID,
+		NextAttempt: next,
+		FirstMs:     first,
+		Now:         f.Now.UnixMilli(),
+		RetryDue:    f.Due.UnixMilli(),
+		AttemptRec:  f.Attempt,
+		Kept:        s.attemptsKept,
+		Records:     s.k.RecordPrefix(t.Partition),
+		NID:         h.NotificationID,
+		Reason:      f.Reason,
+		Keep:        s.keep.Milliseconds(),
+		GoOn:        f.Run,
+		LeaseMs:     f.Lease.Milliseconds(),
+		Consumer:    f.Consumer,
+		LeaseValue:  h.Lease,
+		RestartIdle: f.Claim,
+		Unpark:      s.outbox,
+		Legacy:      s.k.LegacyAttemptsPrefix(t.Partition),
+	})...).Slice()
 	if err != nil {
 		return Finished{}, fmt.Errorf("outbox: finish delivery: %w", err)
 	}
@@ -392,14 +389,58 @@ func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Fin
 	return done, nil
 }
 
+// finishArgs are lua/finish.lua's arguments, each read there by its lua
+// name (layout.Named), where each is described.
+type finishArgs struct {
+	TokenID     string `lua:"tokenID"`
+	Attempted   string `lua:"attempted"`
+	Outcome     string `lua:"outcome"`
+	Task        string `lua:"task"`
+	Config      string `lua:"config"`
+	NextAttempt int    `lua:"nextAttempt"`
+	FirstMs     int64  `lua:"firstMs"`
+	Now         int64  `lua:"now"`
+	RetryDue    int64  `lua:"retryDue"`
+	AttemptRec  []byte `lua:"attemptRec"`
+	Kept        int    `lua:"kept"`
+	Records     string `lua:"records"`
+	NID         string `lua:"nid"`
+	Reason      string `lua:"reason"`
+	Keep        int64  `lua:"keep"`
+	GoOn        bool   `lua:"goOn"`
+	LeaseMs     int64  `lua:"leaseMs"`
+	Consumer    string `lua:"consumer"`
+	LeaseValue  string `lua:"leaseValue"`
+	RestartIdle bool   `lua:"restartIdle"`
+	Unpark      bool   `lua:"unpark"`
+	Legacy      string `lua:"legacy"`
+}
+
+var finishScript = layout.ScriptOf[finishArgs](finishLua)
+
+// moveArgs are lua/mover.lua's arguments, and trimArgs lua/trim.lua's, each
+// read there by its lua name (layout.Named), where each is described.
+type (
+	moveArgs struct {
+		Now   int64 `lua:"now"`
+		Limit int   `lua:"limit,number"`
+	}
+	trimArgs struct {
+		MinID string `lua:"minID"`
+	}
+)
+
+var (
+	moveScript = layout.BareScriptOf[moveArgs](moverLua)
+	trimScript = layout.BareScriptOf[trimArgs](trimLua)
+)
+
 // MoveDue moves up to limit due retries of partition p back onto its
 // delivery stream. It returns how many it moved and when the earliest retry
 // left is due (zero when none is).
 func (s *Store) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error) {
-	res, err := s.mover.Run(ctx, s.rdb, []string{s.k.Retries(p), s.k.Deliveries(p)},
-		now.UnixMilli(), // now
-		limit,           // limit
-	).Slice()
+	res, err := moveScript.Run(ctx, s.rdb, []string{s.k.Retries(p), s.k.Deliveries(p)},
+		moveScript.Args(&moveArgs{Now: now.UnixMilli(), Limit: limit})...).Slice()
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("outbox: move due retries: %w", err)
 	}
@@ -442,7 +483,7 @@ func (s *Store) TrimAcked(ctx context.Context, p int) error {
 	}
 	// Not while the outbox adopts the partition's lanes (AdoptLanes): it
 	// finds a lane by a token's stream entry, even one acked since.
-	if err := s.trimAcked.Run(ctx, s.rdb, []string{key, s.k.OutboxAdopting(p)}, minID /* minID */).Err(); err != nil {
+	if err := trimScript.Run(ctx, s.rdb, []string{key, s.k.OutboxAdopting(p)}, trimScript.Args(&trimArgs{MinID: minID})...).Err(); err != nil {
 		return fmt.Errorf("outbox: trim deliveries: %w", err)
 	}
 	return nil

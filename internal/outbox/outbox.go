@@ -82,14 +82,25 @@ func (o Ownership) MayBeDone(id string) bool { return !layout.IDBefore(o.Last, i
 // Pending tells whether the outbox holds entries after the offset.
 func (o Ownership) Pending() bool { return layout.IDBefore(o.Offset, o.Last) }
 
+// ownArgs are lua/outbox_own.lua's arguments, each read there by its lua
+// name (layout.Named), where each is described.
+type ownArgs struct {
+	Holder  string `lua:"holder"`
+	LeaseMs int64  `lua:"leaseMs"`
+	Action  string `lua:"action"`
+	Offset  string `lua:"offset"`
+}
+
+var ownScript = layout.BareScriptOf[ownArgs](outboxOwnLua)
+
 // Own takes partition p's outbox for holder for ttl, when no other owner
 // holds it.
 func (s *Store) Own(ctx context.Context, p int, holder string, ttl time.Duration) (Ownership, bool, error) {
-	res, err := s.outboxOwn.Run(ctx, s.rdb, s.ownKeys(p),
-		holder,             // holder
-		ttl.Milliseconds(), // leaseMs
-		"own",              // action
-	).Slice()
+	res, err := ownScript.Run(ctx, s.rdb, s.ownKeys(p), ownScript.Args(&ownArgs{
+		Holder:  holder,
+		LeaseMs: ttl.Milliseconds(),
+		Action:  "own",
+	})...).Slice()
 	if err != nil {
 		return Ownership{}, false, fmt.Errorf("outbox: own outbox: %w", err)
 	}
@@ -115,12 +126,12 @@ func (s *Store) KeepOwning(ctx context.Context, p int, holder string, ttl time.D
 	if release {
 		mode = "release"
 	}
-	res, err := s.outboxOwn.Run(ctx, s.rdb, s.ownKeys(p),
-		holder,             // holder
-		ttl.Milliseconds(), // leaseMs
-		mode,               // action
-		offset,             // offset
-	).Slice()
+	res, err := ownScript.Run(ctx, s.rdb, s.ownKeys(p), ownScript.Args(&ownArgs{
+		Holder:  holder,
+		LeaseMs: ttl.Milliseconds(),
+		Action:  mode,
+		Offset:  offset,
+	})...).Slice()
 	if err != nil {
 		return false, fmt.Errorf("outbox: keep outbox: %w", err)
 	}
@@ -184,17 +195,29 @@ func (s *Store) AdoptLanes(ctx context.Context, p int) ([]string, error) {
 	return lanes, nil
 }
 
+// adoptArgs are lua/adopt.lua's arguments, each read there by its lua name
+// (layout.Named), where each is described.
+type adoptArgs struct {
+	Lanes  string `lua:"lanes"`
+	Phase  string `lua:"phase"`
+	Cursor string `lua:"cursor"`
+	Count  int    `lua:"count,number"`
+	MarkMs int64  `lua:"markMs"`
+}
+
+var adoptScript = layout.ScriptOf[adoptArgs](adoptLua)
+
 // adoptStep runs one step of AdoptLanes (see lua/adopt.lua): it returns the
 // next step's phase and cursor ("done" at the end) and the lanes it found.
 func (s *Store) adoptStep(ctx context.Context, p int, phase, cursor string) (string, string, []string, error) {
 	keys := []string{s.k.Deliveries(p), s.k.Retries(p), s.k.Parked(p), s.k.OutboxAdopted(p), s.k.OutboxAdopting(p)}
-	res, err := s.outboxAdopt.Run(ctx, s.rdb, keys,
-		s.k.Lanes(p),               // lanes
-		phase,                      // phase
-		cursor,                     // cursor
-		adoptStep,                  // count
-		adoptingFor.Milliseconds(), // markMs
-	).StringSlice()
+	res, err := adoptScript.Run(ctx, s.rdb, keys, adoptScript.Args(&adoptArgs{
+		Lanes:  s.k.Lanes(p),
+		Phase:  phase,
+		Cursor: cursor,
+		Count:  adoptStep,
+		MarkMs: adoptingFor.Milliseconds(),
+	})...).StringSlice()
 	if err != nil {
 		return "", "", nil, fmt.Errorf("outbox: adopt lanes: %w", err)
 	}
@@ -639,26 +662,32 @@ func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []
 	// The ops run for every caller in the batch: one caller giving up must
 	// not cancel the others'.
 	keys, args := s.outboxCall(p, holder, batch)
-	s.outboxResults(batch, s.batch.Eval(context.WithoutCancel(ctx), s.outboxFinish, keys, args...))
+	s.outboxResults(batch, s.batch.Eval(context.WithoutCancel(ctx), outboxFinishScript.Script, keys, outboxFinishScript.Args(args)...))
 }
+
+// outboxFinishArgs are lua/outbox_finish.lua's arguments, each read there
+// by its lua name (layout.Named), where each is described.
+type outboxFinishArgs struct {
+	Holder string   `lua:"holder"`
+	Kept   int      `lua:"kept,number"`
+	Keep   int64    `lua:"keep"`
+	Ops    [][]byte `lua:"firstOp,rest"`
+}
+
+var outboxFinishScript = layout.ScriptOf[outboxFinishArgs](outboxFinishLua)
 
 // outboxCall lays out the keys and arguments of a script call (see
 // lua/outbox_finish.lua) for ops.
-func (s *Store) outboxCall(p int, holder string, ops []*outboxReq) ([]string, []any) {
+func (s *Store) outboxCall(p int, holder string, ops []*outboxReq) ([]string, *outboxFinishArgs) {
 	keys := make([]string, 0, 10+6*len(ops))
 	keys = append(keys, s.k.OutboxOwner(p), s.k.Retries(p), s.k.Dead(p), s.k.Parked(p))
 	keys = append(keys, s.k.StatusIndexes(p)...)
 	keys = append(keys, s.k.Deliveries(p))
-	args := make([]any, 0, 3+len(ops))
-	args = append(args,
-		holder,                // holder
-		s.attemptsKept,        // kept
-		s.keep.Milliseconds(), // keep
-	)
+	args := &outboxFinishArgs{Holder: holder, Kept: s.attemptsKept, Keep: s.keep.Milliseconds(), Ops: make([][]byte, 0, len(ops))}
 	for _, r := range ops { // the ops, one JSON object each, with six keys each
 		keys = append(keys, r.keys[:]...)
 		j, _ := json.Marshal(r.js) // (strings and bools only: cannot fail)
-		args = append(args, string(j))
+		args.Ops = append(args.Ops, j)
 	}
 	return keys, args
 }

@@ -220,13 +220,13 @@ func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
-	err = s.redeliver.Run(ctx, s.rdb, keys,
-		r.EventID,       // event
-		r.TaskID,        // task
-		r.ConfigID,      // config
-		now.UnixMilli(), // now
-		id,              // nid
-	).Err()
+	err = redeliverScript.Run(ctx, s.rdb, keys, redeliverScript.Args(&redeliverArgs{
+		Event:  r.EventID,
+		Task:   r.TaskID,
+		Config: r.ConfigID,
+		Now:    now.UnixMilli(),
+		NID:    id,
+	})...).Err()
 	if err != nil && strings.Contains(err.Error(), "NOTFOUND") {
 		return ErrNotFound
 	}
@@ -235,6 +235,18 @@ func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
 	}
 	return nil
 }
+
+// redeliverArgs are lua/redeliver.lua's arguments, each read there by its
+// lua name (layout.Named), where each is described.
+type redeliverArgs struct {
+	Event  string `lua:"event"`
+	Task   string `lua:"task"`
+	Config string `lua:"config"`
+	Now    int64  `lua:"now"`
+	NID    string `lua:"nid"`
+}
+
+var redeliverScript = layout.ScriptOf[redeliverArgs](redeliverLua)
 
 // Redrive redelivers the dead letters of every partition (of one task when
 // taskID is set) and removes them from the dead-letter streams. It returns

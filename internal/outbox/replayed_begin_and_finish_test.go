@@ -49,12 +49,12 @@ func TestBeginSentTwiceIsGo(t *testing.T) {
 	tok := readOne(t, s, "w1")
 	keys := s.beginKeys(tok)
 	for i := range 2 {
-		res, err := s.begin.Run(ctx, s.rdb, keys, tok.ID, "w1", 60000, "c1", "w1#only").Slice()
+		res, err := beginScript.Run(ctx, s.rdb, keys, beginScript.Args(&beginArgs{TokenID: tok.ID, Consumer: "w1", LeaseMs: 60000, Config: "c1", LeaseValue: "w1#only"})...).Slice()
 		if err != nil || res[0].(int64) != Go || headOf(res).EventID != ids[0] {
 			t.Fatalf("begin #%d = %v, %v", i+1, res, err)
 		}
 	}
-	res, err := s.begin.Run(ctx, s.rdb, keys, tok.ID, "w2", 60000, "c1", "w2#other").Slice()
+	res, err := beginScript.Run(ctx, s.rdb, keys, beginScript.Args(&beginArgs{TokenID: tok.ID, Consumer: "w2", LeaseMs: 60000, Config: "c1", LeaseValue: "w2#other"})...).Slice()
 	if err != nil || res[0].(int64) != Busy {
 		t.Fatalf("another Begin = %v, %v; want Busy", res, err)
 	}

@@ -52,19 +52,11 @@ type Store struct {
 	leases       atomic.Uint64 // numbers the lane leases this process takes
 	keep         time.Duration
 	attemptsKept int
-	begin        *redis.Script
-	finish       *redis.Script
-	mover        *redis.Script
-	redeliver    *redis.Script
 	replay       *redis.Script
 
-	outbox       bool
-	outboxOwn    *redis.Script
-	outboxFinish *redis.Script
-	outboxAdopt  *redis.Script
-	trimAcked    *redis.Script
-	outboxBatch  outboxBatcher
-	statsExpiry  statsExpiry
+	outbox      bool
+	outboxBatch outboxBatcher
+	statsExpiry statsExpiry
 }
 
 // New returns a Store over rdb, with its keys named by k; its reports share
@@ -76,18 +68,10 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		batch:        batch,
 		keep:         cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 		attemptsKept: cmp.Or(cfg.AttemptsKept, 50),
-		begin:        layout.Script(beginLua),
-		finish:       layout.Script(finishLua),
-		mover:        redis.NewScript(moverLua),
-		redeliver:    layout.Script(redeliverLua),
 		replay:       layout.Script(replayLua),
 
-		outbox:       cfg.Outbox,
-		outboxOwn:    redis.NewScript(outboxOwnLua),
-		outboxFinish: layout.Script(outboxFinishLua),
-		outboxAdopt:  layout.Script(adoptLua),
-		trimAcked:    redis.NewScript(trimLua),
-		outboxBatch:  outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},
+		outbox:      cfg.Outbox,
+		outboxBatch: outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},
 	}
 }
 

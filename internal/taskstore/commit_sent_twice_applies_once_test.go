@@ -25,11 +25,11 @@ func TestCommitSentTwiceAppliesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := s.commit.Run(ctx, rdb, keys, args...).StringSlice()
+	first, err := commitScript.Run(ctx, rdb, keys, commitScript.Args(&args)...).StringSlice()
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := s.commit.Run(ctx, rdb, keys, args...).StringSlice()
+	again, err := commitScript.Run(ctx, rdb, keys, commitScript.Args(&args)...).StringSlice()
 	if err != nil || len(again) != 1 || again[0] != first[0] {
 		t.Fatalf("replay = %v, %v; want the first run's ids %v", again, err, first)
 	}

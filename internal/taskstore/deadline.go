@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/layout"
 )
 
 // Turn deadlines. A task turn (its creation, or a client's answer to an
@@ -28,7 +30,17 @@ import (
 //go:embed lua/deadline.lua
 var deadlineLua string
 
-var deadlineScript = redis.NewScript(deadlineLua)
+var deadlineScript = layout.BareScriptOf[deadlineArgs](deadlineLua)
+
+// deadlineArgs are lua/deadline.lua's arguments, each read there by its lua
+// name (layout.Named), where each is described.
+type deadlineArgs struct {
+	Action    string `lua:"action"`
+	Task      string `lua:"task"`
+	Now       int64  `lua:"now,number"`
+	WaitLimit int64  `lua:"waitLimit,number"`
+	RunLimit  int64  `lua:"runLimit,number"`
+}
 
 // ErrTurnMoved: a commit conditioned on the task's turn record
 // (Deadline.Expect) found another record; nothing was written.
@@ -129,13 +141,13 @@ func (t Turn) Due() (due time.Time, ok bool) {
 // no run limit. expired is the record when the turn's wait limit had
 // passed: nothing changed, and the turn must not be handed out.
 func (s *Store) ClaimTurn(ctx context.Context, taskID string, now time.Time, limits TurnLimits) (expired string, err error) {
-	res, err := deadlineScript.Run(ctx, s.rdb, s.deadlineKeys(taskID),
-		"claim",                    // action
-		taskID,                     // task
-		now.UnixMilli(),            // now
-		limits.Wait.Milliseconds(), // waitMs
-		limits.Run.Milliseconds(),  // runMs
-	).StringSlice()
+	res, err := deadlineScript.Run(ctx, s.rdb, s.deadlineKeys(taskID), deadlineScript.Args(&deadlineArgs{
+		Action:    "claim",
+		Task:      taskID,
+		Now:       now.UnixMilli(),
+		WaitLimit: limits.Wait.Milliseconds(),
+		RunLimit:  limits.Run.Milliseconds(),
+	})...).StringSlice()
 	if err != nil {
 		return "", fmt.Errorf("taskstore: claim a turn: %w", err)
 	}
@@ -150,12 +162,7 @@ func (s *Store) ClaimTurn(ctx context.Context, taskID string, now time.Time, lim
 // one stays listed.
 func (s *Store) DropDeadline(ctx context.Context, taskID string) error {
 	if err := deadlineScript.Run(ctx, s.rdb, s.deadlineKeys(taskID),
-		"drop",   // action
-		taskID,   // task
-		int64(0), // now
-		int64(0), // waitMs
-		int64(0), // runMs
-	).Err(); err != nil {
+		deadlineScript.Args(&deadlineArgs{Action: "drop", Task: taskID})...).Err(); err != nil {
 		return fmt.Errorf("taskstore: drop a deadline: %w", err)
 	}
 	return nil

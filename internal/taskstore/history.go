@@ -4,6 +4,8 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+
+	"github.com/a2arelay/relay/internal/layout"
 )
 
 //go:embed lua/taskat.lua
@@ -24,16 +26,23 @@ type TaskAt struct {
 	Events [][]byte
 }
 
+// taskAtArgs are lua/taskat.lua's arguments, each read there by its lua
+// name (layout.Named), where each is described.
+type taskAtArgs struct {
+	EventID string `lua:"eventID"`
+	Ver     int64  `lua:"ver"`
+}
+
+var taskAtScript = layout.BareScriptOf[taskAtArgs](taskAtLua)
+
 // TaskAt returns the task as it was after version, given the stream id of
 // one of that version's events; version 0 asks for the current snapshot. It
 // returns ErrNotFound when the task is gone (expired) or the event is no
 // longer stored.
 func (s *Store) TaskAt(ctx context.Context, taskID, eventID string, version int64) (TaskAt, error) {
 	tk := s.k.Task(taskID)
-	res, err := s.taskAt.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Base},
-		eventID, // eventID
-		version, // ver
-	).Slice()
+	res, err := taskAtScript.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Base},
+		taskAtScript.Args(&taskAtArgs{EventID: eventID, Ver: version})...).Slice()
 	if err != nil {
 		return TaskAt{}, fmt.Errorf("taskstore: task at version: %w", err)
 	}

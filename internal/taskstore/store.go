@@ -91,9 +91,6 @@ type Store struct {
 	outbox  bool
 	onceMax int
 	onceTTL time.Duration
-	commit  *redis.Script
-	pushSet *redis.Script
-	taskAt  *redis.Script
 	usage   usageClock
 	// urlHorizon is how long the URL index keeps a config (urlindex.go):
 	// a task and then its notifications' records can be kept that long.
@@ -115,9 +112,6 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		outbox:     cfg.Outbox,
 		onceMax:    cmp.Or(cfg.OnceKeys, 128),
 		onceTTL:    cmp.Or(cfg.OnceWindow, 24*time.Hour),
-		commit:     layout.Script(usageLua + commitLua),
-		pushSet:    redis.NewScript(usageLua + pushSetLua),
-		taskAt:     redis.NewScript(taskAtLua),
 		usage:      newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
 		urlHorizon: cmp.Or(cfg.UsageWindow, 7*24*time.Hour) + cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 	}
@@ -301,7 +295,7 @@ func (s *Store) commit1(ctx context.Context, c Commit, once *Once) ([]string, *A
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := s.batch.Eval(ctx, s.commit, s.commitKeys(c), args...).StringSlice()
+	res, err := s.batch.Eval(ctx, commitScript.Script, s.commitKeys(c), commitScript.Args(&args)...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, nil, ErrConflict
@@ -353,10 +347,10 @@ func (s *Store) commitKeys(c Commit) []string {
 	return keys
 }
 
-// commitArgs lays out the commit script's arguments, by the names
-// lua/commit.lua gives them; commitID makes a commit that is sent twice
-// apply once; once, when not nil, records the commit's idempotency key.
-func (s *Store) commitArgs(c Commit, commitID string, once *Once) ([]any, error) {
+// commitArgs returns the commit script's arguments for c; commitID makes a
+// commit that is sent twice apply once; once, when not nil, records the
+// commit's idempotency key.
+func (s *Store) commitArgs(c Commit, commitID string, once *Once) (commitArgs, error) {
 	jsonOf := func(m map[string]string) string {
 		if len(m) == 0 {
 			return ""
@@ -370,14 +364,13 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) ([]any, error)
 	}
 	flags, err := deliverFlags(c)
 	if err != nil {
-		return nil, err
+		return commitArgs{}, err
 	}
 	accept, err := acceptArg(c)
 	if err != nil {
-		return nil, err
+		return commitArgs{}, err
 	}
 	p := s.k.Partition(c.TaskID)
-	// In the order, and by the names, lua/commit.lua gives them.
 	if once == nil {
 		once = &Once{}
 	}
@@ -387,48 +380,82 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) ([]any, error)
 		o.TaskID, o.Turn = c.TaskID, c.Version+1
 		offer = o.member()
 	}
-	args := append(make([]any, 0, 27+len(c.Events)),
-		c.Version,                    // expected
-		c.Snapshot,                   // snapshot
-		c.UpdatedAt.UnixMilli(),      // now
-		c.TaskID,                     // task
-		s.maxLen,                     // maxLen
-		c.ExpireAfter.Milliseconds(), // ttl
-		jsonOf(reserveFields(c)),     // extra
-		jsonOf(configs),              // setConfigs
-		flags,                        // flags
-		s.k.LanePrefix(c.TaskID),     // lanes
-		s.k.RecordPrefix(p),          // records
-		p,                            // part
-		s.keep.Milliseconds(),        // keep
-		commitID,                     // commitID
-		OutboxInlineMax,              // inline
-		commitUsage(c),               // usage
-		s.usage.bucket(c.UpdatedAt),  // bucket
-		s.usage.ttl().Milliseconds(), // usageTTL
-		NotificationBytes,            // noteBytes
-		once.Key,                     // once
-		once.Hash,                    // onceHash
-		once.Answer,                  // onceAnswer
-		s.onceMax,                    // onceMax
-		s.onceTTL.Milliseconds(),     // onceTTL
-		offer,                        // offer
-		c.Deadline.arg(),             // deadline
-		accept,                       // setAccept
-		c.TraceParent,                // trace
-	)
-	for _, e := range c.Events { // the events, one per flag
-		args = append(args, e)
-	}
-	return args, nil
+	return commitArgs{
+		Expected:   c.Version,
+		Snapshot:   c.Snapshot,
+		Now:        c.UpdatedAt.UnixMilli(),
+		Task:       c.TaskID,
+		MaxLen:     s.maxLen,
+		TTL:        c.ExpireAfter.Milliseconds(),
+		Extra:      jsonOf(reserveFields(c)),
+		SetConfigs: jsonOf(configs),
+		Flags:      flags,
+		Lanes:      s.k.LanePrefix(c.TaskID),
+		Records:    s.k.RecordPrefix(p),
+		Part:       p,
+		Keep:       s.keep.Milliseconds(),
+		CommitID:   commitID,
+		Inline:     OutboxInlineMax,
+		Usage:      commitUsage(c),
+		Bucket:     s.usage.bucket(c.UpdatedAt),
+		UsageTTL:   s.usage.ttl().Milliseconds(),
+		NoteBytes:  NotificationBytes,
+		Once:       once.Key,
+		OnceHash:   once.Hash,
+		OnceAnswer: once.Answer,
+		OnceMax:    s.onceMax,
+		OnceTTL:    s.onceTTL.Milliseconds(),
+		Offer:      offer,
+		Deadline:   c.Deadline.arg(),
+		SetAccept:  accept,
+		Trace:      c.TraceParent,
+		Events:     c.Events,
+	}, nil
 }
+
+// commitArgs are lua/commit.lua's arguments, each read there by its lua
+// name (layout.Named), where each is described.
+type commitArgs struct {
+	Expected   int64    `lua:"expected"`
+	Snapshot   []byte   `lua:"snapshot"`
+	Now        int64    `lua:"now"`
+	Task       string   `lua:"task"`
+	MaxLen     string   `lua:"maxLen,number"`
+	TTL        int64    `lua:"ttl,number"`
+	Extra      string   `lua:"extra"`
+	SetConfigs string   `lua:"setConfigs"`
+	Flags      string   `lua:"flags"`
+	Lanes      string   `lua:"lanes"`
+	Records    string   `lua:"records"`
+	Part       int      `lua:"part"`
+	Keep       int64    `lua:"keep,number"`
+	CommitID   string   `lua:"commitID"`
+	Inline     int      `lua:"inline,number"`
+	Usage      int64    `lua:"usage,number"`
+	Bucket     int64    `lua:"bucket"`
+	UsageTTL   int64    `lua:"usageTTL,number"`
+	NoteBytes  int      `lua:"noteBytes,number"`
+	Once       string   `lua:"once"`
+	OnceHash   string   `lua:"onceHash"`
+	OnceAnswer []byte   `lua:"onceAnswer"`
+	OnceMax    int      `lua:"onceMax,number"`
+	OnceTTL    int64    `lua:"onceTTL,number"`
+	Offer      string   `lua:"offer"`
+	Deadline   string   `lua:"deadline"`
+	SetAccept  string   `lua:"setAccept"`
+	Trace      string   `lua:"trace"`
+	Events     [][]byte `lua:"firstEvent,rest"`
+}
+
+// commitScript is lua/commit.lua, after usage.lua.
+var commitScript = layout.ScriptOf[commitArgs](usageLua + commitLua)
 
 // ReplacePushConfig rewrites a push config that exists (re-encrypted
 // secrets); a config deleted meanwhile stays deleted.
 func (s *Store) ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error {
 	tk := s.k.Task(taskID)
 	keys := []string{tk.Hash, tk.Push, s.k.Usage(s.k.Partition(taskID), "", 0)} // (counts nothing)
-	if err := s.pushSet.Run(ctx, s.rdb, keys, s.pushSetArgs(id, config, "", 1<<30, true, time.Time{})...).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
+	if err := pushSetScript.Run(ctx, s.rdb, keys, pushSetScript.Args(s.pushSetArgs(id, config, "", 1<<30, true, time.Time{}))...).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
 		return fmt.Errorf("taskstore: replace push config: %w", err)
 	}
 	return nil
@@ -448,7 +475,7 @@ func (s *Store) SetPushConfig(ctx context.Context, owner, taskID, id string, con
 	tk := s.k.Task(taskID)
 	now := time.Now()
 	keys := []string{tk.Hash, tk.Push, s.k.Usage(s.k.Partition(taskID), owner, s.usage.bucket(now))}
-	err := s.pushSet.Run(ctx, s.rdb, keys, s.pushSetArgs(id, config, accept, max, false, now)...).Err()
+	err := pushSetScript.Run(ctx, s.rdb, keys, pushSetScript.Args(s.pushSetArgs(id, config, accept, max, false, now))...).Err()
 	switch {
 	case err == nil:
 		return nil
@@ -460,24 +487,40 @@ func (s *Store) SetPushConfig(ctx context.Context, owner, taskID, id string, con
 	return fmt.Errorf("taskstore: set push config: %w", err)
 }
 
-// pushSetArgs lays out lua/pushset.lua's arguments, in its order and by
-// the names it gives them; a rewrite (onlyReplace) counts no usage.
-func (s *Store) pushSetArgs(id string, config []byte, accept string, max int, onlyReplace bool, now time.Time) []any {
-	only, usage := "0", len(id)+len(config)
+// pushSetArgs returns lua/pushset.lua's arguments; a rewrite (onlyReplace)
+// counts no usage.
+func (s *Store) pushSetArgs(id string, config []byte, accept string, max int, onlyReplace bool, now time.Time) *pushSetArgs {
+	usage := len(id) + len(config)
 	if onlyReplace {
-		only, usage = "1", 0
+		usage = 0
 	}
-	return []any{
-		id,                           // id
-		config,                       // config
-		max,                          // max
-		only,                         // onlyReplace
-		usage,                        // usage
-		s.usage.bucket(now),          // bucket
-		s.usage.ttl().Milliseconds(), // usageTTL
-		accept,                       // accept
+	return &pushSetArgs{
+		ID:          id,
+		Config:      config,
+		Max:         max,
+		OnlyReplace: onlyReplace,
+		Usage:       usage,
+		Bucket:      s.usage.bucket(now),
+		UsageTTL:    s.usage.ttl().Milliseconds(),
+		Accept:      accept,
 	}
 }
+
+// pushSetArgs are lua/pushset.lua's arguments, each read there by its lua
+// name (layout.Named), where each is described.
+type pushSetArgs struct {
+	ID          string `lua:"id"`
+	Config      []byte `lua:"config"`
+	Max         int    `lua:"max,number"`
+	OnlyReplace bool   `lua:"onlyReplace"`
+	Usage       int    `lua:"usage,number"`
+	Bucket      int64  `lua:"bucket"`
+	UsageTTL    int64  `lua:"usageTTL,number"`
+	Accept      string `lua:"accept"`
+}
+
+// pushSetScript is lua/pushset.lua, after usage.lua.
+var pushSetScript = layout.BareScriptOf[pushSetArgs](usageLua + pushSetLua)
 
 // PushConfig returns one push config of a task, or ErrNotFound.
 func (s *Store) PushConfig(ctx context.Context, taskID, id string) ([]byte, error) {

@@ -59,8 +59,6 @@ type Claims struct {
 	// load many ride one round trip.
 	batch *groupcommit.Batcher
 	k     layout.Keys
-	grant *redis.Script
-	renew *redis.Script
 	ready sync.Map // queue -> struct{}: the consumer group exists
 	// scan is where the next search for expired leases resumes, per queue:
 	// XAUTOCLAIM looks at a bounded stretch of the pending list per call.
@@ -122,7 +120,7 @@ func New(rdb, block redis.UniversalClient, batch *groupcommit.Batcher, k layout.
 	if batch == nil {
 		batch = groupcommit.New(rdb)
 	}
-	return &Claims{rdb: rdb, block: block, batch: batch, k: k, grant: redis.NewScript(grantLua), renew: redis.NewScript(renewLua)}
+	return &Claims{rdb: rdb, block: block, batch: batch, k: k}
 }
 
 func (c *Claims) stream(queue string) string { return c.k.WorkQueue(queue).Stream }
@@ -259,6 +257,29 @@ func (c *Claims) ClaimN(ctx context.Context, queue, consumer string, ttl, wait t
 	}
 }
 
+// grantArgs are lua/grant.lua's arguments, each read there by its lua name
+// (layout.Named), where each is described.
+type grantArgs struct {
+	EntryID  string `lua:"entryID"`
+	LeaseID  string `lua:"leaseID"`
+	LeaseMs  int64  `lua:"leaseMs"`
+	Consumer string `lua:"consumer"`
+	Turn     int64  `lua:"turn,number"`
+}
+
+var grantScript = layout.BareScriptOf[grantArgs](grantLua)
+
+// renewArgs are lua/renew.lua's arguments, each read there by its lua name
+// (layout.Named), where each is described.
+type renewArgs struct {
+	LeaseID string `lua:"leaseID"`
+	Action  string `lua:"action"`
+	Ms      int64  `lua:"ms"`
+	DoneMs  int64  `lua:"doneMs"`
+}
+
+var renewScript = layout.BareScriptOf[renewArgs](renewLua)
+
 // abandon sets the idle time of entries read by a claim nobody waits for
 // any more past the lease, so that the next claim takes them over.
 func (c *Claims) abandon(ctx context.Context, queue, consumer string, ttl time.Duration, msgs []redis.XMessage) {
@@ -301,18 +322,18 @@ func (c *Claims) grantEntries(ctx context.Context, queue, consumer string, ttl t
 	cmds := make([]*redis.Cmd, len(ws))
 	args := func(i int) ([]string, []any) {
 		w := ws[i]
-		return []string{c.stream(queue), c.lease(queue, w.TaskID), c.grants(queue)}, []any{
-			ids[i],             // entryID
-			w.LeaseID,          // leaseID
-			ttl.Milliseconds(), // leaseMs
-			consumer,           // consumer
-			w.Turn,             // turn
-		}
+		return []string{c.stream(queue), c.lease(queue, w.TaskID), c.grants(queue)}, grantScript.Args(&grantArgs{
+			EntryID:  ids[i],
+			LeaseID:  w.LeaseID,
+			LeaseMs:  ttl.Milliseconds(),
+			Consumer: consumer,
+			Turn:     w.Turn,
+		})
 	}
 	c.batch.Do(func(p redis.Pipeliner) {
 		for i := range ws {
 			keys, argv := args(i)
-			cmds[i] = c.grant.EvalSha(ctx, p, keys, argv...)
+			cmds[i] = grantScript.EvalSha(ctx, p, keys, argv...)
 		}
 	})
 	granted := ws[:0]
@@ -321,7 +342,7 @@ func (c *Claims) grantEntries(ctx context.Context, queue, consumer string, ttl t
 		cmd := cmds[i]
 		if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 			keys, argv := args(i)
-			cmd = c.grant.Run(ctx, c.rdb, keys, argv...) // (Redis restarted: this loads the script)
+			cmd = grantScript.Run(ctx, c.rdb, keys, argv...) // (Redis restarted: this loads the script)
 		}
 		res, err := cmd.Slice()
 		if err != nil {
@@ -364,12 +385,8 @@ func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl 
 	if action == LeaseRelease {
 		arg = ttl.Milliseconds() + 1
 	}
-	n, err := c.batch.Eval(ctx, c.renew, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)},
-		leaseID,                    // leaseID
-		action,                     // action
-		arg,                        // ms
-		DoneHorizon.Milliseconds(), // doneMs
-	).Int()
+	n, err := c.batch.Eval(ctx, renewScript.Script, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)},
+		renewScript.Args(&renewArgs{LeaseID: leaseID, Action: action, Ms: arg, DoneMs: DoneHorizon.Milliseconds()})...).Int()
 	if err != nil {
 		return fmt.Errorf("workqueue: %s lease: %w", action, err)
 	}

@@ -107,7 +107,7 @@ func TestTurnOfferGrantAndLeaseEndRideTheSharedBatcher(t *testing.T) {
 	if err := c.ensureGroup(ctx, "q"); err != nil {
 		t.Fatal(err)
 	}
-	for _, sc := range []*redis.Script{c.grant, c.renew} { // (else the first run of each loads it, alone)
+	for _, sc := range []*redis.Script{grantScript.Script, renewScript.Script} { // (else the first run of each loads it, alone)
 		if err := sc.Load(ctx, rdb).Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -5,15 +5,15 @@
 --
 -- KEYS[1] key hash (kid -> entry JSON {alg, pem, created, retireAt})
 -- KEYS[2] current kid (string)
--- ARGV, each named (store.go lays them out in this order):
---   ARGV[1] expected  the current kid the caller saw ("": there must be none)
---   ARGV[2] newKid    the new kid
---   ARGV[3] newEntry  the new entry (JSON)
---   ARGV[4] prevEntry the entry of expected with its retireAt set ("": leave
---                     it alone)
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- swapArgs in store.go declares them):
+--   expected  the current kid the caller saw ("": there must be none)
+--   newKid    the new kid
+--   newEntry  the new entry (JSON)
+--   prevEntry the entry of expected with its retireAt set ("": leave
+--             it alone)
 -- Returns the current kid after the call: newKid when the swap happened,
 -- otherwise the kid that is current ("" if none), and nothing is written.
-local expected, newKid, newEntry, prevEntry = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local cur = redis.call('GET', KEYS[2]) or ''
 if cur ~= expected then
   return cur

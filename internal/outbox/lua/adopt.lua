@@ -13,20 +13,20 @@
 -- KEYS[1] the partition's delivery stream   KEYS[2] the partition's retry zset
 -- KEYS[3] the partition's parked-lane set    KEYS[4] the partition's adoption mark
 -- KEYS[5] the partition's adopting mark (while the steps run)
--- ARGV, each named (adoptStep, in outbox.go, lays them out in this order):
---   ARGV[1] lanes   the partition's lane prefix (layout.Keys.Lanes)
---   ARGV[2] phase   "retries" or "stream"
---   ARGV[3] cursor  where the step goes on: a ZSCAN cursor ("0" to start), or
---                   the last stream id read ("-" to start)
---   ARGV[4] count   tokens to read in this step, about
---   ARGV[5] markMs  how long the adopting mark lives without a next step
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- adoptArgs in outbox.go declares them):
+--   lanes   the partition's lane prefix (layout.Keys.Lanes)
+--   phase   "retries" or "stream"
+--   cursor  where the step goes on: a ZSCAN cursor ("0" to start), or
+--           the last stream id read ("-" to start)
+--   count   tokens to read in this step, about
+--   markMs  how long the adopting mark lives without a next step
 -- The lanes are named (lib.lua: laneOf) from lanes and the task and
 -- config ids of the tokens read: the caller cannot know them to list them
 -- in KEYS; they carry the partition's hash tag, as KEYS do, so they live in
 -- the same slot.
 -- Returns {phase, cursor, lanes listed…}: the next step's phase and cursor,
 -- or phase "done" (also at once when the partition was adopted).
-local lanes, phase, cursor, count, markMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 if redis.call('EXISTS', KEYS[4]) == 1 then
   return {'done', ''}
 end

@@ -7,14 +7,15 @@
 -- KEYS[1] the partition's delivery stream   KEYS[2] the lane's lease
 -- KEYS[3] the lane                          KEYS[4] the task's push-config hash
 -- KEYS[5] the task's event stream
--- ARGV, each named (Begin, in delivery.go, lays them out in this order):
---   ARGV[1] tokenID     the token's stream id
---   ARGV[2] consumer    the caller's consumer name
---   ARGV[3] leaseMs     lease ms
---   ARGV[4] config      the config id
---   ARGV[5] leaseValue  the lease's value: unique to this Begin, so that only
---                       its holder releases or renews it
---   ARGV[6] fresh       "1" for a fresh token: one this consumer read from the
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- beginArgs in delivery.go declares them):
+--   tokenID     the token's stream id
+--   consumer    the caller's consumer name
+--   leaseMs     lease ms
+--   config      the config id
+--   leaseValue  the lease's value: unique to this Begin, so that only
+--               its holder releases or renews it
+--   fresh       "1" for a fresh token: one this consumer read from the
 --     stream itself, a short while ago. If the token is still pending, this
 --     consumer's, and was never delivered to anyone else (delivery count 1),
 --     no other worker can have begun or finished it: it is not re-claimed
@@ -27,7 +28,6 @@
 -- its task version or false, Redis TIME, the event's traceparent or false}
 -- (the time tells how long the token waited, on the clock that stamped its id). The event is read from the
 -- stream entry the head refers to; a head a previous relay wrote carries it.
-local tokenID, consumer, leaseMs, config, leaseValue, fresh = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local claim = true
 if fresh == '1' then
   local p = redis.call('XPENDING', KEYS[1], 'workers', tokenID, tokenID, 1)

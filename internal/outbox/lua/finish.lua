@@ -11,37 +11,38 @@
 -- KEYS[11..15] the partition's status indexes: pending, failed, dead, disabled, dropped
 --   (layout.Keys.StatusIndexes; a record leaves the one of the status it had)
 -- KEYS[16] the task hash: a 410 drops its pc (the config ids commit.lua keeps)
--- ARGV, each named (FinishToken, in delivery.go, lays them out in this order):
---   ARGV[1]  tokenID      the token's stream id
---   ARGV[2]  attempted    the head this attempt delivered ("eventId notificationId";
---                         a head a previous relay wrote goes on with "\n<event>\n<snapshot>")
---   ARGV[3]  outcome      delivered | retry | dead | gone (410: disable the config) |
---                         drop (the config was deleted: drop the lane) | skip (the event
---                         expired: drop the head) | wait (not attempted: the webhook's
---                         limits hold it; the lane waits until retryDue, like a retry,
---                         but the record is left as it is, no attempt is logged, and
---                         nextAttempt is the same attempt's number)
---   ARGV[4]  task         task id
---   ARGV[5]  config       config id
---   ARGV[6]  nextAttempt  the next attempt's number
---   ARGV[7]  firstMs      the first attempt's time, ms
---   ARGV[8]  now          ms
---   ARGV[9]  retryDue     when the next attempt is due, ms (retry)
---   ARGV[10] attemptRec   the attempt record (JSON, or "" for none)
---   ARGV[11] kept         attempts kept per delivery
---   ARGV[12] pfx          the partition key prefix
---   ARGV[13] nid          notification id
---   ARGV[14] reason       why (dead, gone)
---   ARGV[15] keep         delivery record retention in ms
---   ARGV[16] goOn         "1" when the caller would go on with the lane's next head
---   ARGV[17] leaseMs      lease ms
---   ARGV[18] consumer     the caller's consumer name
---   ARGV[19] leaseValue   the caller's lease value
---   ARGV[20] restartIdle  "1" when a run step is to restart the token's idle time
---   ARGV[21] unpark       "1" when lanes are parked from an outbox: a lane left
---                         empty is taken off the parked set
---   ARGV[22] legacy       the partition's prefix of a previous relay's attempt
---                         lists (layout.Keys.LegacyAttemptsPrefix)
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- finishArgs in delivery.go declares them):
+--   tokenID      the token's stream id
+--   attempted    the head this attempt delivered ("eventId notificationId";
+--                a head a previous relay wrote goes on with "\n<event>\n<snapshot>")
+--   outcome      delivered | retry | dead | gone (410: disable the config) |
+--                drop (the config was deleted: drop the lane) | skip (the event
+--                expired: drop the head) | wait (not attempted: the webhook's
+--                limits hold it; the lane waits until retryDue, like a retry,
+--                but the record is left as it is, no attempt is logged, and
+--                nextAttempt is the same attempt's number)
+--   task         task id
+--   config       config id
+--   nextAttempt  the next attempt's number
+--   firstMs      the first attempt's time, ms
+--   now          ms
+--   retryDue     when the next attempt is due, ms (retry)
+--   attemptRec   the attempt record (JSON, or "" for none)
+--   kept         attempts kept per delivery
+--   records      the partition's record prefix (layout.Keys.RecordPrefix)
+--   nid          notification id
+--   reason       why (dead, gone)
+--   keep         delivery record retention in ms
+--   goOn         "1" when the caller would go on with the lane's next head
+--   leaseMs      lease ms
+--   consumer     the caller's consumer name
+--   leaseValue   the caller's lease value
+--   restartIdle  "1" when a run step is to restart the token's idle time
+--   unpark       "1" when lanes are parked from an outbox: a lane left
+--                empty is taken off the parked set
+--   legacy       the partition's prefix of a previous relay's attempt
+--                lists (layout.Keys.LegacyAttemptsPrefix)
 -- A lane that is dropped (gone, drop) takes the records of its other heads
 -- with it: they are named from records and legacy and the notification ids
 -- the lane holds, which the caller cannot know to list in KEYS; they carry
@@ -58,11 +59,6 @@
 -- {3, next head, config or false, event or false, version or false} when
 -- applied and the run goes on, or {4, …} (the same) when this run step was
 -- applied already.
-local tokenID, attempted, outcome, task, config = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local nextAttempt, firstMs, now, retryDue, attemptRec = ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
-local kept, records, nid, reason, keep = ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15]
-local goOn, leaseMs, consumer, leaseValue = ARGV[16], ARGV[17], ARGV[18], ARGV[19]
-local restartIdle, unpark, legacy = ARGV[20], ARGV[21], ARGV[22]
 -- isHead tells whether lane entry h is the head this attempt was for.
 local function isHead(h)
   return h == attempted or string.sub(h, 1, #attempted + 1) == attempted .. '\n'

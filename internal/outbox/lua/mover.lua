@@ -1,11 +1,11 @@
 -- mover.lua: moves retries that are due back onto the delivery stream.
 --
 -- KEYS[1] the partition's retry zset   KEYS[2] the partition's delivery stream
--- ARGV, each named (MoveDue, in delivery.go, lays them out in this order):
---   ARGV[1] now    ms
---   ARGV[2] limit  the most to move in one call
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- moveArgs in delivery.go declares them):
+--   now    ms
+--   limit  the most to move in one call
 -- Returns {how many were moved, the due ms of the earliest retry left or false}.
-local now, limit = ARGV[1], tonumber(ARGV[2])
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
 for _, m in ipairs(due) do
   local t = cjson.decode(m)

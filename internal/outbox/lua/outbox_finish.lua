@@ -11,13 +11,15 @@
 --   KEYS[13+6i] the task's push-config hash, KEYS[14+6i] a previous relay's attempt
 --   list of the record, KEYS[15+6i] the task's delivery index, KEYS[16+6i] the
 --   task hash (a 410 drops its pc, the config ids commit.lua keeps)
--- ARGV, a fixed header, each named (outboxCall, in outbox.go, lays it out
--- in this order), then a variable list of ops:
---   ARGV[1] holder  the owner's lease value
---   ARGV[2] kept    attempts kept per delivery
---   ARGV[3] keep    delivery record retention in ms
---   ARGV[4 ..]      the ops, one JSON object each, op i (from 0) at ARGV[4+i]
---                   with its keys at KEYS[11+6i ..]: {k = kind, n = notification id, t = task, c = config,
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- outboxFinishArgs in outbox.go declares them, the numbers through
+-- tonumber), then a variable list of ops:
+--   holder   the owner's lease value
+--   kept     attempts kept per delivery
+--   keep     delivery record retention in ms
+--   firstOp  where in ARGV the ops start: they follow the arguments above,
+--            one JSON object each, op i (from 0) at ARGV[firstOp + i]
+--            with its keys at KEYS[11+6i ..]: {k = kind, n = notification id, t = task, c = config,
 --   e = event id, o = outcome, a = attempt record (JSON) or "", w = now ms,
 --   m = the notification's commit ms, d = due ms (park), f = first attempt
 --   ms (park), r = reason (dead),
@@ -51,8 +53,6 @@
 -- new owner may have made).
 -- Returns one number per op: 1 done, 0 (append) the lane was empty: the
 -- caller delivers the notification itself, -1 refused (not the owner).
-local holder, kept, keep = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local firstOp = 4
 local owner = redis.call('GET', KEYS[1]) == holder
 local index = statusIndexes(5)
 local statusOf = {delivered = 'delivered', retry = 'failed', dead = 'dead', gone = 'disabled', drop = 'dropped', skip = 'dropped'}

@@ -2,18 +2,18 @@
 --
 -- KEYS[1] the owner lease   KEYS[2] the outbox offset   KEYS[3] the outbox stream
 -- KEYS[4] the partition's parked-lane set
--- ARGV, each named (Own and KeepOwning, in outbox.go, lay them out in this order):
---   ARGV[1] holder   the lease value (unique to one owner)
---   ARGV[2] leaseMs  lease ms
---   ARGV[3] action   what to do:
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- ownArgs in outbox.go declares them):
+--   holder   the lease value (unique to one owner)
+--   leaseMs  lease ms
+--   action   what to do:
 --     "own"     take the lease when it is free (or this owner's): returns
 --               {1, offset, the stream's last id, parked lanes...} or {0}
 --     "keep"    renew the lease and store offset (when not ""), trimming the
 --               stream's entries before it: {1}, or {0} when the lease is
 --               another's (nothing is written then)
 --     "release" as keep, then give the lease up
---   ARGV[4] offset   the offset to store (keep, release; not given to own)
-local holder, leaseMs, action, offset = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+--   offset   the offset to store (keep, release; "" for own)
 local mine = redis.call('GET', KEYS[1])
 if action == 'own' then
   if mine ~= holder and not redis.call('SET', KEYS[1], holder, 'NX', 'PX', leaseMs) then

@@ -10,14 +10,14 @@
 -- KEYS[11] the partition's outbox, given on the outbox path: the notification
 --   goes to the end of the outbox instead (marked r: a redelivery, whose
 --   record exists), and its owner queues it behind the lane's others
--- ARGV, each named (Redeliver, in records.go, lays them out in this order):
---   ARGV[1] event   the event's stream id
---   ARGV[2] task    the task id
---   ARGV[3] config  the config id
---   ARGV[4] now     ms
---   ARGV[5] nid     the notification id
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- redeliverArgs in records.go declares them):
+--   event   the event's stream id
+--   task    the task id
+--   config  the config id
+--   now     ms
+--   nid     the notification id
 -- Returns 1, or the error "NOTFOUND ..." when the record or its event expired.
-local event, task, config, now, nid = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local r = recRead(KEYS[3], KEYS[5])
 local entries = redis.call('XRANGE', KEYS[4], event, event)
 if not r or #entries == 0 then

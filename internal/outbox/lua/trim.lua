@@ -4,10 +4,10 @@
 -- acked since.
 --
 -- KEYS[1] the partition's delivery stream   KEYS[2] the partition's adopting mark
--- ARGV, named (TrimAcked, in delivery.go):
---   ARGV[1] minID  the oldest entry to keep
+-- ARGV, by name (layout.Named binds it to the local of its name, as
+-- trimArgs in delivery.go declares it):
+--   minID  the oldest entry to keep
 -- Returns the number of entries trimmed.
-local minID = ARGV[1]
 if redis.call('EXISTS', KEYS[2]) == 1 then
   return 0
 end

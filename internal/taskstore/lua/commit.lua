@@ -43,91 +43,92 @@
 --   outbox entry's ms (the record's creation time), so that the owner's
 --   report of a delivered first attempt is the record alone
 --   (internal/outbox); the entry says so with its field i
--- ARGV: a fixed header, each argument named below (store.go, commitArgs,
--- lays it out by the same names), then the events:
---   ARGV[1]  expected   the version the change was computed from ("0": the
---                       task must not exist yet)
---   ARGV[2]  snapshot   the new snapshot
---   ARGV[3]  now        the index score (update time in ms)
---   ARGV[4]  task       the task id (index member)
---   ARGV[5]  maxLen     approximate MAXLEN of the event stream
---   ARGV[6]  ttl        expire the task's keys after this many ms (0: keep)
---   ARGV[7]  extra      extra task-hash fields, a JSON object ("": none)
---   ARGV[8]  setConfigs push configs to store first, a JSON object of
---                       config id -> config ("": none)
---   ARGV[9]  flags      one flag per event: "0" when the event is not
---                       delivered to the task's push configs, else its class
---                       (filter.go): a config with a filter (pf) gets it only
---                       when its entry lists the class, the others always
---   ARGV[10] lanes      the task's lane prefix (layout.Keys.LanePrefix): the
---                       lane of config c is lanes .. c
---   ARGV[11] records    the partition's record prefix (layout.Keys.RecordPrefix):
---                       the record of notification n is records .. n
---   ARGV[12] part       the partition number, which heads notification ids
---   ARGV[13] keep       delivery record retention in ms
---   ARGV[14] commitID   the commit's id: a commit sent again (a client retry
---                       after a lost reply) finds its own id stored and gets
---                       its stream ids back
---   ARGV[15] inline     on the outbox path, the largest event (bytes) that
---                       the outbox entry of its first config carries ('b',
---                       with its version 'v'), so that the owner need not
---                       read it back from the event stream (0: none). The
---                       copy lives only while the entry waits in the outbox,
---                       which is trimmed behind its owner; the other configs'
---                       entries of the event follow it and refer to it
---   ARGV[16] usage      bytes the commit stores, but for its notifications:
---                       the snapshot's growth, the events, the push configs
---   ARGV[17] bucket     the usage bucket of KEYS[10]
---   ARGV[18] usageTTL   ms KEYS[10] lives once made (usage.go)
---   ARGV[19] noteBytes  bytes counted for each notification made (its
---                       record, its outbox or lane entry, its index entries)
---   ARGV[20] once       the commit's idempotency key ("": none). A commit
---                       whose key the task's record holds writes nothing and
---                       returns {'once', <request hash .. answer> stored},
---                       whatever the version: the caller compares the hashes
---   ARGV[21] onceHash   the request's hash (the caller's; fixed length)
---   ARGV[22] onceAnswer what the request answers, recorded for a replay
---   ARGV[23] onceMax    how many keys the task's record holds at most
---   ARGV[24] onceTTL    ms the record lives after its latest key (a finished
---                       task's record expires with the task if sooner)
---   ARGV[25] offer      the task's turn this commit makes claimable in a work
---                       queue, recorded in KEYS[12] (member offer, score now)
---                       in this same step ("": none; taskstore's Offer, its
---                       format), so that a relay dying before it offers the
---                       turn to the queue leaves it to be offered by another
---                       (ingest.Reofferer)
---   ARGV[26] deadline   what the commit does to the task's turn deadline
---                       (taskstore/deadline.go; the task hash's 'dl' is the
---                       turn's record, "<phase> <waitMs> <runMs> <sinceMs>",
---                       phase w (waiting) or r (claimed), "" for none):
---                       "" nothing; "turn <waitMs> <runMs>" the commit
---                       starts a turn under these limits (phase w since now,
---                       listed in KEYS[13] at now + waitMs when waitMs > 0),
---                       unless the task's record is of a claimed turn
---                       (phase r: a turn claimed while the task was
---                       interrupted, whose agent takes the task up again),
---                       which is kept; "run <waitMs> <runMs>" the same,
---                       but the turn starts claimed (phase r since now,
---                       listed at now + runMs when runMs > 0): the agent
---                       that holds the turn's claim takes an interrupted
---                       task up again;
---                       "end" the commit ends the turn (a final or
---                       interrupted state): a record it has goes;
---                       "end <record>" the same, applied only while the
---                       task's record is <record> (the deadline sweeper's
---                       failure of the turn it saw expire), else the error
---                       "DEADLINE"
---   ARGV[27] setAccept  the event filters of the configs of setConfigs that
---                       filter, a JSON object of config id -> classes ("":
---                       none); a config of setConfigs not in it takes every
---                       event (its pf entry goes)
---   ARGV[28] trace      the W3C traceparent of the task turn the commit
---                       belongs to ("": none, as when tracing is off): each
---                       event's stream entry keeps it ('t'), and so does
---                       the outbox entry that carries the event ('p'), so
---                       that its deliveries join the turn's trace
---   ARGV[29 ..]         the events, one per argument, appended in order (as
---                       many as flags has flags)
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- commitArgs in store.go declares them, the numbers through tonumber):
+--   expected   the version the change was computed from ("0": the
+--              task must not exist yet)
+--   snapshot   the new snapshot
+--   now        the index score (update time in ms)
+--   task       the task id (index member)
+--   maxLen     approximate MAXLEN of the event stream
+--   ttl        expire the task's keys after this many ms (0: keep)
+--   extra      extra task-hash fields, a JSON object ("": none)
+--   setConfigs push configs to store first, a JSON object of
+--              config id -> config ("": none)
+--   flags      one flag per event: "0" when the event is not
+--              delivered to the task's push configs, else its class
+--              (filter.go): a config with a filter (pf) gets it only
+--              when its entry lists the class, the others always
+--   lanes      the task's lane prefix (layout.Keys.LanePrefix): the
+--              lane of config c is lanes .. c
+--   records    the partition's record prefix (layout.Keys.RecordPrefix):
+--              the record of notification n is records .. n
+--   part       the partition number, which heads notification ids
+--   keep       delivery record retention in ms
+--   commitID   the commit's id: a commit sent again (a client retry
+--              after a lost reply) finds its own id stored and gets
+--              its stream ids back
+--   inline     on the outbox path, the largest event (bytes) that
+--              the outbox entry of its first config carries ('b',
+--              with its version 'v'), so that the owner need not
+--              read it back from the event stream (0: none). The
+--              copy lives only while the entry waits in the outbox,
+--              which is trimmed behind its owner; the other configs'
+--              entries of the event follow it and refer to it
+--   usage      bytes the commit stores, but for its notifications:
+--              the snapshot's growth, the events, the push configs
+--   bucket     the usage bucket of KEYS[10]
+--   usageTTL   ms KEYS[10] lives once made (usage.go)
+--   noteBytes  bytes counted for each notification made (its
+--              record, its outbox or lane entry, its index entries)
+--   once       the commit's idempotency key ("": none). A commit
+--              whose key the task's record holds writes nothing and
+--              returns {'once', <request hash .. answer> stored},
+--              whatever the version: the caller compares the hashes
+--   onceHash   the request's hash (the caller's; fixed length)
+--   onceAnswer what the request answers, recorded for a replay
+--   onceMax    how many keys the task's record holds at most
+--   onceTTL    ms the record lives after its latest key (a finished
+--              task's record expires with the task if sooner)
+--   offer      the task's turn this commit makes claimable in a work
+--              queue, recorded in KEYS[12] (member offer, score now)
+--              in this same step ("": none; taskstore's Offer, its
+--              format), so that a relay dying before it offers the
+--              turn to the queue leaves it to be offered by another
+--              (ingest.Reofferer)
+--   deadline   what the commit does to the task's turn deadline
+--              (taskstore/deadline.go; the task hash's 'dl' is the
+--              turn's record, "<phase> <waitMs> <runMs> <sinceMs>",
+--              phase w (waiting) or r (claimed), "" for none):
+--              "" nothing; "turn <waitMs> <runMs>" the commit
+--              starts a turn under these limits (phase w since now,
+--              listed in KEYS[13] at now + waitMs when waitMs > 0),
+--              unless the task's record is of a claimed turn
+--              (phase r: a turn claimed while the task was
+--              interrupted, whose agent takes the task up again),
+--              which is kept; "run <waitMs> <runMs>" the same,
+--              but the turn starts claimed (phase r since now,
+--              listed at now + runMs when runMs > 0): the agent
+--              that holds the turn's claim takes an interrupted
+--              task up again;
+--              "end" the commit ends the turn (a final or
+--              interrupted state): a record it has goes;
+--              "end <record>" the same, applied only while the
+--              task's record is <record> (the deadline sweeper's
+--              failure of the turn it saw expire), else the error
+--              "DEADLINE"
+--   setAccept  the event filters of the configs of setConfigs that
+--              filter, a JSON object of config id -> classes ("":
+--              none); a config of setConfigs not in it takes every
+--              event (its pf entry goes)
+--   trace      the W3C traceparent of the task turn the commit
+--              belongs to ("": none, as when tracing is off): each
+--              event's stream entry keeps it ('t'), and so does
+--              the outbox entry that carries the event ('p'), so
+--              that its deliveries join the turn's trace
+--   firstEvent where in ARGV the events start: they follow the arguments
+--              above, one per argument, appended in order (as many as
+--              flags has flags)
 -- Usage (usage.go): the task hash keeps 'us', the bytes counted for the task
 -- so far, and 'ub', the bucket they were last counted in. A commit adds
 -- what it stores to KEYS[10] (usage.lua's countUsage); the first commit of
@@ -162,17 +163,6 @@
 -- be rendered exactly.
 -- Returns the event stream ids, or the error "CONFLICT <current version>",
 -- or {'once', <what the key's first commit recorded>} (ARGV once).
-local expected, snapshot, now, task = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local maxLen, ttl, extra, setConfigs = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], ARGV[8]
-local flags, lanes, records = ARGV[9], ARGV[10], ARGV[11]
-local part, keep, commitID, inline = ARGV[12], tonumber(ARGV[13]), ARGV[14], tonumber(ARGV[15])
-local usage, bucket, usageTTL, noteBytes = tonumber(ARGV[16]), ARGV[17], tonumber(ARGV[18]), tonumber(ARGV[19])
-local once, onceHash, onceAnswer = ARGV[20], ARGV[21], ARGV[22]
-local onceMax, onceTTL = tonumber(ARGV[23]), tonumber(ARGV[24])
-local offer = ARGV[25]
-local deadline, setAccept = ARGV[26], ARGV[27]
-local trace = ARGV[28]
-local firstEvent = 29
 local outbox = KEYS[14]
 local onceN
 if once ~= '' then

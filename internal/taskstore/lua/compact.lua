@@ -8,23 +8,22 @@
 -- KEYS[1] task hash   KEYS[2] task event stream   KEYS[3] task push-config hash
 -- KEYS[4] task checkpoint hash   KEYS[5] the partition's compaction zset
 -- KEYS[6] the partition's outbox (what waits there holds the cut back too)
--- ARGV, each named (compact.go lays them out in this order):
---   ARGV[1] task        the task id
---   ARGV[2] lanes       the task's lane prefix (layout.Keys.LanePrefix)
---   ARGV[3] last        the last entry cut
---   ARGV[4] version     its version
---   ARGV[5] first       the first entry kept
---   ARGV[6] from        the checkpoint id the fold started from ("" for none)
---   ARGV[7] checkpoint  the new checkpoint ("": none could be folded, as in a
---                       stream a previous relay cut: it is trimmed all the same)
---   ARGV[8] compactLen  the compaction length
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- compactArgs in compact.go declares them):
+--   task        the task id
+--   lanes       the task's lane prefix (layout.Keys.LanePrefix)
+--   last        the last entry cut
+--   version     its version
+--   first       the first entry kept
+--   from        the checkpoint id the fold started from ("" for none)
+--   checkpoint  the new checkpoint ("": none could be folded, as in a
+--               stream a previous relay cut: it is trimmed all the same)
+--   compactLen  the compaction length
 -- The task's lanes (a list per push config, read with HKEYS) are named
 -- from lanes and the config ids: they cannot be in KEYS, as the configs
 -- are known only once read, but they share the hash tag of the task's
 -- partition, so they live in the same slot as KEYS.
 -- Returns 1 when cut, 0 when something changed (plan again).
-local task, lanes, last, version, first = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local from, checkpoint, compactLen = ARGV[6], ARGV[7], tonumber(ARGV[8])
 if (redis.call('HGET', KEYS[4], 'id') or '') ~= from or #redis.call('XRANGE', KEYS[2], last, last) == 0 then
   return 0
 end

@@ -7,13 +7,14 @@
 --
 -- KEYS[1] task event stream   KEYS[2] task push-config hash   KEYS[3] task checkpoint hash
 -- KEYS[4] the partition's compaction zset   KEYS[5] the partition's outbox
--- ARGV, each named (compact.go lays them out in this order):
---   ARGV[1] task        the task id
---   ARGV[2] lanes       the task's lane prefix (layout.Keys.LanePrefix)
---   ARGV[3] keepLen     entries to keep
---   ARGV[4] compactLen  the length over which a stream is compacted
---   ARGV[5] retryAt     when to look again (ms) if a lane keeps the stream from
---                       being cut
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- compactPlanArgs in compact.go declares them):
+--   task        the task id
+--   lanes       the task's lane prefix (layout.Keys.LanePrefix)
+--   keepLen     entries to keep
+--   compactLen  the length over which a stream is compacted
+--   retryAt     when to look again (ms) if a lane keeps the stream from
+--               being cut
 -- Returns {0} when there is nothing to cut (the task leaves the zset, or
 -- waits there until retryAt while a lane holds the entries back), or
 -- {1, last entry to cut, its version, first entry to keep, the checkpoint's
@@ -22,7 +23,6 @@
 -- from lanes and the config ids: they cannot be in KEYS, as the configs
 -- are known only once read, but they share the hash tag of the task's
 -- partition, so they live in the same slot as KEYS.
-local task, lanes, keepLen, compactLen, retryAt = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local size = redis.call('XLEN', KEYS[1])
 if size <= compactLen then
   redis.call('ZREM', KEYS[4], task)

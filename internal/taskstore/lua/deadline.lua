@@ -2,12 +2,13 @@
 -- start and end turns (commit.lua, ARGV deadline, says what the record is).
 -- KEYS[1] the task hash (its 'dl' field is the record)
 -- KEYS[2] the partition's deadline zset (member task id, score due ms)
--- ARGV, each named (deadline.go lays them out in this order):
---   ARGV[1] action  claim | drop
---   ARGV[2] task    the task id (KEYS[2]'s member)
---   ARGV[3] now     the caller's clock, ms
---   ARGV[4] waitMs  claim: the turn limits of the caller for the task (0:
---   ARGV[5] runMs   none), for a turn without a record
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- deadlineArgs in deadline.go declares them):
+--   action     claim | drop
+--   task       the task id (KEYS[2]'s member)
+--   now        the caller's clock, ms
+--   waitLimit  claim: the turn limits of the caller for the task, ms (0:
+--   runLimit   none), for a turn without a record
 -- claim: a worker (or an in-process agent) takes the turn. A turn still
 --   waiting moves to its run deadline (phase r since now, listed at now +
 --   runMs, or unlisted without a run limit); a turn claimed before (its
@@ -22,7 +23,6 @@
 -- drop: unlists a task whose turn has no record any more (its hash
 --   expired or was deleted): a listing whose record is live stays. Returns
 --   1 when it unlisted the task.
-local action, task, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local dl = redis.call('HGET', KEYS[1], 'dl')
 if action == 'drop' then
   if dl and dl ~= '' then
@@ -31,7 +31,7 @@ if action == 'drop' then
   return redis.call('ZREM', KEYS[2], task)
 end
 if not dl or dl == '' then
-  local waitMs, runMs = tonumber(ARGV[4]) or 0, tonumber(ARGV[5]) or 0
+  local waitMs, runMs = waitLimit, runLimit
   -- A task hash with a time to live is finished (commit.lua sets one only
   -- then), or gone (-2): no turn of it runs.
   if runMs <= 0 or redis.call('PTTL', KEYS[1]) ~= -1 then

@@ -9,23 +9,22 @@
 -- KEYS[3] the usage counter of the task's owner in this partition and usage
 --   bucket (layout.Keys.Usage): a stored config's bytes are added to it by
 --   usage.lua's countUsage, as commit.lua adds a commit's
--- ARGV, each named (store.go, pushSetArgs, lays them out in this order):
---   ARGV[1] id           the config id
---   ARGV[2] config       the config
---   ARGV[3] max          the maximum number of configs per task
---   ARGV[4] onlyReplace  "1": only replace a config that exists (a rewrite must
---                        not bring back a config deleted meanwhile); returns 0
---                        when there is none
---   ARGV[5] usage        bytes to count for the config (0: count nothing)
---   ARGV[6] bucket       the usage bucket of KEYS[3]
---   ARGV[7] usageTTL     ms KEYS[3] lives once made
---   ARGV[8] accept       the event classes the config takes (taskstore/filter.go;
---                        "": every event). A rewrite (onlyReplace) keeps the
---                        config's filter and ignores it
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- pushSetArgs in store.go declares them):
+--   id           the config id
+--   config       the config
+--   max          the maximum number of configs per task
+--   onlyReplace  "1": only replace a config that exists (a rewrite must
+--                not bring back a config deleted meanwhile); returns 0
+--                when there is none
+--   usage        bytes to count for the config (0: count nothing)
+--   bucket       the usage bucket of KEYS[3]
+--   usageTTL     ms KEYS[3] lives once made
+--   accept       the event classes the config takes (taskstore/filter.go;
+--                "": every event). A rewrite (onlyReplace) keeps the
+--                config's filter and ignores it
 -- Returns 1 when stored, or an error starting "NOTFOUND " / "FULL ". (Each
 -- message needs a space: Redis 7 prefixes a one-word error reply with "ERR ".)
-local id, config, max, onlyReplace = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local usage, bucket, usageTTL, accept = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7]), ARGV[8]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('NOTFOUND task does not exist')
 end

@@ -5,9 +5,10 @@
 -- version with an entry still stored can be rebuilt exactly.
 --
 -- KEYS[1] task hash   KEYS[2] task event stream   KEYS[3] task checkpoint hash
--- ARGV, each named (history.go lays them out in this order):
---   ARGV[1] eventID  the stream id of an event of that version
---   ARGV[2] ver      the version ("0": whatever the current one is)
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- taskAtArgs in history.go declares them):
+--   eventID  the stream id of an event of that version
+--   ver      the version ("0": whatever the current one is)
 -- Returns {1, snapshot} when the version is the task's current one (the
 -- common case: the webhook keeps up) or the checkpoint's; {2, base or
 -- false, event, event, …}: the events to fold, in order, onto the base
@@ -15,7 +16,6 @@
 -- event of the version; {0} when the task or the event is gone. A stream a
 -- previous relay wrote carries the task after each delivered entry ('s'):
 -- the last such entry is the base.
-local eventID, ver = ARGV[1], ARGV[2]
 local cur = redis.call('HGET', KEYS[1], 'ver')
 if not cur then
   return {0}

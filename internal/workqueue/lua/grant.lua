@@ -1,14 +1,15 @@
 -- grant.lua: gives a claimed work entry to a worker under a lease.
 -- KEYS[1] the queue's claim stream   KEYS[2] the task's lease
 -- KEYS[3] the queue's hash of grants per entry
--- ARGV, each named (grantEntry, in claims.go, lays them out in this order):
---   ARGV[1] entryID   the work entry's stream id
---   ARGV[2] leaseID   the lease id
---   ARGV[3] leaseMs   lease ms
---   ARGV[4] consumer  the worker's consumer name
---   ARGV[5] turn      the entry's turn number (the task version of the commit
---                     that opened the turn; 0: unknown, an entry written
---                     before turns were numbered)
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- grantArgs in claims.go declares them):
+--   entryID   the work entry's stream id
+--   leaseID   the lease id
+--   leaseMs   lease ms
+--   consumer  the worker's consumer name
+--   turn      the entry's turn number (the task version of the commit
+--             that opened the turn; 0: unknown, an entry written
+--             before turns were numbered)
 -- KEYS[2] holds a lease, "<lease id> <entry id>[/<turn>] <consumer>" (no
 -- "/<turn>" when the turn is unknown), or, once a turn is over (renew.lua),
 -- the done marker "done <entry id> <turn>": every turn of the task up to
@@ -20,7 +21,6 @@
 -- that a turn runs once and its duplicates do not linger. An entry of a
 -- later turn, or of an unknown one, while a live lease holds another entry
 -- stays pending and is offered again later: it runs after the held turn.
-local entryID, leaseID, leaseMs, consumer, turn = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]) or 0
 local function drop()
   redis.call('XACK', KEYS[1], 'workers', entryID)
   redis.call('XDEL', KEYS[1], entryID)

@@ -1,12 +1,13 @@
 -- renew.lua: keeps, ends or hands back a worker's lease on a task.
 -- KEYS[1] the queue's claim stream   KEYS[2] the task's lease
 -- KEYS[3] the queue's hash of grants per entry
--- ARGV, each named (Renew, in claims.go, lays them out in this order):
---   ARGV[1] leaseID  the lease id
---   ARGV[2] action   what to do: renew | done | final | release
---   ARGV[3] ms       renew: lease ms; release: the idle time to set, so the
---                    entry is offered to the next claim at once
---   ARGV[4] doneMs   how long the done marker is kept (DoneHorizon)
+-- ARGV, by name (layout.Named binds each to the local of its name, as
+-- renewArgs in claims.go declares them):
+--   leaseID  the lease id
+--   action   what to do: renew | done | final | release
+--   ms       renew: lease ms; release: the idle time to set, so the
+--            entry is offered to the next claim at once
+--   doneMs   how long the done marker is kept (DoneHorizon)
 -- The lease value is "<lease id> <entry id>[/<turn>] <consumer>" (grant.lua).
 -- renew resets the entry's idle time too, so the reclaimer leaves it alone.
 -- done acknowledges and deletes the entry, and replaces the lease with the
@@ -21,7 +22,6 @@
 -- marker "done <entry id> <turn - 1>" (deleted when the turn is unknown).
 -- Returns 1, or 0 when the lease is not (or no longer) this one (a done
 -- marker never is: lease ids are never "done").
-local leaseID, action, ms, doneMs = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local cur = redis.call('GET', KEYS[2])
 if not cur or string.sub(cur, 1, #leaseID + 1) ~= leaseID .. ' ' then
   return 0

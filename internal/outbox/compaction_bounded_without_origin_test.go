@@ -29,7 +29,7 @@ func TestLegacyStreamWithoutOriginIsStillBounded(t *testing.T) {
 	var lastErr error
 	for v := 301; v <= 700; v += 10 {
 		commitN(t, s, "nohook", v, 10, nil)
-		ids, err := s.CompactCandidates(ctx, 0, 64, time.Now())
+		ids, err := s.candidates(ctx, 0, 64, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestFailingCompactionsDoNotStarveThePartition(t *testing.T) {
 	errFold := errors.New("cannot fold")
 	for pass := range 5 { // five seconds of Compactor.RunOnce
 		now := time.Now().Add(time.Duration(pass) * time.Second)
-		ids, err := s.CompactCandidates(ctx, 0, 64, now)
+		ids, err := s.candidates(ctx, 0, 64, now)
 		if err != nil {
 			t.Fatal(err)
 		}

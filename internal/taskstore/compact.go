@@ -42,13 +42,23 @@ const (
 	compactFailRetry = time.Minute
 )
 
-// CompactCandidates returns up to n tasks of partition p whose event
-// streams are due for compaction at now, the earliest due first.
-func (s *Store) CompactCandidates(ctx context.Context, p, n int, now time.Time) ([]string, error) {
-	ids, err := s.rdb.ZRangeByScore(ctx, s.k.Compact(p), &redis.ZRangeBy{Min: "-inf",
-		Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(n)}).Result()
-	if err != nil {
+// CompactCandidates returns, for every partition (indexed by partition),
+// up to n tasks whose event streams are due for compaction at now, the
+// earliest due first. The partitions are read in one round trip: a pass
+// over them all costs one wake-up, not one per partition.
+func (s *Store) CompactCandidates(ctx context.Context, n int, now time.Time) ([][]string, error) {
+	by := &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(n)}
+	cmds := make([]*redis.StringSliceCmd, s.k.Partitions())
+	pipe := s.rdb.Pipeline()
+	for p := range cmds {
+		cmds[p] = pipe.ZRangeByScore(ctx, s.k.Compact(p), by)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("taskstore: compaction candidates: %w", err)
+	}
+	ids := make([][]string, len(cmds))
+	for p, c := range cmds {
+		ids[p] = c.Val()
 	}
 	return ids, nil
 }

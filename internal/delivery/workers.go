@@ -108,10 +108,11 @@ type Config struct {
 	TokenTTL time.Duration
 	// UserAgent is sent with every POST (default "relay/dev").
 	UserAgent string
-	// MoveEvery is how often due retries are moved back (default 100ms):
-	// a retry goes back within MoveEvery of its due time. A partition with
-	// no retry known to be due is looked at every 50 MoveEvery, for
-	// retries other instances scheduled.
+	// MoveEvery is the grain at which due retries are moved back (default
+	// 100ms): a retry goes back within MoveEvery of its due time. A
+	// partition with no retry known to be due is looked at every 50
+	// MoveEvery, for retries other instances scheduled; in between, the
+	// mover sleeps.
 	MoveEvery time.Duration
 	// ExcerptBytes caps the response excerpt kept per attempt (default 1024).
 	ExcerptBytes int

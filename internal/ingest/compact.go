@@ -63,14 +63,12 @@ func (c *Compactor) Run(ctx context.Context) {
 }
 
 // RunOnce compacts up to 64 listed streams of every partition (listed in
-// one round trip).
+// one round trip; a partition that could not be read is left to the next
+// pass).
 func (c *Compactor) RunOnce(ctx context.Context) {
 	parts, err := c.store.CompactCandidates(ctx, 64, c.now())
-	if err != nil {
-		if ctx.Err() == nil {
-			c.log.WarnContext(ctx, "listing streams to compact", "err", err)
-		}
-		return
+	if err != nil && ctx.Err() == nil {
+		c.log.WarnContext(ctx, "listing streams to compact", "err", err) // (the partitions read are compacted)
 	}
 	for _, ids := range parts {
 		for _, id := range ids {

@@ -45,7 +45,9 @@ const (
 // CompactCandidates returns, for every partition (indexed by partition),
 // up to n tasks whose event streams are due for compaction at now, the
 // earliest due first. The partitions are read in one round trip: a pass
-// over them all costs one wake-up, not one per partition.
+// over them all costs one wake-up, not one per partition. A partition
+// whose read failed (a cluster node down) has none, and the error names it;
+// the others are returned all the same.
 func (s *Store) CompactCandidates(ctx context.Context, n int, now time.Time) ([][]string, error) {
 	by := &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(n)}
 	cmds := make([]*redis.StringSliceCmd, s.k.Partitions())
@@ -53,14 +55,17 @@ func (s *Store) CompactCandidates(ctx context.Context, n int, now time.Time) ([]
 	for p := range cmds {
 		cmds[p] = pipe.ZRangeByScore(ctx, s.k.Compact(p), by)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("taskstore: compaction candidates: %w", err)
-	}
+	_, _ = pipe.Exec(ctx) // (each command's error is its own)
 	ids := make([][]string, len(cmds))
+	var errs []error
 	for p, c := range cmds {
+		if err := c.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("taskstore: compaction candidates of partition %d: %w", p, err))
+			continue
+		}
 		ids[p] = c.Val()
 	}
-	return ids, nil
+	return ids, errors.Join(errs...)
 }
 
 // Fold rebuilds the task after a version from what TaskAt returned, encoded

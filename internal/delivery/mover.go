@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/a2arelay/relay/internal/cadence"
 )
 
 // moveBatch is the most retries one call moves back per partition.
@@ -16,16 +18,23 @@ const moveBatch = 256
 // otherwise once per recheck, for retries that other instances scheduled
 // and left behind: an idle relay makes one call per partition per recheck,
 // not one per tick.
+//
+// Between passes it sleeps until the earliest partition's next look (run),
+// not tick by tick: a retry scheduled sooner wakes it.
 type mover struct {
 	q       Queue
 	recheck time.Duration
 	log     *slog.Logger
 	mu      sync.Mutex
 	next    []time.Time // per partition: when to look next
+	// wake is when the sleeping run wakes next (zero: it is not sleeping);
+	// sooner tells it of a look due before then.
+	wake   time.Time
+	sooner chan struct{}
 }
 
 func newMover(q Queue, recheck time.Duration, log *slog.Logger) *mover {
-	return &mover{q: q, recheck: recheck, log: log, next: make([]time.Time, q.Partitions())}
+	return &mover{q: q, recheck: recheck, log: log, next: make([]time.Time, q.Partitions()), sooner: make(chan struct{}, 1)}
 }
 
 // scheduled tells the mover of a retry of partition p due at due.
@@ -34,7 +43,56 @@ func (m *mover) scheduled(p int, due time.Time) {
 	defer m.mu.Unlock()
 	if p < len(m.next) && due.Before(m.next[p]) {
 		m.next[p] = due
+		if !m.wake.IsZero() && due.Before(m.wake) {
+			select {
+			case m.sooner <- struct{}{}:
+			default:
+			}
+		}
 	}
+}
+
+// run makes passes until ctx ends, each at the first point of the grid of
+// every (internal/cadence) at or after the earliest partition's next
+// look: a retry goes back within every of its due time, and an idle relay
+// wakes once per recheck, not once per every.
+func (m *mover) run(ctx context.Context, now func() time.Time, every time.Duration) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-m.sooner:
+		}
+		m.pass(ctx, now())
+		at := now()
+		m.mu.Lock()
+		m.wake = m.nextLook(at, every)
+		m.mu.Unlock()
+		t.Reset(m.wake.Sub(at))
+	}
+}
+
+// nextLook is when the next pass is due, after a pass at now (m.mu held):
+// the earliest partition's next look, put on the grid of every and no
+// sooner than a grid point after now.
+func (m *mover) nextLook(now time.Time, every time.Duration) time.Time {
+	first := now.Add(m.recheck)
+	for _, n := range m.next {
+		if n.Before(first) {
+			first = n
+		}
+	}
+	return cadence.Next(maxTime(first, now.Add(time.Millisecond)), every)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // pass moves the due retries of every partition that may have some.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2arelay/relay/internal/cadence"
 	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/taskstore"
 )
@@ -308,7 +309,9 @@ func (op *outboxPart) run(ctx context.Context) {
 		if !op.waitRoom(pctx) {
 			break
 		}
-		es, err := op.w.q.ReadOutbox(pctx, op.p, after, 256, time.Second)
+		// (An idle partition's read times out on the process's grid, with
+		// the other partitions' reads and loops: see internal/cadence.)
+		es, err := op.w.q.ReadOutbox(pctx, op.p, after, 256, cadence.Until(op.w.now(), time.Second))
 		if err != nil {
 			if pctx.Err() == nil {
 				op.w.log.WarnContext(pctx, "reading an outbox", "partition", op.p, "err", err)
@@ -396,7 +399,7 @@ func (w *Workers) redisNow() time.Time {
 func (op *outboxPart) keep(ctx context.Context) {
 	renew := op.w.q.Timing().Renew
 	pruneEvery := max(1, int(time.Minute/renew))
-	t := time.NewTicker(renew)
+	t := time.NewTimer(cadence.Until(op.w.now(), renew)) // (every partition's keeper wakes together)
 	defer t.Stop()
 	stored := ""
 	ticks := 0
@@ -405,6 +408,7 @@ func (op *outboxPart) keep(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			t.Reset(cadence.Until(op.w.now(), renew))
 		}
 		off := op.currentOffset()
 		if off == stored {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/backpressure"
+	"github.com/a2arelay/relay/internal/cadence"
 	"github.com/a2arelay/relay/internal/outbox"
 	"github.com/a2arelay/relay/internal/secrets"
 	"github.com/a2arelay/relay/internal/ssrf"
@@ -107,10 +108,11 @@ type Config struct {
 	TokenTTL time.Duration
 	// UserAgent is sent with every POST (default "relay/dev").
 	UserAgent string
-	// MoveEvery is how often due retries are moved back (default 100ms):
-	// a retry goes back within MoveEvery of its due time. A partition with
-	// no retry known to be due is looked at every 50 MoveEvery, for
-	// retries other instances scheduled.
+	// MoveEvery is the grain at which due retries are moved back (default
+	// 100ms): a retry goes back within MoveEvery of its due time. A
+	// partition with no retry known to be due is looked at every 50
+	// MoveEvery, for retries other instances scheduled; in between, the
+	// mover sleeps.
 	MoveEvery time.Duration
 	// ExcerptBytes caps the response excerpt kept per attempt (default 1024).
 	ExcerptBytes int
@@ -234,7 +236,7 @@ func (w *Workers) Run(ctx context.Context) error {
 	for p := range w.q.Partitions() {
 		readers.Go(func() { w.readLoop(ctx, p, tokens) })
 	}
-	readers.Go(func() { w.every(ctx, w.cfg.MoveEvery, w.moveDue) })
+	readers.Go(func() { w.mover.run(ctx, w.now, w.cfg.MoveEvery) })
 	if w.cfg.Outbox {
 		readers.Go(func() { w.ownLoop(ctx) })
 	} else {
@@ -282,7 +284,7 @@ func (w *Workers) readLoop(ctx context.Context, p int, out chan<- outbox.Token) 
 		// Tokens read wait in memory until a worker is free; one that waits
 		// longer than the lane lease may be handed out again, and Begin
 		// makes sure only one of the copies delivers.
-		ts, err := w.q.ReadTokens(ctx, p, 16, time.Second)
+		ts, err := w.q.ReadTokens(ctx, p, 16, cadence.Until(w.now(), time.Second)) // (on the process's grid: internal/cadence)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.WarnContext(ctx, "reading delivery tokens", "partition", p, "err", err)
@@ -310,8 +312,11 @@ func (w *Workers) handOut(ctx context.Context, out chan<- outbox.Token, t outbox
 	}
 }
 
+// every runs f about every d until ctx ends, at the points of the
+// process's grid (internal/cadence): the loops of an idle relay wake
+// together.
 func (w *Workers) every(ctx context.Context, d time.Duration, f func(context.Context)) {
-	t := time.NewTicker(d)
+	t := time.NewTimer(cadence.Until(w.now(), d))
 	defer t.Stop()
 	for {
 		select {
@@ -319,12 +324,10 @@ func (w *Workers) every(ctx context.Context, d time.Duration, f func(context.Con
 			return
 		case <-t.C:
 			f(ctx)
+			t.Reset(cadence.Until(w.now(), d))
 		}
 	}
 }
-
-// moveDue moves due retries back onto the partitions' streams.
-func (w *Workers) moveDue(ctx context.Context) { w.mover.pass(ctx, w.now()) }
 
 // trim drops acknowledged tokens from the delivery streams and, about once
 // a minute, the consumers departed processes left in their groups and the

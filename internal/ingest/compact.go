@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/a2a"
+	"github.com/a2arelay/relay/internal/cadence"
 	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 // CompactStore is what the Compactor needs of Redis (taskstore.Store).
 type CompactStore interface {
-	CompactCandidates(ctx context.Context, perPartition int, now time.Time) ([]string, error)
+	CompactCandidates(ctx context.Context, n int, now time.Time) ([][]string, error)
 	Compact(ctx context.Context, taskID string, now time.Time, fold taskstore.Fold) (bool, error)
 }
 
@@ -45,13 +46,14 @@ func NewCompactor(store CompactStore, leader Leader, holder string, log *slog.Lo
 
 // Run compacts listed streams every second until ctx ends.
 func (c *Compactor) Run(ctx context.Context) {
-	t := time.NewTicker(time.Second)
+	t := time.NewTimer(cadence.Until(c.now(), time.Second)) // (on the process's grid, with the other loops)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			t.Reset(cadence.Until(c.now(), time.Second))
 			if lead, err := c.leader.Lead(ctx, "compaction", c.holder, 5*time.Second); err != nil || !lead {
 				continue
 			}
@@ -60,19 +62,19 @@ func (c *Compactor) Run(ctx context.Context) {
 	}
 }
 
-// RunOnce compacts up to 64 listed streams of every partition, listed in
-// one round trip.
+// RunOnce compacts up to 64 listed streams of every partition (listed in
+// one round trip; a partition that could not be read is left to the next
+// pass).
 func (c *Compactor) RunOnce(ctx context.Context) {
-	ids, err := c.store.CompactCandidates(ctx, 64, c.now())
-	if err != nil {
-		if ctx.Err() == nil {
-			c.log.WarnContext(ctx, "listing streams to compact", "err", err)
-		}
-		return
+	parts, err := c.store.CompactCandidates(ctx, 64, c.now())
+	if err != nil && ctx.Err() == nil {
+		c.log.WarnContext(ctx, "listing streams to compact", "err", err) // (the partitions read are compacted)
 	}
-	for _, id := range ids {
-		if _, err := c.store.Compact(ctx, id, c.now(), foldStored); err != nil && ctx.Err() == nil {
-			c.log.WarnContext(ctx, "compacting a task's event stream", "task_id", id, "err", err)
+	for _, ids := range parts {
+		for _, id := range ids {
+			if _, err := c.store.Compact(ctx, id, c.now(), foldStored); err != nil && ctx.Err() == nil {
+				c.log.WarnContext(ctx, "compacting a task's event stream", "task_id", id, "err", err)
+			}
 		}
 	}
 }

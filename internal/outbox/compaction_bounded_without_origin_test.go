@@ -29,7 +29,7 @@ func TestLegacyStreamWithoutOriginIsStillBounded(t *testing.T) {
 	var lastErr error
 	for v := 301; v <= 700; v += 10 {
 		commitN(t, s, "nohook", v, 10, nil)
-		ids, err := s.CompactCandidates(ctx, 64, time.Now())
+		ids, err := s.candidates(ctx, 0, 64, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestLegacyStreamWithoutOriginIsStillBounded(t *testing.T) {
 // production a legacy stream without origin, a stored event that no
 // longer decodes, ...) keeps its listing score, so it is listed first at
 // every pass. 64 of them in a partition take every pass of the compactor
-// (CompactCandidates(64), per partition), and no other stream of the partition is
+// (CompactCandidates(p, 64)), and no other stream of the partition is
 // ever compacted.
 func TestFailingCompactionsDoNotStarveThePartition(t *testing.T) {
 	t.Parallel()
@@ -64,7 +64,7 @@ func TestFailingCompactionsDoNotStarveThePartition(t *testing.T) {
 	errFold := errors.New("cannot fold")
 	for pass := range 5 { // five seconds of Compactor.RunOnce
 		now := time.Now().Add(time.Duration(pass) * time.Second)
-		ids, err := s.CompactCandidates(ctx, 64, now)
+		ids, err := s.candidates(ctx, 0, 64, now)
 		if err != nil {
 			t.Fatal(err)
 		}

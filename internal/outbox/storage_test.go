@@ -108,7 +108,7 @@ func TestCompactionKeepsWindowAndCheckpoint(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	s := newFixture(rdb, storeConfig{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, EventsMaxLen: 40})
 	ids := commitN(t, s, "long", 1, 200, nil)
-	listed, err := s.CompactCandidates(ctx, 10, time.Now())
+	listed, err := s.candidates(ctx, 0, 10, time.Now())
 	if err != nil || len(listed) != 1 || listed[0] != "long" {
 		t.Fatalf("listed for compaction %v, %v", listed, err)
 	}
@@ -123,7 +123,7 @@ func TestCompactionKeepsWindowAndCheckpoint(t *testing.T) {
 	if err != nil || base["snap"] != "v160" || base["ver"] != "160" || base["id"] != ids[159] {
 		t.Fatalf("checkpoint %v, %v: want the task after version 160", base, err)
 	}
-	if listed, _ := s.CompactCandidates(ctx, 10, time.Now()); len(listed) != 0 {
+	if listed, _ := s.candidates(ctx, 0, 10, time.Now()); len(listed) != 0 {
 		t.Fatalf("still listed after compaction: %v", listed)
 	}
 	// Every version left folds from the checkpoint.
@@ -331,10 +331,10 @@ func TestCompactionWaitsForALaggingLane(t *testing.T) {
 	if cut, err := s.Compact(ctx, "lag", now, fakeFold); err != nil || cut {
 		t.Fatalf("Compact = %v, %v; want nothing cut", cut, err)
 	}
-	if ids, _ := s.CompactCandidates(ctx, 10, now.Add(time.Second)); len(ids) != 0 {
+	if ids, _ := s.candidates(ctx, 0, 10, now.Add(time.Second)); len(ids) != 0 {
 		t.Fatalf("listed again a second later: %v", ids)
 	}
-	if ids, _ := s.CompactCandidates(ctx, 10, now.Add(compactRetry)); len(ids) != 1 {
+	if ids, _ := s.candidates(ctx, 0, 10, now.Add(compactRetry)); len(ids) != 1 {
 		t.Fatalf("not listed again after %s: %v", compactRetry, ids)
 	}
 }

@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"cmp"
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,4 +73,14 @@ func newStore(t *testing.T, partitions int) (*fixture, redis.UniversalClient, st
 	rdb, prefix := redistest.New(t)
 	prefix = strings.TrimSuffix(prefix, ":") // the store adds its own ":"
 	return newFixture(rdb, storeConfig{Prefix: prefix, Partitions: partitions}), rdb, prefix
+}
+
+// candidates lists up to n tasks of partition p due for compaction at now
+// (what Compactor.RunOnce reads of it).
+func (f *fixture) candidates(ctx context.Context, p, n int, now time.Time) ([]string, error) {
+	all, err := f.CompactCandidates(ctx, n, now)
+	if err != nil {
+		return nil, err
+	}
+	return all[p], nil
 }

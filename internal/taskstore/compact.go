@@ -18,31 +18,8 @@ var (
 	//go:embed lua/compact.lua
 	compactLua string
 
-	compactPlanScript = layout.ScriptOf[compactPlanArgs](compactPlanLua)
-	compactScript     = layout.ScriptOf[compactArgs](compactLua)
-)
-
-// compactPlanArgs are lua/compactplan.lua's arguments, and compactArgs
-// lua/compact.lua's, each read there by its lua name (layout.Named), where
-// each is described.
-type (
-	compactPlanArgs struct {
-		Task       string `lua:"task"`
-		Lanes      string `lua:"lanes"`
-		KeepLen    string `lua:"keepLen,number"`
-		CompactLen int    `lua:"compactLen,number"`
-		RetryAt    int64  `lua:"retryAt"`
-	}
-	compactArgs struct {
-		Task       string `lua:"task"`
-		Lanes      string `lua:"lanes"`
-		Last       string `lua:"last"`
-		Version    int64  `lua:"version"`
-		First      string `lua:"first"`
-		From       string `lua:"from"`
-		Checkpoint []byte `lua:"checkpoint"`
-		CompactLen int    `lua:"compactLen,number"`
-	}
+	compactPlanScript = layout.Script(compactPlanLua)
+	compactScript     = layout.Script(compactLua)
 )
 
 // compactAt is the length over which a task's event stream is compacted:
@@ -65,28 +42,30 @@ const (
 	compactFailRetry = time.Minute
 )
 
-// CompactCandidates returns the tasks of every partition whose event
-// streams are due for compaction at now, up to perPartition of each, the
-// earliest due first within a partition: one ZRANGE per partition, in one
-// pipeline (one round trip a pass, however many partitions; the sweep
-// runs every second on the elected instance, busy or idle).
-func (s *Store) CompactCandidates(ctx context.Context, perPartition int, now time.Time) ([]string, error) {
+// CompactCandidates returns, for every partition (indexed by partition),
+// up to n tasks whose event streams are due for compaction at now, the
+// earliest due first. The partitions are read in one round trip: a pass
+// over them all costs one wake-up, not one per partition. A partition
+// whose read failed (a cluster node down) has none, and the error names it;
+// the others are returned all the same.
+func (s *Store) CompactCandidates(ctx context.Context, n int, now time.Time) ([][]string, error) {
+	by := &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(n)}
 	cmds := make([]*redis.StringSliceCmd, s.k.Partitions())
-	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for p := range cmds {
-			cmds[p] = pipe.ZRangeByScore(ctx, s.k.Compact(p), &redis.ZRangeBy{Min: "-inf",
-				Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(perPartition)})
+	pipe := s.rdb.Pipeline()
+	for p := range cmds {
+		cmds[p] = pipe.ZRangeByScore(ctx, s.k.Compact(p), by)
+	}
+	_, _ = pipe.Exec(ctx) // (each command's error is its own)
+	ids := make([][]string, len(cmds))
+	var errs []error
+	for p, c := range cmds {
+		if err := c.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("taskstore: compaction candidates of partition %d: %w", p, err))
+			continue
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("taskstore: compaction candidates: %w", err)
+		ids[p] = c.Val()
 	}
-	var ids []string
-	for _, cmd := range cmds {
-		ids = append(ids, cmd.Val()...)
-	}
-	return ids, nil
+	return ids, errors.Join(errs...)
 }
 
 // Fold rebuilds the task after a version from what TaskAt returned, encoded
@@ -114,13 +93,12 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 	at := s.compactAt()
 	for range 3 {
 		res, err := compactPlanScript.Run(ctx, s.rdb, []string{tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p)},
-			compactPlanScript.Args(&compactPlanArgs{
-				Task:       taskID,
-				Lanes:      s.k.LanePrefix(taskID),
-				KeepLen:    s.maxLen,
-				CompactLen: at,
-				RetryAt:    now.Add(compactRetry).UnixMilli(),
-			})...).Slice()
+			taskID,                            // task
+			s.k.LanePrefix(taskID),            // lanes
+			s.maxLen,                          // keepLen
+			at,                                // compactLen
+			now.Add(compactRetry).UnixMilli(), // retryAt
+		).Slice()
 		if err != nil {
 			return false, fmt.Errorf("taskstore: plan compaction: %w", err)
 		}
@@ -147,16 +125,15 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 			return false, fmt.Errorf("taskstore: compaction of %s: %w", taskID, err)
 		}
 		done, err := compactScript.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p)},
-			compactScript.Args(&compactArgs{
-				Task:       taskID,
-				Lanes:      s.k.LanePrefix(taskID),
-				Last:       last,
-				Version:    v,
-				First:      first,
-				From:       from,
-				Checkpoint: snap,
-				CompactLen: at,
-			})...).Int()
+			taskID,                 // task
+			s.k.LanePrefix(taskID), // lanes
+			last,                   // last
+			v,                      // version
+			first,                  // first
+			from,                   // from
+			snap,                   // checkpoint
+			at,                     // compactLen
+		).Int()
 		if err != nil {
 			return false, fmt.Errorf("taskstore: compact: %w", err)
 		}

@@ -18,8 +18,31 @@ var (
 	//go:embed lua/compact.lua
 	compactLua string
 
-	compactPlanScript = layout.Script(compactPlanLua)
-	compactScript     = layout.Script(compactLua)
+	compactPlanScript = layout.ScriptOf[compactPlanArgs](compactPlanLua)
+	compactScript     = layout.ScriptOf[compactArgs](compactLua)
+)
+
+// compactPlanArgs are lua/compactplan.lua's arguments, and compactArgs
+// lua/compact.lua's, each read there by its lua name (layout.Named), where
+// each is described.
+type (
+	compactPlanArgs struct {
+		Task       string `lua:"task"`
+		Lanes      string `lua:"lanes"`
+		KeepLen    string `lua:"keepLen,number"`
+		CompactLen int    `lua:"compactLen,number"`
+		RetryAt    int64  `lua:"retryAt"`
+	}
+	compactArgs struct {
+		Task       string `lua:"task"`
+		Lanes      string `lua:"lanes"`
+		Last       string `lua:"last"`
+		Version    int64  `lua:"version"`
+		First      string `lua:"first"`
+		From       string `lua:"from"`
+		Checkpoint []byte `lua:"checkpoint"`
+		CompactLen int    `lua:"compactLen,number"`
+	}
 )
 
 // compactAt is the length over which a task's event stream is compacted:
@@ -93,12 +116,13 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 	at := s.compactAt()
 	for range 3 {
 		res, err := compactPlanScript.Run(ctx, s.rdb, []string{tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p)},
-			taskID,                            // task
-			s.k.LanePrefix(taskID),            // lanes
-			s.maxLen,                          // keepLen
-			at,                                // compactLen
-			now.Add(compactRetry).UnixMilli(), // retryAt
-		).Slice()
+			compactPlanScript.Args(&compactPlanArgs{
+				Task:       taskID,
+				Lanes:      s.k.LanePrefix(taskID),
+				KeepLen:    s.maxLen,
+				CompactLen: at,
+				RetryAt:    now.Add(compactRetry).UnixMilli(),
+			})...).Slice()
 		if err != nil {
 			return false, fmt.Errorf("taskstore: plan compaction: %w", err)
 		}
@@ -125,15 +149,16 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 			return false, fmt.Errorf("taskstore: compaction of %s: %w", taskID, err)
 		}
 		done, err := compactScript.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p)},
-			taskID,                 // task
-			s.k.LanePrefix(taskID), // lanes
-			last,                   // last
-			v,                      // version
-			first,                  // first
-			from,                   // from
-			snap,                   // checkpoint
-			at,                     // compactLen
-		).Int()
+			compactScript.Args(&compactArgs{
+				Task:       taskID,
+				Lanes:      s.k.LanePrefix(taskID),
+				Last:       last,
+				Version:    v,
+				First:      first,
+				From:       from,
+				Checkpoint: snap,
+				CompactLen: at,
+			})...).Int()
 		if err != nil {
 			return false, fmt.Errorf("taskstore: compact: %w", err)
 		}

@@ -190,10 +190,10 @@ func ReadTruth(ctx context.Context, rdb redis.UniversalClient, owners ...string)
 func Outstanding(ctx context.Context, rdb redis.UniversalClient, partitions int) (open, dead int64, err error) {
 	pipe := rdb.Pipeline()
 	var opens, deads []*redis.IntCmd
-	for p := range partitions {
-		tag := "relay:{" + strconv.Itoa(p) + "}:"
-		opens = append(opens, pipe.ZCard(ctx, tag+"dl:status:pending"), pipe.ZCard(ctx, tag+"dl:status:failed"))
-		deads = append(deads, pipe.ZCard(ctx, tag+"dl:status:dead"))
+	k := layout.New("", partitions) // relay's default prefix
+	for p := range k.Partitions() {
+		opens = append(opens, pipe.ZCard(ctx, k.StatusIndex(p, "pending")), pipe.ZCard(ctx, k.StatusIndex(p, "failed")))
+		deads = append(deads, pipe.ZCard(ctx, k.StatusIndex(p, "dead")))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, 0, err

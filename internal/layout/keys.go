@@ -13,9 +13,10 @@
 // names depend on what it reads (the lane of a push config it finds, the
 // record of a notification id it reads or computes): for those it is given
 // the fixed part of their names, built here (LanePrefix, Lanes,
-// RecordPrefix, LegacyAttemptsPrefix), and appends the id. Such keys carry
-// the partition's hash tag, as the script's KEYS do, so they live in the
-// same slot.
+// RecordPrefix, LegacyAttemptsPrefix, and EndpointHealth of ""), and
+// appends the id. Each such prefix ends after the hash tag its keys share
+// with the script's KEYS (the partition's, or {endpoints}), so the keys a
+// script names this way live in the same slot by construction.
 package layout
 
 import (
@@ -333,7 +334,9 @@ func (k Keys) UpstreamLink(taskID string) string { return k.prefix + ":upstream:
 // endpoints, with the index and the disabled set, atomically.
 
 // EndpointHealth is the health hash of webhook endpoint id (a hash of its
-// normalized URL, health.EndpointID).
+// normalized URL, health.EndpointID). EndpointHealth("") is what their
+// names start with: a script that finds endpoint ids in a set is given it,
+// and appends each id (health's disabled.lua).
 func (k Keys) EndpointHealth(id string) string { return k.prefix + ":{endpoints}:ep:" + id }
 
 // Endpoints is the zset of the endpoints with a health record, scored by

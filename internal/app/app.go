@@ -242,7 +242,12 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.startBackground(workers, ingest.NewCompactor(a.store, a.leases, holder, a.log), reoffer, sweeper)
+	compactor, err := ingest.NewCompactor(ingest.CompactorDeps{Store: a.store, Leader: a.leases, Holder: holder, Log: a.log},
+		ingest.CompactorConfig{})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	a.startBackground(workers, compactor, reoffer, sweeper)
 	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)
 	if a.endpoint, err = a2a.NewEndpoint(a2a.EndpointDeps{Service: svc, Card: card, Streams: a.streams, Log: a.log},
 		a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive, MaxBuffer: a.cfg.StreamMaxBuffer}); err != nil {

@@ -11,7 +11,9 @@ import (
 
 type noCompaction struct{}
 
-func (noCompaction) CompactCandidates(context.Context, int, time.Time) ([]string, error) { return nil, nil }
+func (noCompaction) CompactCandidates(context.Context, int, time.Time) ([]string, error) {
+	return nil, nil
+}
 func (noCompaction) Compact(context.Context, string, time.Time, taskstore.Fold) (bool, error) {
 	return false, nil
 }

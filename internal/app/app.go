@@ -248,7 +248,10 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: %w", err)
 	}
 	a.startBackground(workers, compactor, reoffer, sweeper)
-	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)
+	if a.streams, err = ingest.NewStreams(ingest.StreamsDeps{Store: a.store, RDB: a.streamRDB},
+		ingest.StreamsConfig{Max: a.cfg.MaxStreams, PerOwner: a.cfg.Security.MaxStreamsPerClient}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	if a.endpoint, err = a2a.NewEndpoint(a2a.EndpointDeps{Service: svc, Card: card, Streams: a.streams, Log: a.log},
 		a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive, MaxBuffer: a.cfg.StreamMaxBuffer}); err != nil {
 		return fmt.Errorf("app: %w", err)

@@ -70,7 +70,10 @@ func TestPerClientStreamLimitCapsEveryoneWithoutAuth(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
-	s := NewStreams(store, rdb, 1000, 32) // app defaults: max_streams large, 32 per client
+	s, err := NewStreams(StreamsDeps{Store: store, RDB: rdb}, StreamsConfig{Max: 1000, PerOwner: 32}) // app defaults: max_streams large, 32 per client
+	if err != nil {
+		t.Fatal(err)
+	}
 	var releases []func()
 	defer func() {
 		for _, r := range releases {

@@ -25,8 +25,11 @@ const agentClaims = 8
 func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 	claims := workqueue.New(a.rdb, a.streamRDB, a.batch, a.layout)
 	a.claims = claims
-	a.pull = ingest.NewPull(claims, commit, commit.Load, a.cfg.WorkerLease, a.log)
 	var err error
+	if a.pull, err = ingest.NewPull(ingest.PullDeps{Queue: claims, Commit: commit, Load: commit.Load, Log: a.log},
+		ingest.PullConfig{Lease: a.cfg.WorkerLease}); err != nil {
+		return nil, fmt.Errorf("app: %w", err)
+	}
 	a.demo, err = ingest.NewDemo(a.pull, ingest.DemoConfig{StepDelay: a.cfg.DemoStepDelay, Outage: a.outage(),
 		Limits: ingest.DemoLimits{MaxSteps: a.cfg.DemoMaxSteps, MaxEventsPerSecond: a.cfg.DemoMaxEventsPerSecond}}, a.log)
 	if err != nil {

@@ -42,7 +42,7 @@ func newDemoInstance(t *testing.T, addr, prefix string, lease time.Duration, cfg
 	store := taskstore.New(rdb, l, groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{})
-	pull := NewPull(workqueue.New(rdb, rdb, nil, l), commit, commit.Load, lease, log)
+	pull := mustPull(PullDeps{Queue: workqueue.New(rdb, rdb, nil, l), Commit: commit, Load: commit.Load, Log: log}, PullConfig{Lease: lease})
 	cfg.StepDelay = max(cfg.StepDelay, time.Millisecond)
 	demo, err := NewDemo(pull, cfg, log)
 	if err != nil {

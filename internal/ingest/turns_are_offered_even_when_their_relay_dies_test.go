@@ -44,7 +44,7 @@ func newOfferStack(t *testing.T, broken bool) *offerStack {
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub, Now: clock.now}, CommitterConfig{Retention: time.Hour})
 	claims := workqueue.New(rdb, rdb, nil, k)
-	pull := NewPull(claims, commit, commit.Load, time.Minute, log)
+	pull := mustPull(PullDeps{Queue: claims, Commit: commit, Load: commit.Load, Log: log}, PullConfig{Lease: time.Minute})
 	var agent Agent = pull.Queue("q")
 	if broken {
 		agent = unreachableQueue{pull.Queue("q")}

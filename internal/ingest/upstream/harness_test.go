@@ -70,7 +70,8 @@ func newStack(rdb redis.UniversalClient, prefix string, lease time.Duration) *st
 	committer := mustCommitter(ingest.CommitterDeps{Store: store, Hub: hub}, ingest.CommitterConfig{})
 	ra := &routeAgent{}
 	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
-	pull := ingest.NewPull(workqueue.New(rdb, rdb, nil, layout.New(p, 0)), committer, svc.GetTask, lease, log)
+	pull := mustPull(ingest.PullDeps{Queue: workqueue.New(rdb, rdb, nil, layout.New(p, 0)), Commit: committer, Load: svc.GetTask, Log: log},
+		ingest.PullConfig{Lease: lease})
 	ra.q = pull.Queue("up")
 	return &stack{rdb: rdb, store: store, svc: svc, commit: committer, pull: pull, links: NewRedisLinks(rdb, layout.New(p, 2), time.Hour), agent: ra}
 }
@@ -238,6 +239,14 @@ func summary(evs []a2a.Event) []string {
 }
 
 // mustCommitter is ingest.NewCommitter for a config the test knows is valid.
+func mustPull(d ingest.PullDeps, cfg ingest.PullConfig) *ingest.Pull {
+	p, err := ingest.NewPull(d, cfg)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
 func mustCommitter(d ingest.CommitterDeps, cfg ingest.CommitterConfig) *ingest.Committer {
 	c, err := ingest.NewCommitter(d, cfg)
 	if err != nil {

@@ -47,7 +47,8 @@ func linkReuse(t *testing.T, lenient bool) {
 	committer := mustCommitter(ingest.CommitterDeps{Store: store, Hub: hub}, ingest.CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
 	ra := &routeAgent{}
 	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
-	pull := ingest.NewPull(workqueue.New(rdb, rdb, nil, layout.New(p, 0)), committer, committer.Load, 3*time.Second, log) // as app/agents.go wires it
+	pull := mustPull(ingest.PullDeps{Queue: workqueue.New(rdb, rdb, nil, layout.New(p, 0)), Commit: committer, Load: committer.Load, Log: log},
+		ingest.PullConfig{Lease: 3 * time.Second}) // as app/agents.go wires it
 	ra.q = pull.Queue("up")
 	s := &stack{rdb: rdb, store: store, svc: svc, pull: pull, links: NewRedisLinks(rdb, layout.New(p, 2), time.Hour), agent: ra}
 	s.startBridge(t, Config{URL: f.url})

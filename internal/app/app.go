@@ -199,7 +199,11 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	pressure := backpressure.NewPressure(a.cfg.BackpressureLag, a.cfg.BackpressureMaxHold, nil)
+	pressure, err := backpressure.New(backpressure.Deps{},
+		backpressure.Config{Target: a.cfg.BackpressureLag, MaxHold: a.cfg.BackpressureMaxHold})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	svc := ingest.NewService(a.store, commit, hub, router, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
 		CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics}, Secrets: a.ring,
 		Message: a2a.MessageLimits{MaxParts: a.cfg.MaxMessageParts, MaxBytes: a.cfg.MaxMessageBytes},

@@ -226,10 +226,16 @@ func (a *App) Start(ctx context.Context) (err error) {
 	deps := delivery.Deps{Queue: consumer, Tasks: a.store, Leader: a.leases, Signer: a.keys, Dial: guard.DialContext, Log: a.log,
 		Pressure: pressure, Observer: a.metrics, StandardKeys: a.swhKeys, Throttle: a.throttle, Health: endpoints, Tracer: a.tracer}
 	if a.cfg.OperatorWebhookURL != "" {
-		deps.Operator = delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log)
+		if deps.Operator, err = delivery.NewOperator(delivery.OperatorDeps{Log: a.log},
+			delivery.OperatorConfig{URL: a.cfg.OperatorWebhookURL, Token: a.cfg.OperatorWebhookToken}); err != nil {
+			return fmt.Errorf("app: RELAY_OPERATOR_WEBHOOK_URL: %w", err)
+		}
 	}
 	if a.cfg.WebhookValidation {
-		deps.Validator = delivery.NewValidator(a.store, guard.Transport(), a.cfg.DeliveryTimeout, a.cfg.WebhookValidationTTL)
+		if deps.Validator, err = delivery.NewValidator(delivery.ValidatorDeps{Store: a.store, Transport: guard.Transport()},
+			delivery.ValidatorConfig{Timeout: a.cfg.DeliveryTimeout, TTL: a.cfg.WebhookValidationTTL}); err != nil {
+			return fmt.Errorf("app: %w", err)
+		}
 	}
 	workers, err := delivery.New(deps, a.deliveryConfig())
 	if err != nil {

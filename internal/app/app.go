@@ -3,6 +3,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,16 +117,22 @@ type App struct {
 	tracer *telemetry.Tracer
 }
 
-// New returns an App for cfg. It connects to nothing until Start.
-func New(cfg config.Config, log *slog.Logger) (*App, error) {
-	if log == nil {
-		return nil, errors.New("app: nil logger")
-	}
-	return &App{cfg: cfg, log: log, version: "dev"}, nil
+// Deps are what an App is given rather than configured with.
+type Deps struct {
+	// Log is where the App logs (required).
+	Log *slog.Logger
+	// Version is the version relay reports (User-Agent relay/<version>,
+	// the traces' service version; default "dev").
+	Version string
 }
 
-// SetVersion sets the version relay reports (User-Agent relay/<version>).
-func (a *App) SetVersion(v string) { a.version = v }
+// New returns an App for cfg. It connects to nothing until Start.
+func New(d Deps, cfg config.Config) (*App, error) {
+	if d.Log == nil {
+		return nil, errors.New("app: nil logger")
+	}
+	return &App{cfg: cfg, log: d.Log, version: cmp.Or(d.Version, "dev")}, nil
+}
 
 // Run starts the app, serves until ctx is cancelled, then shuts down.
 func (a *App) Run(ctx context.Context) error {

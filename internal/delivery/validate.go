@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/ssrf"
+	"github.com/a2arelay/relay/webhook"
 )
 
 // Validations remembers which webhook hosts proved they want relay's
@@ -202,7 +203,7 @@ func (v *Validator) challenge(ctx context.Context, rawURL, host string) error {
 	token := hex.EncodeToString(b[:])
 	u, _ := url.Parse(rawURL)
 	q := u.Query()
-	q.Set("validationToken", token)
+	q.Set(webhook.QueryValidationToken, token)
 	u.RawQuery = q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

@@ -160,8 +160,7 @@ func ReadTruth(ctx context.Context, rdb redis.UniversalClient, owners ...string)
 			}
 			for _, m := range events[i].Val() {
 				var ev a2a.Event
-				raw, _ := m.Values["e"].(string)
-				if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+				if err := json.Unmarshal(layout.DecodeEventEntry(m.Values).Event, &ev); err != nil {
 					return nil, fmt.Errorf("task %s: event %s: %w", id, m.ID, err)
 				}
 				e := EventTruth{ID: m.ID, Kind: ev.Kind}

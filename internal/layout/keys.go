@@ -1,7 +1,8 @@
 // Package layout owns relay's Redis layout: the name of every key relay
-// writes (this file, and nowhere else), the stored formats that scripts of
-// more than one package read (the delivery record codec, record.go, and the
-// Lua library every script starts with, lua/lib.lua). It runs no command:
+// writes (this file, and nowhere else), the stored formats that more than
+// one package reads (the delivery record codec, record.go; the entries of
+// a task's event stream, event.go; and the Lua library every script starts
+// with, lua/lib.lua). It runs no command:
 // the task store (taskstore) and the outbox (outbox) talk to Redis, and
 // take their keys from here.
 //

@@ -211,10 +211,13 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	svc := ingest.NewService(a.store, commit, hub, router, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
-		CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics}, Secrets: a.ring,
-		Message: a2a.MessageLimits{MaxParts: a.cfg.MaxMessageParts, MaxBytes: a.cfg.MaxMessageBytes},
-		Quota:   a.quota(), Outage: a.outage()}, a.log)
+	svc, err := ingest.NewService(ingest.ServiceDeps{Store: a.store, Commit: commit, Hub: hub, Agent: router, Log: a.log},
+		ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout, CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics},
+			Secrets: a.ring, Message: a2a.MessageLimits{MaxParts: a.cfg.MaxMessageParts, MaxBytes: a.cfg.MaxMessageBytes},
+			Quota: a.quota(), Outage: a.outage()})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	card, err := a2a.NewSignedCard(a2a.CardDeps{Signer: cardSigner{a.keys}}, a.cardConfig())
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)

@@ -49,7 +49,7 @@ func newDemoInstance(t *testing.T, addr, prefix string, lease time.Duration, cfg
 		t.Fatal(err)
 	}
 	in := &demoInstance{rdb: rdb, store: store, demo: demo, cfg: cfg,
-		svc: NewService(store, commit, hub, demo, Config{Outage: cfg.Outage}, log)}
+		svc: mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: demo, Log: log}, Config{Outage: cfg.Outage})}
 	t.Cleanup(func() {
 		in.demo.Close()
 		in.wait(t)

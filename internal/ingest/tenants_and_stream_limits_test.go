@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +26,7 @@ func TestListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T) {
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
-	svc := NewService(store, commit, hub, idleAgent{}, Config{}, slog.Default())
+	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: idleAgent{}}, Config{})
 	alice := tenant.With(context.Background(), "key:alice")
 	bob := tenant.With(context.Background(), "key:bob")
 	msg := func(id, text string) a2a.Message {

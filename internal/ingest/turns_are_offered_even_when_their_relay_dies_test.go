@@ -49,7 +49,7 @@ func newOfferStack(t *testing.T, broken bool) *offerStack {
 	if broken {
 		agent = unreachableQueue{pull.Queue("q")}
 	}
-	svc := NewService(store, commit, hub, NewRouter(agent, nil, nil), Config{}, log)
+	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: NewRouter(agent, nil, nil), Log: log}, Config{})
 	reoffer, err := NewReofferer(ReoffererDeps{Store: store, Queue: claims, Leader: soleLeader{}, Holder: "test", Log: log, Now: clock.now},
 		ReoffererConfig{After: reofferAfter})
 	if err != nil {

@@ -69,7 +69,7 @@ func newStack(rdb redis.UniversalClient, prefix string, lease time.Duration) *st
 	hub := ingest.NewHub()
 	committer := mustCommitter(ingest.CommitterDeps{Store: store, Hub: hub}, ingest.CommitterConfig{})
 	ra := &routeAgent{}
-	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
+	svc := mustService(ingest.ServiceDeps{Store: store, Commit: committer, Hub: hub, Agent: ra, Log: log}, ingest.Config{})
 	pull := mustPull(ingest.PullDeps{Queue: workqueue.New(rdb, rdb, nil, layout.New(p, 0)), Commit: committer, Load: svc.GetTask, Log: log},
 		ingest.PullConfig{Lease: lease})
 	ra.q = pull.Queue("up")
@@ -239,6 +239,14 @@ func summary(evs []a2a.Event) []string {
 }
 
 // mustCommitter is ingest.NewCommitter for a config the test knows is valid.
+func mustService(d ingest.ServiceDeps, cfg ingest.Config) *ingest.Service {
+	s, err := ingest.NewService(d, cfg)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
 func mustPull(d ingest.PullDeps, cfg ingest.PullConfig) *ingest.Pull {
 	p, err := ingest.NewPull(d, cfg)
 	if err != nil {

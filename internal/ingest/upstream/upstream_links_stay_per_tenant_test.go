@@ -46,7 +46,7 @@ func linkReuse(t *testing.T, lenient bool) {
 	hub := ingest.NewHub()
 	committer := mustCommitter(ingest.CommitterDeps{Store: store, Hub: hub}, ingest.CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
 	ra := &routeAgent{}
-	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
+	svc := mustService(ingest.ServiceDeps{Store: store, Commit: committer, Hub: hub, Agent: ra, Log: log}, ingest.Config{})
 	pull := mustPull(ingest.PullDeps{Queue: workqueue.New(rdb, rdb, nil, layout.New(p, 0)), Commit: committer, Load: committer.Load, Log: log},
 		ingest.PullConfig{Lease: 3 * time.Second}) // as app/agents.go wires it
 	ra.q = pull.Queue("up")

@@ -282,7 +282,10 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: %w", err)
 	}
 	a.metrics.WatchQueue(a.outbox, a.streams.Open, a.log)
-	a.workerAPI = workerapi.New(a.pull, workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}, a.log)
+	if a.workerAPI, err = workerapi.New(workerapi.Deps{Pull: a.pull, Log: a.log},
+		workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	rh, err := rest.New(rest.Deps{Endpoint: a.endpoint, Log: a.log, Observe: func(method string, d a2a.Dialect, e *a2a.Error) {
 		code := 0
 		if e != nil {

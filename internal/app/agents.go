@@ -85,12 +85,12 @@ func (a *App) bridgeTo(url string) (ingest.Agent, error) {
 	if ag, ok := a.upstream[q]; ok {
 		return ag, nil
 	}
-	cfg := upstream.Config{URL: url, Queue: q, Worker: "relay-" + q, Outage: a.outage()}
-	if err := cfg.Validate(); err != nil {
+	links := upstream.NewRedisLinks(a.rdb, a.layout, a.cfg.TaskRetention+24*time.Hour)
+	br, err := upstream.New(upstream.Deps{Pull: a.pull, Links: links, Log: a.log.With("upstream", url)},
+		upstream.Config{URL: url, Queue: q, Worker: "relay-" + q, Outage: a.outage()})
+	if err != nil {
 		return nil, err
 	}
-	links := upstream.NewRedisLinks(a.rdb, a.layout, a.cfg.TaskRetention+24*time.Hour)
-	br := upstream.New(cfg, a.pull, links, a.log.With("upstream", url))
 	a.bridges = append(a.bridges, br)
 	ag := bridgedAgent{PullQueue: a.pull.Queue(q), bridge: br}
 	if a.upstream == nil {

@@ -90,7 +90,7 @@ func (s *stack) startBridge(t *testing.T, cfg Config) (*Bridge, func()) {
 	if cfg.ClaimWait == 0 {
 		cfg.ClaimWait = 200 * time.Millisecond
 	}
-	b := New(cfg, s.pull, s.links, testLog())
+	b := mustBridge(Deps{Pull: s.pull, Links: s.links, Log: testLog()}, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
@@ -239,6 +239,14 @@ func summary(evs []a2a.Event) []string {
 }
 
 // mustCommitter is ingest.NewCommitter for a config the test knows is valid.
+func mustBridge(d Deps, cfg Config) *Bridge {
+	b, err := New(d, cfg)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
 func mustService(d ingest.ServiceDeps, cfg ingest.Config) *ingest.Service {
 	s, err := ingest.NewService(d, cfg)
 	if err != nil {

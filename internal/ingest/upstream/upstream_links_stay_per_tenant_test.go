@@ -110,9 +110,9 @@ func TestCancelOfOneUpstreamReachesAnother(t *testing.T) {
 	fb := startAgent(t, agentOptions{streaming: true})
 	rdb, prefix := redistest.New(t)
 	s := newStack(rdb, prefix, time.Minute)
-	ba, _ := s.startBridge(t, Config{URL: fa.url})                             // queue "up": where the stack routes tasks
-	bb := New(Config{URL: fb.url, Queue: "other"}, s.pull, s.links, testLog()) // another upstream, same links
-	s.agent.onCancel = func(id string) { ba.Cancel(id); bb.Cancel(id) }        // as Router.Cancel does
+	ba, _ := s.startBridge(t, Config{URL: fa.url})                                                            // queue "up": where the stack routes tasks
+	bb := mustBridge(Deps{Pull: s.pull, Links: s.links, Log: testLog()}, Config{URL: fb.url, Queue: "other"}) // another upstream, same links
+	s.agent.onCancel = func(id string) { ba.Cancel(id); bb.Cancel(id) }                                       // as Router.Cancel does
 
 	v := s.send(t, "hello")
 	up := waitUpstream(t, fa)

@@ -27,6 +27,12 @@ const (
 	HeaderTraceParent = "traceparent"
 )
 
+// QueryValidationToken is the query parameter of relay's URL ownership
+// check (RELAY_WEBHOOK_VALIDATION): relay sends GET <url>?validationToken=X
+// before a host's first notification, and the receiver answers 2xx with X
+// as its body (Middleware does).
+const QueryValidationToken = "validationToken"
+
 // RelayClaims are the claims relay adds to the registered ones (RFC 7519).
 type RelayClaims struct {
 	// TaskID is the task the notification is about.

@@ -59,7 +59,7 @@ func FromContext(ctx context.Context) (*Notification, bool) {
 func (v *Verifier) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && !v.cfg.DisableValidationEcho {
-			if tok, ok := r.URL.Query()["validationToken"]; ok {
+			if tok, ok := r.URL.Query()[QueryValidationToken]; ok {
 				if len(tok) != 1 || !validToken(tok[0]) {
 					plain(w, http.StatusBadRequest, "webhook: bad validationToken")
 					return

@@ -36,7 +36,7 @@ func startRelay(t *testing.T) (url string, cfg config.Config) {
 	cfg.DemoStepDelay, cfg.BlockingTimeout = 5*time.Millisecond, 10*time.Second
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 	cfg.RetryInitial, cfg.RetryMaxInterval, cfg.DeliveryTimeout = 200*time.Millisecond, 2*time.Second, 5*time.Second
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(app.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

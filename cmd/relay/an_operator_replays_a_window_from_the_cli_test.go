@@ -42,7 +42,7 @@ func TestAnOperatorReplaysAWindowFromTheCLI(t *testing.T) {
 	cfg.Security.AdminTokens = []string{"cli-admin-token-0123456789"}
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 	cfg.DemoStepDelay = time.Millisecond
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(app.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -210,7 +210,7 @@ func startInProcess(ctx context.Context, redisURL, prefix string, workers int) (
 	cfg.Security.ClientMaxStorageBytes, cfg.Security.ClientMaxTasks = 0, 0
 	cfg.RedisPrefix = prefix
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(app.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func TestDeliveriesEndpointsListsAndEnables(t *testing.T) {
 	cfg.Security.AdminTokens = []string{"cli-admin-token-0123456789"}
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 	cfg.RetryMaxAttempts, cfg.DemoStepDelay, cfg.WebhookDisableAfterFailures = 1, time.Millisecond, 1
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(app.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestDeliveriesCLI(t *testing.T) {
 	cfg.Security.AdminTokens = []string{"cli-admin-token-0123456789"}
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 	cfg.RetryMaxAttempts, cfg.DemoStepDelay = 1, time.Millisecond
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(app.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,7 +140,7 @@ func (l *listener) serve(ctx context.Context, ln net.Listener, path string) erro
 
 func (l *listener) handle(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
-	if tok := r.URL.Query().Get("validationToken"); r.Method == http.MethodGet && tok != "" {
+	if tok := r.URL.Query().Get(webhook.QueryValidationToken); r.Method == http.MethodGet && tok != "" {
 		if !plainToken(tok) {
 			http.Error(w, "bad validationToken", http.StatusBadRequest)
 			return
@@ -161,7 +161,7 @@ func (l *listener) handle(w http.ResponseWriter, r *http.Request) {
 		n, err = l.verifier.Verify(r)
 	} else {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
-		n, err = webhook.Decode(webhook.Dialect(r.Header.Get("A2A-Version")), body)
+		n, err = webhook.Decode(webhook.Dialect(r.Header.Get(webhook.HeaderVersion)), body)
 		if n != nil {
 			n.ID = r.Header.Get("A2A-Notification-Id")
 		}

@@ -48,7 +48,7 @@ func TestListenVerifiesAndRehearsesRetries(t *testing.T) {
 	cfg.Addr, cfg.PublicURL, cfg.Auth = relayAddr, "http://"+relayAddr, "none"
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 	cfg.RetryInitial, cfg.RetryMaxInterval, cfg.DemoStepDelay = 50*time.Millisecond, 100*time.Millisecond, time.Millisecond
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(app.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

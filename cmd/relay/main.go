@@ -80,12 +80,11 @@ func serve(args []string, env func(string) string, stdout, stderr io.Writer) int
 		return 2
 	}
 	log := app.NewLogger(cfg, stderr)
-	a, err := app.New(cfg, log)
+	a, err := app.New(app.Deps{Log: log, Version: version}, cfg)
 	if err != nil {
 		log.Error("relay: start failed", "err", err)
 		return 1
 	}
-	a.SetVersion(version)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := a.Run(ctx); err != nil {

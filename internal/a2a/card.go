@@ -9,13 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
 	"github.com/gowebpki/jcs"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -408,21 +406,16 @@ func (c *Card) Public() ([]byte, error) {
 	return r.public, nil
 }
 
-// Serve is the fiber handler of /.well-known/agent-card.json and
-// agent.json: the public card with Cache-Control and an ETag (A2A §8.6),
-// 304 to an If-None-Match that names it.
-func (c *Card) Serve(ctx *fiber.Ctx) error {
+// Served is the public card as it is served at
+// /.well-known/agent-card.json (the HTTP edge, rest.ServeCard, answers
+// with it): its bytes, their ETag, and how long a client may cache it
+// (CardConfig.MaxAge).
+func (c *Card) Served() (body []byte, etag string, maxAge time.Duration, err error) {
 	r, err := c.current()
 	if err != nil {
-		return err
+		return nil, "", 0, err
 	}
-	ctx.Set(fiber.HeaderCacheControl, "public, max-age="+strconv.Itoa(int(c.cfg.MaxAge.Seconds())))
-	ctx.Set(fiber.HeaderETag, r.etag)
-	if ETagMatches(ctx.Get(fiber.HeaderIfNoneMatch), r.etag) {
-		return ctx.SendStatus(fiber.StatusNotModified)
-	}
-	ctx.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return ctx.Send(r.public)
+	return r.public, r.etag, c.cfg.MaxAge, nil
 }
 
 // ETag is the entity tag of a card as served: a hash of its bytes.

@@ -410,7 +410,7 @@ func TestStartFailsWhenAnAddressIsTaken(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.RedisURL, cfg.RedisPrefix = redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
 			cfg.Addr, cfg.GRPCAddr = tc.http, tc.grpc
-			a, err := New(cfg, testLogger())
+			a, err := New(Deps{Log: testLogger()}, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

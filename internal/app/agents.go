@@ -25,8 +25,11 @@ const agentClaims = 8
 func (a *App) agents(commit *ingest.Committer) (*ingest.Router, error) {
 	claims := workqueue.New(a.rdb, a.streamRDB, a.batch, a.layout)
 	a.claims = claims
-	a.pull = ingest.NewPull(claims, commit, commit.Load, a.cfg.WorkerLease, a.log)
 	var err error
+	if a.pull, err = ingest.NewPull(ingest.PullDeps{Queue: claims, Commit: commit, Load: commit.Load, Log: a.log},
+		ingest.PullConfig{Lease: a.cfg.WorkerLease}); err != nil {
+		return nil, fmt.Errorf("app: %w", err)
+	}
 	a.demo, err = ingest.NewDemo(a.pull, ingest.DemoConfig{StepDelay: a.cfg.DemoStepDelay, Outage: a.outage(),
 		Limits: ingest.DemoLimits{MaxSteps: a.cfg.DemoMaxSteps, MaxEventsPerSecond: a.cfg.DemoMaxEventsPerSecond}}, a.log)
 	if err != nil {
@@ -82,12 +85,12 @@ func (a *App) bridgeTo(url string) (ingest.Agent, error) {
 	if ag, ok := a.upstream[q]; ok {
 		return ag, nil
 	}
-	cfg := upstream.Config{URL: url, Queue: q, Worker: "relay-" + q, Outage: a.outage()}
-	if err := cfg.Validate(); err != nil {
+	links := upstream.NewRedisLinks(a.rdb, a.layout, a.cfg.TaskRetention+24*time.Hour)
+	br, err := upstream.New(upstream.Deps{Pull: a.pull, Links: links, Log: a.log.With("upstream", url)},
+		upstream.Config{URL: url, Queue: q, Worker: "relay-" + q, Outage: a.outage()})
+	if err != nil {
 		return nil, err
 	}
-	links := upstream.NewRedisLinks(a.rdb, a.layout, a.cfg.TaskRetention+24*time.Hour)
-	br := upstream.New(cfg, a.pull, links, a.log.With("upstream", url))
 	a.bridges = append(a.bridges, br)
 	ag := bridgedAgent{PullQueue: a.pull.Queue(q), bridge: br}
 	if a.upstream == nil {

@@ -3,6 +3,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,16 +117,22 @@ type App struct {
 	tracer *telemetry.Tracer
 }
 
-// New returns an App for cfg. It connects to nothing until Start.
-func New(cfg config.Config, log *slog.Logger) (*App, error) {
-	if log == nil {
-		return nil, errors.New("app: nil logger")
-	}
-	return &App{cfg: cfg, log: log, version: "dev"}, nil
+// Deps are what an App is given rather than configured with.
+type Deps struct {
+	// Log is where the App logs (required).
+	Log *slog.Logger
+	// Version is the version relay reports (User-Agent relay/<version>,
+	// the traces' service version; default "dev").
+	Version string
 }
 
-// SetVersion sets the version relay reports (User-Agent relay/<version>).
-func (a *App) SetVersion(v string) { a.version = v }
+// New returns an App for cfg. It connects to nothing until Start.
+func New(d Deps, cfg config.Config) (*App, error) {
+	if d.Log == nil {
+		return nil, errors.New("app: nil logger")
+	}
+	return &App{cfg: cfg, log: d.Log, version: cmp.Or(d.Version, "dev")}, nil
+}
 
 // Run starts the app, serves until ctx is cancelled, then shuts down.
 func (a *App) Run(ctx context.Context) error {
@@ -199,11 +206,18 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	pressure := backpressure.NewPressure(a.cfg.BackpressureLag, a.cfg.BackpressureMaxHold, nil)
-	svc := ingest.NewService(a.store, commit, hub, router, ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout,
-		CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics}, Secrets: a.ring,
-		Message: a2a.MessageLimits{MaxParts: a.cfg.MaxMessageParts, MaxBytes: a.cfg.MaxMessageBytes},
-		Quota:   a.quota(), Outage: a.outage()}, a.log)
+	pressure, err := backpressure.New(backpressure.Deps{},
+		backpressure.Config{Target: a.cfg.BackpressureLag, MaxHold: a.cfg.BackpressureMaxHold})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	svc, err := ingest.NewService(ingest.ServiceDeps{Store: a.store, Commit: commit, Hub: hub, Agent: router, Log: a.log},
+		ingest.Config{BlockingTimeout: a.cfg.BlockingTimeout, CheckURL: guard.CheckURL, Gate: heldGate{pressure, a.metrics},
+			Secrets: a.ring, Message: a2a.MessageLimits{MaxParts: a.cfg.MaxMessageParts, MaxBytes: a.cfg.MaxMessageBytes},
+			Quota: a.quota(), Outage: a.outage()})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	card, err := a2a.NewSignedCard(a2a.CardDeps{Signer: cardSigner{a.keys}}, a.cardConfig())
 	if err != nil {
 		return fmt.Errorf("app: agent card: %w", err)
@@ -222,10 +236,16 @@ func (a *App) Start(ctx context.Context) (err error) {
 	deps := delivery.Deps{Queue: consumer, Tasks: a.store, Leader: a.leases, Signer: a.keys, Dial: guard.DialContext, Log: a.log,
 		Pressure: pressure, Observer: a.metrics, StandardKeys: a.swhKeys, Throttle: a.throttle, Health: endpoints, Tracer: a.tracer}
 	if a.cfg.OperatorWebhookURL != "" {
-		deps.Operator = delivery.NewOperator(a.cfg.OperatorWebhookURL, a.cfg.OperatorWebhookToken, a.log)
+		if deps.Operator, err = delivery.NewOperator(delivery.OperatorDeps{Log: a.log},
+			delivery.OperatorConfig{URL: a.cfg.OperatorWebhookURL, Token: a.cfg.OperatorWebhookToken}); err != nil {
+			return fmt.Errorf("app: RELAY_OPERATOR_WEBHOOK_URL: %w", err)
+		}
 	}
 	if a.cfg.WebhookValidation {
-		deps.Validator = delivery.NewValidator(a.store, guard.Transport(), a.cfg.DeliveryTimeout, a.cfg.WebhookValidationTTL)
+		if deps.Validator, err = delivery.NewValidator(delivery.ValidatorDeps{Store: a.store, Transport: guard.Transport()},
+			delivery.ValidatorConfig{Timeout: a.cfg.DeliveryTimeout, TTL: a.cfg.WebhookValidationTTL}); err != nil {
+			return fmt.Errorf("app: %w", err)
+		}
 	}
 	workers, err := delivery.New(deps, a.deliveryConfig())
 	if err != nil {
@@ -242,8 +262,16 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.startBackground(workers, ingest.NewCompactor(a.store, a.leases, holder, a.log), reoffer, sweeper)
-	a.streams = ingest.NewStreams(a.store, a.streamRDB, a.cfg.MaxStreams, a.cfg.Security.MaxStreamsPerClient)
+	compactor, err := ingest.NewCompactor(ingest.CompactorDeps{Store: a.store, Leader: a.leases, Holder: holder, Log: a.log},
+		ingest.CompactorConfig{})
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	a.startBackground(workers, compactor, reoffer, sweeper)
+	if a.streams, err = ingest.NewStreams(ingest.StreamsDeps{Store: a.store, RDB: a.streamRDB},
+		ingest.StreamsConfig{Max: a.cfg.MaxStreams, PerOwner: a.cfg.Security.MaxStreamsPerClient}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	if a.endpoint, err = a2a.NewEndpoint(a2a.EndpointDeps{Service: svc, Card: card, Streams: a.streams, Log: a.log},
 		a2a.StreamConfig{KeepAlive: a.cfg.StreamKeepAlive, MaxBuffer: a.cfg.StreamMaxBuffer}); err != nil {
 		return fmt.Errorf("app: %w", err)
@@ -254,7 +282,10 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: %w", err)
 	}
 	a.metrics.WatchQueue(a.outbox, a.streams.Open, a.log)
-	a.workerAPI = workerapi.New(a.pull, workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}, a.log)
+	if a.workerAPI, err = workerapi.New(workerapi.Deps{Pull: a.pull, Log: a.log},
+		workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	rh, err := rest.New(rest.Deps{Endpoint: a.endpoint, Log: a.log, Observe: func(method string, d a2a.Dialect, e *a2a.Error) {
 		code := 0
 		if e != nil {

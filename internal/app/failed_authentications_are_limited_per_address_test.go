@@ -32,7 +32,7 @@ func TestFailedAuthenticationsAreLimitedPerAddressAcrossInstances(t *testing.T) 
 	logs := &syncBuffer{}
 	var relays []*relay
 	for range 2 { // two instances on one Redis
-		a, err := New(cfg, newTextLogger(logs))
+		a, err := New(Deps{Log: newTextLogger(logs)}, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

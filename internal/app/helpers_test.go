@@ -79,7 +79,7 @@ func startWith(t *testing.T, cfg config.Config) *relay {
 	if os.Getenv("RELAY_TEST_LOG") != "" {
 		w = os.Stderr
 	}
-	a, err := New(cfg, slog.New(slog.NewTextHandler(w, nil)))
+	a, err := New(Deps{Log: slog.New(slog.NewTextHandler(w, nil))}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,8 +47,8 @@ func (a *App) newHTTP(h *jsonrpc.Handler, rh *rest.Handler, card *a2a.Card, api 
 	f.Use(a.traceRequests)
 	f.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	f.Get("/readyz", a.ready)
-	f.Get("/.well-known/agent-card.json", card.Serve)
-	f.Get("/.well-known/agent.json", card.Serve)
+	f.Get("/.well-known/agent-card.json", rest.ServeCard(card))
+	f.Get("/.well-known/agent.json", rest.ServeCard(card))
 	f.Get(jwksPath, auth.ServeJWKSOf(a.keys, a.swhKeys))
 	f.Get(standardKeysPath, a.swhKeys.ServeStandardKeys)
 	flood := func(refuse refusal) fiber.Handler {

@@ -109,7 +109,7 @@ func TestPartitionCountIsFixed(t *testing.T) {
 	cfg.RedisURL = srv.URL()
 	startWith(t, cfg).stop()
 	cfg.Partitions = 4
-	a, err := New(cfg, testLogger())
+	a, err := New(Deps{Log: testLogger()}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/a2arelay/relay/internal/config"
 	"github.com/a2arelay/relay/internal/ingest"
 	"github.com/a2arelay/relay/internal/layout"
+	"github.com/a2arelay/relay/internal/taskstore"
 )
 
 // Every backend that queues its tasks (a worker queue, an upstream agent's
@@ -22,7 +23,11 @@ func TestQueueBackendsNameTheirQueues(t *testing.T) {
 	cfg.Agent.Skills = []config.SkillConfig{{ID: "up", Name: "Up", Backend: "http://127.0.0.1:1/"}, {ID: "plain", Name: "Plain"},
 		{ID: "demo", Name: "Demo", Backend: "demo"}}
 	a := &App{cfg: cfg, log: testLogger(), layout: layout.New("offers", 1)}
-	router, err := a.agents(nil)
+	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: &taskstore.Store{}, Hub: ingest.NewHub()}, ingest.CommitterConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := a.agents(commit) // nothing is committed: the pull backend only needs one
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func (b *syncBuffer) String() string {
 func startLogged(t *testing.T, cfg config.Config) (*syncBuffer, error) {
 	t.Helper()
 	logs := &syncBuffer{}
-	a, err := New(cfg, slog.New(slog.NewTextHandler(logs, nil)))
+	a, err := New(Deps{Log: slog.New(slog.NewTextHandler(logs, nil))}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

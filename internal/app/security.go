@@ -46,10 +46,14 @@ func (a *App) setupSecurity(ctx context.Context) error {
 	}
 	a.adminTokens = auth.NewTokens(s.AdminTokens)
 	if s.RateLimit > 0 {
-		a.limiter = ratelimit.New(a.rdb, a.layout, s.RateLimit)
+		if a.limiter, err = ratelimit.New(ratelimit.Deps{RDB: a.rdb, Keys: a.layout}, ratelimit.Config{Limit: s.RateLimit}); err != nil {
+			return fmt.Errorf("app: RELAY_RATE_LIMIT: %w", err)
+		}
 	}
 	if s.AuthFailureLimit > 0 {
-		a.strikes = ratelimit.NewStrikes(a.rdb, a.layout, s.AuthFailureLimit)
+		if a.strikes, err = ratelimit.NewStrikes(ratelimit.Deps{RDB: a.rdb, Keys: a.layout}, ratelimit.Config{Limit: s.AuthFailureLimit}); err != nil {
+			return fmt.Errorf("app: RELAY_AUTH_FAILURE_LIMIT: %w", err)
+		}
 	}
 	switch {
 	case on:

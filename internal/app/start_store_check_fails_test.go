@@ -24,7 +24,7 @@ func TestStartFailingPartitionCheckClosesRedis(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.RedisURL, cfg.RedisPrefix = redistest.URL(rdb), pfx
 	cfg.Partitions = 4
-	a, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

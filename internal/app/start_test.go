@@ -24,7 +24,7 @@ func TestFailedStartUndoesItself(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.RedisURL, cfg.RedisPrefix = redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
 	cfg.Addr = taken.Addr().String()
-	a, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func startBudgetRelay(t *testing.T, mut func(*config.Config)) (*relay, *redis.Cl
 	if mut != nil {
 		mut(&cfg)
 	}
-	a, err := New(cfg, testLogger())
+	a, err := New(Deps{Log: testLogger()}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -225,7 +225,7 @@ func TestRealRedisWithoutCredentialsRefusesToStart(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Auth = config.AuthAuto
 	cfg.RedisURL, cfg.RedisPrefix = redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
-	a, err := New(cfg, testLogger())
+	a, err := New(Deps{Log: testLogger()}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ package backpressure
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -38,14 +39,33 @@ type Pressure struct {
 	pacer
 }
 
-// NewPressure returns a Pressure that holds new tasks while the delivery
-// queue wait is above target, for at most maxHold each. A zero target turns
-// it off. now may be nil for the wall clock.
-func NewPressure(target, maxHold time.Duration, now func() time.Time) *Pressure {
-	if now == nil {
-		now = time.Now
+// Deps are what a Pressure works with.
+type Deps struct {
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Config sets a Pressure's target (RELAY_BACKPRESSURE_LAG) and hold
+// (RELAY_BACKPRESSURE_MAX_HOLD).
+type Config struct {
+	// Target is the delivery queue wait above which new tasks are held (0:
+	// never held; the Pressure is off).
+	Target time.Duration
+	// MaxHold is the longest one new task is held.
+	MaxHold time.Duration
+}
+
+// New returns a Pressure that holds new tasks while the delivery queue
+// wait is above cfg.Target, for at most cfg.MaxHold each, or an error when
+// either is negative.
+func New(d Deps, cfg Config) (*Pressure, error) {
+	if cfg.Target < 0 || cfg.MaxHold < 0 {
+		return nil, fmt.Errorf("backpressure: Target (%s) and MaxHold (%s) must not be negative", cfg.Target, cfg.MaxHold)
 	}
-	return &Pressure{target: target, maxHold: maxHold, stale: time.Second, now: now, sleep: sleep}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Pressure{target: cfg.Target, maxHold: cfg.MaxHold, stale: time.Second, now: d.Now, sleep: sleep}, nil
 }
 
 // weight is the weight of a new observation in the moving average: about

@@ -14,7 +14,10 @@ func (c *fakeClock) now() time.Time { return c.t }
 
 func newTestPressure(target, maxHold time.Duration) (*Pressure, *fakeClock) {
 	c := &fakeClock{t: time.Unix(1000, 0)}
-	p := NewPressure(target, maxHold, c.now)
+	p, err := New(Deps{Now: c.now}, Config{Target: target, MaxHold: maxHold})
+	if err != nil {
+		panic(err)
+	}
 	p.sleep = func(_ context.Context, d time.Duration) { c.t = c.t.Add(d) }
 	return p, c
 }

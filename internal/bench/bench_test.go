@@ -71,7 +71,7 @@ func startRelay(t *testing.T) (string, redis.UniversalClient) {
 	cfg.Addr, cfg.RedisURL, cfg.RedisPrefix = "127.0.0.1:0", redistest.URL(rdb), strings.TrimSuffix(prefix, ":")
 	cfg.WebhookAllowCIDRs = []string{"127.0.0.0/8"}
 	cfg.Auth, cfg.Security.RateLimit = "none", 0
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(app.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

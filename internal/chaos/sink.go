@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/a2arelay/relay/webhook"
 )
 
 // Receipt is one POST the sink received.
@@ -118,7 +120,7 @@ type demoMeta struct {
 func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	body, err := io.ReadAll(r.Body)
-	rc := Receipt{At: now, NID: r.Header.Get("A2A-Notification-Id")}
+	rc := Receipt{At: now, NID: r.Header.Get(webhook.HeaderID)}
 	var problems []string
 	if err != nil {
 		problems = append(problems, "read body: "+err.Error())
@@ -143,10 +145,10 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rc.NID == "" {
 		problems = append(problems, "no A2A-Notification-Id")
 	}
-	if v := r.Header.Get("A2A-Version"); v != "1.0" {
+	if v := r.Header.Get(webhook.HeaderVersion); v != "1.0" {
 		problems = append(problems, "A2A-Version "+v)
 	}
-	if p := checkJWT(r.Header.Get("A2A-Notification-JWT"), rc.NID, rc.Task); p != "" {
+	if p := checkJWT(r.Header.Get(webhook.HeaderJWT), rc.NID, rc.Task); p != "" {
 		problems = append(problems, p)
 	}
 	rc.Problem = strings.Join(problems, "; ")
@@ -206,15 +208,12 @@ func checkJWT(token, nid, task string) string {
 	if err != nil {
 		return "JWT payload: " + err.Error()
 	}
-	var c struct {
-		JTI    string `json:"jti"`
-		TaskID string `json:"taskId"`
-	}
+	var c webhook.Claims
 	if err := json.Unmarshal(b, &c); err != nil {
 		return "JWT payload: " + err.Error()
 	}
-	if c.JTI != nid || c.TaskID != task {
-		return "JWT jti/taskId " + c.JTI + "/" + c.TaskID + " do not match " + nid + "/" + task
+	if c.ID != nid || c.TaskID != task {
+		return "JWT jti/taskId " + c.ID + "/" + c.TaskID + " do not match " + nid + "/" + task
 	}
 	return ""
 }

@@ -160,8 +160,7 @@ func ReadTruth(ctx context.Context, rdb redis.UniversalClient, owners ...string)
 			}
 			for _, m := range events[i].Val() {
 				var ev a2a.Event
-				raw, _ := m.Values["e"].(string)
-				if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+				if err := json.Unmarshal(layout.DecodeEventEntry(m.Values).Event, &ev); err != nil {
 					return nil, fmt.Errorf("task %s: event %s: %w", id, m.ID, err)
 				}
 				e := EventTruth{ID: m.ID, Kind: ev.Kind}
@@ -190,10 +189,10 @@ func ReadTruth(ctx context.Context, rdb redis.UniversalClient, owners ...string)
 func Outstanding(ctx context.Context, rdb redis.UniversalClient, partitions int) (open, dead int64, err error) {
 	pipe := rdb.Pipeline()
 	var opens, deads []*redis.IntCmd
-	for p := range partitions {
-		tag := "relay:{" + strconv.Itoa(p) + "}:"
-		opens = append(opens, pipe.ZCard(ctx, tag+"dl:status:pending"), pipe.ZCard(ctx, tag+"dl:status:failed"))
-		deads = append(deads, pipe.ZCard(ctx, tag+"dl:status:dead"))
+	k := layout.New("", partitions) // relay's default prefix
+	for p := range k.Partitions() {
+		opens = append(opens, pipe.ZCard(ctx, k.StatusIndex(p, "pending")), pipe.ZCard(ctx, k.StatusIndex(p, "failed")))
+		deads = append(deads, pipe.ZCard(ctx, k.StatusIndex(p, "dead")))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, 0, err

@@ -52,7 +52,9 @@ func TestValidationPlusPostOutlivesTheLease(t *testing.T) {
 	store := fx.store
 	cfg := Config{Timeout: 200 * time.Millisecond}
 	lease := outbox.ConsumerConfig{Attempt: cfg.Timeout, LaneLease: 300 * time.Millisecond} // the defaults' 10s : 15s
-	validating := func(d *Deps) { d.Validator = NewValidator(store, fx.guard.Transport(), cfg.Timeout, time.Hour) }
+	validating := func(d *Deps) {
+		d.Validator = mustValidator(ValidatorDeps{Store: store, Transport: fx.guard.Transport()}, ValidatorConfig{Timeout: cfg.Timeout, TTL: time.Hour})
+	}
 	w1 := mustNew(t, fx.deps(store.consumer(t, lease), validating), cfg)
 	w2 := mustNew(t, fx.deps(store.consumer(t, lease), validating), cfg) // another instance
 
@@ -95,7 +97,7 @@ func TestOperatorLogsItsSecretURL(t *testing.T) {
 	ln := httptest.NewServer(http.NotFoundHandler())
 	addr := ln.Listener.Addr().String()
 	ln.Close() // nothing listens there now: connection refused
-	o := NewOperator("http://"+addr+"/services/T000/B000/SECRETxyz", "", log)
+	o := mustOperator(OperatorDeps{Log: log}, OperatorConfig{URL: "http://" + addr + "/services/T000/B000/SECRETxyz"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopped := make(chan struct{})
@@ -140,7 +142,7 @@ func TestOperatorAlertAfterStopIsLost(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	o := NewOperator(srv.URL, "", slog.New(slog.DiscardHandler))
+	o := mustOperator(OperatorDeps{Log: slog.New(slog.DiscardHandler)}, OperatorConfig{URL: srv.URL})
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	o.Notify(Alert{Event: "delivery.dead", NotificationID: "queued-at-shutdown"})
@@ -174,7 +176,7 @@ func TestUnvalidatedHostGetsOneGETPerAttempt(t *testing.T) {
 	}))
 	defer victim.Close()
 	guard, _ := ssrf.NewGuard([]string{"127.0.0.0/8"})
-	v := NewValidator(store, guard.Transport(), time.Second, time.Hour)
+	v := mustValidator(ValidatorDeps{Store: store, Transport: guard.Transport()}, ValidatorConfig{Timeout: time.Second, TTL: time.Hour})
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() { _ = v.Check(ctx, victim.URL+"/hook/"+strconv.Itoa(i)) })

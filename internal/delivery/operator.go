@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -43,11 +45,31 @@ type Operator struct {
 	done       chan struct{}
 }
 
-// NewOperator returns an Operator posting to url (with Authorization:
-// Bearer token when token is set). Run sends.
-func NewOperator(url, token string, log *slog.Logger) *Operator {
-	return &Operator{url: url, token: token, log: log, client: &http.Client{Timeout: 10 * time.Second},
-		queue: make(chan Alert, 1024), done: make(chan struct{})}
+// OperatorDeps are what an Operator works with.
+type OperatorDeps struct {
+	Log *slog.Logger
+}
+
+// OperatorConfig says where an Operator posts
+// (RELAY_OPERATOR_WEBHOOK_URL, RELAY_OPERATOR_WEBHOOK_TOKEN).
+type OperatorConfig struct {
+	// URL receives the alerts (an absolute http or https URL).
+	URL string
+	// Token, when set, is sent as Authorization: Bearer <Token>.
+	Token string
+}
+
+// NewOperator returns an Operator, or an error when its URL is not an
+// absolute http or https URL. Run sends.
+func NewOperator(d OperatorDeps, cfg OperatorConfig) (*Operator, error) {
+	if u, err := url.Parse(cfg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("delivery: operator: URL must be an absolute http or https URL")
+	}
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	return &Operator{url: cfg.URL, token: cfg.Token, log: d.Log, client: &http.Client{Timeout: 10 * time.Second},
+		queue: make(chan Alert, 1024), done: make(chan struct{})}, nil
 }
 
 // Notify queues an alert; it never blocks.

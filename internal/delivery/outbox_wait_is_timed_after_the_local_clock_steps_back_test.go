@@ -24,7 +24,10 @@ func TestOutboxWaitIsTimedAfterTheLocalClockStepsBack(t *testing.T) {
 	hook := &countingHook{status: http.StatusOK}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "stepped", hook)
 	q := &clockAhead{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{}), ahead: time.Minute}
-	pressure := backpressure.NewPressure(time.Hour, time.Second, nil)
+	pressure, err := backpressure.New(backpressure.Deps{}, backpressure.Config{Target: time.Hour, MaxHold: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := mustNew(t, fx.deps(q, func(d *Deps) { d.Pressure = pressure }), Config{Outbox: true})
 	var back atomic.Int64
 	w.now = func() time.Time { return time.Now().Add(-time.Duration(back.Load())) }

@@ -40,7 +40,10 @@ func TestOutboxWaitIsTimedByRedisClockReadOnceASecond(t *testing.T) {
 	hook := &countingHook{status: http.StatusOK}
 	fx := newFixtureWith(t, storeConfig{Partitions: 1, Outbox: true}, a2a.V10, "timed", hook)
 	q := &clockAhead{Consumer: fx.store.consumer(t, outbox.ConsumerConfig{}), ahead: time.Minute}
-	pressure := backpressure.NewPressure(time.Hour, time.Second, nil)
+	pressure, err := backpressure.New(backpressure.Deps{}, backpressure.Config{Target: time.Hour, MaxHold: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
 	stop := runWorkers(mustNew(t, fx.deps(q, func(d *Deps) { d.Pressure = pressure }), Config{Outbox: true}))
 	defer stop()
 	const events = 20

@@ -66,7 +66,12 @@ func TestRedeliveredOldEventKeepsItsVersion(t *testing.T) {
 		}
 		drain()
 	}
-	ingest.NewCompactor(store, store, "test", slog.New(slog.NewTextHandler(io.Discard, nil))).RunOnce(ctx)
+	compactor, err := ingest.NewCompactor(ingest.CompactorDeps{Store: store, Leader: store, Holder: "test",
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, ingest.CompactorConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compactor.RunOnce(ctx)
 	if n, _ := rdb.Exists(ctx, store.TaskKeys(id)[3]).Result(); n != 1 {
 		t.Fatal("no checkpoint formed: the test needs a trimmed stream")
 	}

@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/a2arelay/relay/internal/ssrf"
+	"github.com/a2arelay/relay/webhook"
 )
 
 // Validations remembers which webhook hosts proved they want relay's
-// notifications (outbox.Store implements it), shared by every instance.
+// notifications (taskstore.Store implements it), shared by every instance.
 type Validations interface {
 	HostValidated(ctx context.Context, host string) (bool, error)
 	MarkHostValidated(ctx context.Context, host string, ttl time.Duration) error
@@ -52,14 +53,36 @@ const failBackoff = 5 * time.Second
 // maxHosts bounds the local caches (entries past their time are dropped first).
 const maxHosts = 10000
 
-// NewValidator returns a Validator that sends its GETs through transport
-// (the SSRF guard's), each bounded by timeout.
-func NewValidator(store Validations, transport http.RoundTripper, timeout, ttl time.Duration) *Validator {
-	return &Validator{store: store, ttl: ttl, now: time.Now, seen: map[string]time.Time{},
+// ValidatorDeps are what a Validator works with.
+type ValidatorDeps struct {
+	Store Validations
+	// Transport sends the GETs (the SSRF guard's).
+	Transport http.RoundTripper
+}
+
+// ValidatorConfig configures a Validator.
+type ValidatorConfig struct {
+	// Timeout bounds one GET (RELAY_DELIVERY_TIMEOUT).
+	Timeout time.Duration
+	// TTL is how long a validated host stays validated
+	// (RELAY_WEBHOOK_VALIDATION_TTL).
+	TTL time.Duration
+}
+
+// NewValidator returns a Validator, or an error naming what is missing or
+// out of range.
+func NewValidator(d ValidatorDeps, cfg ValidatorConfig) (*Validator, error) {
+	switch {
+	case d.Store == nil || d.Transport == nil:
+		return nil, errors.New("delivery: validator: Store and Transport are required")
+	case cfg.Timeout <= 0 || cfg.TTL <= 0:
+		return nil, fmt.Errorf("delivery: validator: Timeout (%s) and TTL (%s) must be positive", cfg.Timeout, cfg.TTL)
+	}
+	return &Validator{store: d.Store, ttl: cfg.TTL, now: time.Now, seen: map[string]time.Time{},
 		failed: map[string]failure{}, flight: map[string]chan struct{}{},
-		client: &http.Client{Transport: transport, Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+		client: &http.Client{Transport: d.Transport, Timeout: cfg.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
-		}}}
+		}}}, nil
 }
 
 // ValidationError is a webhook host that did not prove it wants the
@@ -180,7 +203,7 @@ func (v *Validator) challenge(ctx context.Context, rawURL, host string) error {
 	token := hex.EncodeToString(b[:])
 	u, _ := url.Parse(rawURL)
 	q := u.Query()
-	q.Set("validationToken", token)
+	q.Set(webhook.QueryValidationToken, token)
 	u.RawQuery = q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,37 +25,73 @@ type Leader interface {
 	Lead(ctx context.Context, role, holder string, ttl time.Duration) (bool, error)
 }
 
+// CompactorDeps are what a Compactor works with.
+type CompactorDeps struct {
+	Store  CompactStore
+	Leader Leader
+	// Holder names this instance in the leader's lease.
+	Holder string
+	Log    *slog.Logger
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// CompactorConfig configures a Compactor. Zero values take the documented
+// defaults.
+type CompactorConfig struct {
+	// Every is how often the leader compacts the listed streams (default
+	// 1s); its lease outlives five looks.
+	Every time.Duration
+	// Batch bounds the streams compacted per partition per look (default
+	// 64).
+	Batch int
+}
+
 // Compactor keeps task event streams bounded: the commit lists a stream
 // that has grown a quarter over its length, and the Compactor cuts it back
 // (never past an entry a webhook still waits on), storing the task as it
 // was before the first entry kept as the task's checkpoint. It is the one
 // place that folds stored events into a stored task. One instance at a
-// time compacts (a Redis lease).
+// time compacts (a Redis lease, role "compaction").
 type Compactor struct {
-	store  CompactStore
-	leader Leader
-	holder string
-	log    *slog.Logger
-	now    func() time.Time
+	d   CompactorDeps
+	cfg CompactorConfig
 }
 
-// NewCompactor returns a Compactor; holder names this instance in the
-// leader's lease.
-func NewCompactor(store CompactStore, leader Leader, holder string, log *slog.Logger) *Compactor {
-	return &Compactor{store: store, leader: leader, holder: holder, log: log, now: time.Now}
+// NewCompactor returns a Compactor, or an error naming what is missing or
+// out of range.
+func NewCompactor(d CompactorDeps, cfg CompactorConfig) (*Compactor, error) {
+	switch {
+	case d.Store == nil || d.Leader == nil:
+		return nil, errors.New("ingest: compactor: Store and Leader are required")
+	case d.Holder == "":
+		return nil, errors.New("ingest: compactor: Holder is required")
+	case cfg.Every < 0 || cfg.Batch < 0:
+		return nil, fmt.Errorf("ingest: compactor: Every (%s) and Batch (%d) must not be negative", cfg.Every, cfg.Batch)
+	}
+	cfg.Every = cmp.Or(cfg.Every, time.Second)
+	cfg.Batch = cmp.Or(cfg.Batch, 64)
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	return &Compactor{d: d, cfg: cfg}, nil
 }
 
-// Run compacts listed streams every second until ctx ends.
+// Run compacts listed streams every Every while this instance leads, until
+// ctx ends.
 func (c *Compactor) Run(ctx context.Context) {
-	t := time.NewTimer(cadence.Until(c.now(), time.Second)) // (on the process's grid, with the other loops)
+	t := time.NewTimer(cadence.Until(c.d.Now(), c.cfg.Every)) // (on the process's grid, with the other loops)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			t.Reset(cadence.Until(c.now(), time.Second))
-			if lead, err := c.leader.Lead(ctx, "compaction", c.holder, 5*time.Second); err != nil || !lead {
+			t.Reset(cadence.Until(c.d.Now(), c.cfg.Every))
+			if lead, err := c.d.Leader.Lead(ctx, "compaction", c.d.Holder, 5*c.cfg.Every); err != nil || !lead {
 				continue
 			}
 			c.RunOnce(ctx)
@@ -62,18 +99,18 @@ func (c *Compactor) Run(ctx context.Context) {
 	}
 }
 
-// RunOnce compacts up to 64 listed streams of every partition (listed in
-// one round trip; a partition that could not be read is left to the next
-// pass).
+// RunOnce compacts up to Batch listed streams of every partition (listed
+// in one round trip; a partition that could not be read is left to the
+// next pass).
 func (c *Compactor) RunOnce(ctx context.Context) {
-	parts, err := c.store.CompactCandidates(ctx, 64, c.now())
+	parts, err := c.d.Store.CompactCandidates(ctx, c.cfg.Batch, c.d.Now())
 	if err != nil && ctx.Err() == nil {
-		c.log.WarnContext(ctx, "listing streams to compact", "err", err) // (the partitions read are compacted)
+		c.d.Log.WarnContext(ctx, "listing streams to compact", "err", err) // (the partitions read are compacted)
 	}
 	for _, ids := range parts {
 		for _, id := range ids {
-			if _, err := c.store.Compact(ctx, id, c.now(), foldStored); err != nil && ctx.Err() == nil {
-				c.log.WarnContext(ctx, "compacting a task's event stream", "task_id", id, "err", err)
+			if _, err := c.d.Store.Compact(ctx, id, c.d.Now(), foldStored); err != nil && ctx.Err() == nil {
+				c.d.Log.WarnContext(ctx, "compacting a task's event stream", "task_id", id, "err", err)
 			}
 		}
 	}

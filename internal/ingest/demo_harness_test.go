@@ -42,14 +42,14 @@ func newDemoInstance(t *testing.T, addr, prefix string, lease time.Duration, cfg
 	store := taskstore.New(rdb, l, groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{})
-	pull := NewPull(workqueue.New(rdb, rdb, nil, l), commit, commit.Load, lease, log)
+	pull := mustPull(PullDeps{Queue: workqueue.New(rdb, rdb, nil, l), Commit: commit, Load: commit.Load, Log: log}, PullConfig{Lease: lease})
 	cfg.StepDelay = max(cfg.StepDelay, time.Millisecond)
 	demo, err := NewDemo(pull, cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := &demoInstance{rdb: rdb, store: store, demo: demo, cfg: cfg,
-		svc: NewService(store, commit, hub, demo, Config{Outage: cfg.Outage}, log)}
+		svc: mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: demo, Log: log}, Config{Outage: cfg.Outage})}
 	t.Cleanup(func() {
 		in.demo.Close()
 		in.wait(t)

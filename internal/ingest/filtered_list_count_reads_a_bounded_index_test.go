@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +24,7 @@ func TestFilteredListCountReadsABoundedIndex(t *testing.T) {
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{Retention: time.Hour})
-	svc := NewService(store, commit, hub, idleAgent{}, Config{ListCountMax: 10}, slog.Default())
+	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: idleAgent{}}, Config{ListCountMax: 10})
 	alice := tenant.With(context.Background(), "key:alice")
 	for i := range 25 {
 		m := a2a.Message{MessageID: fmt.Sprint("m", i), Role: a2a.RoleUser, ContextID: "ctx",

@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +40,7 @@ func TestGateHoldsNewTasksOnly(t *testing.T) {
 	gate := &countingGate{}
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{})
-	svc := NewService(store, commit, hub, idleAgent{}, Config{Gate: gate}, slog.Default())
+	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: idleAgent{}}, Config{Gate: gate})
 	msg := func(id string) a2a.Message {
 		return a2a.Message{MessageID: id, Role: a2a.RoleUser, Parts: []a2a.Part{{Kind: a2a.PartText, Text: "hi"}}}
 	}

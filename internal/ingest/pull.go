@@ -54,10 +54,36 @@ type Pull struct {
 	now    func() time.Time
 }
 
-// NewPull returns the pull backend. load reads a task (Service.GetTask)
-// for heartbeats and posts (a claim reads it through commit); lease is how long a claim lasts without a heartbeat (default 30s).
-func NewPull(q WorkQueue, commit *Committer, load func(context.Context, string) (a2a.TaskView, error), lease time.Duration, log *slog.Logger) *Pull {
-	return &Pull{q: q, commit: commit, load: load, lease: cmp.Or(lease, 30*time.Second), log: log, now: time.Now}
+// PullDeps are what the pull backend works with.
+type PullDeps struct {
+	Queue  WorkQueue
+	Commit *Committer
+	// Load reads a task (Service.GetTask, or Committer.Load to read it
+	// whoever owns it) for heartbeats and posts; a claim reads it through
+	// Commit.
+	Load func(context.Context, string) (a2a.TaskView, error)
+	Log  *slog.Logger
+}
+
+// PullConfig configures the pull backend.
+type PullConfig struct {
+	// Lease is how long a claim lasts without a heartbeat (default 30s).
+	Lease time.Duration
+}
+
+// NewPull returns the pull backend, or an error naming what is missing or
+// out of range.
+func NewPull(d PullDeps, cfg PullConfig) (*Pull, error) {
+	switch {
+	case d.Queue == nil || d.Commit == nil || d.Load == nil:
+		return nil, errors.New("ingest: pull: Queue, Commit and Load are required")
+	case cfg.Lease < 0:
+		return nil, fmt.Errorf("ingest: pull: Lease (%s) must not be negative", cfg.Lease)
+	}
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	return &Pull{q: d.Queue, commit: d.Commit, load: d.Load, lease: cmp.Or(cfg.Lease, 30*time.Second), log: d.Log, now: time.Now}, nil
 }
 
 // Lease is how long a claim lasts without a heartbeat.

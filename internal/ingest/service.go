@@ -176,16 +176,37 @@ type Service struct {
 	log    *slog.Logger
 }
 
-// NewService returns a Service.
-func NewService(store TaskStore, commit *Committer, hub *Hub, agent Agent, cfg Config, log *slog.Logger) *Service {
+// ServiceDeps are what a Service works with.
+type ServiceDeps struct {
+	Store  TaskStore
+	Commit *Committer
+	Hub    *Hub
+	// Agent runs the turns (a Router in front of the backends).
+	Agent Agent
+	Log   *slog.Logger
+}
+
+// NewService returns a Service, or an error naming what is missing or out
+// of range.
+func NewService(d ServiceDeps, cfg Config) (*Service, error) {
+	switch {
+	case d.Store == nil || d.Commit == nil || d.Hub == nil || d.Agent == nil:
+		return nil, errors.New("ingest: service: Store, Commit, Hub and Agent are required")
+	case cfg.BlockingTimeout < 0 || cfg.PollInterval < 0 || cfg.MaxPushConfigs < 0 || cfg.ListCountMax < 0:
+		return nil, fmt.Errorf("ingest: service: BlockingTimeout (%s), PollInterval (%s), MaxPushConfigs (%d) and ListCountMax (%d) must not be negative",
+			cfg.BlockingTimeout, cfg.PollInterval, cfg.MaxPushConfigs, cfg.ListCountMax)
+	}
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
 	cfg.BlockingTimeout = cmp.Or(cfg.BlockingTimeout, 30*time.Second)
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, 250*time.Millisecond)
 	cfg.MaxPushConfigs = cmp.Or(cfg.MaxPushConfigs, 16)
 	cfg.ListCountMax = cmp.Or(cfg.ListCountMax, 2000)
 	if cfg.Outage.Log == nil {
-		cfg.Outage.Log = log
+		cfg.Outage.Log = d.Log
 	}
-	return &Service{store: store, commit: commit, hub: hub, agent: agent, cfg: cfg, log: log}
+	return &Service{store: d.Store, commit: d.Commit, hub: d.Hub, agent: d.Agent, cfg: cfg, log: d.Log}, nil
 }
 
 // Send creates or continues a task with p.Message and starts the agent on it.

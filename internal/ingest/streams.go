@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,11 +39,33 @@ type loading struct {
 	err  error
 }
 
-// NewStreams returns Streams reading through rdb, at most max at once and
-// at most perOwner (0: no limit) for one principal.
-func NewStreams(store *taskstore.Store, rdb redis.UniversalClient, max, perOwner int) *Streams {
-	return &Streams{store: store, rdb: rdb, slots: make(chan struct{}, max), perOwner: perOwner, open: map[string]int{},
-		loads: map[string]*loading{}}
+// StreamsDeps are what Streams work with.
+type StreamsDeps struct {
+	Store *taskstore.Store
+	// RDB is the pool the streams' blocking reads go through (one
+	// connection each), apart from the rest of relay's.
+	RDB redis.UniversalClient
+}
+
+// StreamsConfig bounds the streams open at once.
+type StreamsConfig struct {
+	// Max bounds the streams open on this instance (default 256).
+	Max int
+	// PerOwner bounds one principal's (0: no limit).
+	PerOwner int
+}
+
+// NewStreams returns Streams, or an error naming what is missing or out of
+// range.
+func NewStreams(d StreamsDeps, cfg StreamsConfig) (*Streams, error) {
+	switch {
+	case d.Store == nil || d.RDB == nil:
+		return nil, errors.New("ingest: streams: Store and RDB are required")
+	case cfg.Max < 0 || cfg.PerOwner < 0:
+		return nil, fmt.Errorf("ingest: streams: Max (%d) and PerOwner (%d) must not be negative", cfg.Max, cfg.PerOwner)
+	}
+	return &Streams{store: d.Store, rdb: d.RDB, slots: make(chan struct{}, cmp.Or(cfg.Max, 256)), perOwner: cfg.PerOwner,
+		open: map[string]int{}, loads: map[string]*loading{}}, nil
 }
 
 // streamRetryAfter is when a client refused a stream slot is told to try

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +26,7 @@ func TestListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T) {
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
-	svc := NewService(store, commit, hub, idleAgent{}, Config{}, slog.Default())
+	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: idleAgent{}}, Config{})
 	alice := tenant.With(context.Background(), "key:alice")
 	bob := tenant.With(context.Background(), "key:bob")
 	msg := func(id, text string) a2a.Message {
@@ -70,7 +69,10 @@ func TestPerClientStreamLimitCapsEveryoneWithoutAuth(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
 	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
-	s := NewStreams(store, rdb, 1000, 32) // app defaults: max_streams large, 32 per client
+	s, err := NewStreams(StreamsDeps{Store: store, RDB: rdb}, StreamsConfig{Max: 1000, PerOwner: 32}) // app defaults: max_streams large, 32 per client
+	if err != nil {
+		t.Fatal(err)
+	}
 	var releases []func()
 	defer func() {
 		for _, r := range releases {

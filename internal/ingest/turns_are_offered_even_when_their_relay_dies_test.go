@@ -44,12 +44,12 @@ func newOfferStack(t *testing.T, broken bool) *offerStack {
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub, Now: clock.now}, CommitterConfig{Retention: time.Hour})
 	claims := workqueue.New(rdb, rdb, nil, k)
-	pull := NewPull(claims, commit, commit.Load, time.Minute, log)
+	pull := mustPull(PullDeps{Queue: claims, Commit: commit, Load: commit.Load, Log: log}, PullConfig{Lease: time.Minute})
 	var agent Agent = pull.Queue("q")
 	if broken {
 		agent = unreachableQueue{pull.Queue("q")}
 	}
-	svc := NewService(store, commit, hub, NewRouter(agent, nil, nil), Config{}, log)
+	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: NewRouter(agent, nil, nil), Log: log}, Config{})
 	reoffer, err := NewReofferer(ReoffererDeps{Store: store, Queue: claims, Leader: soleLeader{}, Holder: "test", Log: log, Now: clock.now},
 		ReoffererConfig{After: reofferAfter})
 	if err != nil {

@@ -1,10 +1,11 @@
 // Package layout owns relay's Redis layout: the name of every key relay
-// writes (this file, and nowhere else), the stored formats that scripts of
-// more than one package read (the delivery record codec, record.go, and the
-// Lua library every script starts with, lua/lib.lua), and how a script
-// takes its arguments: by name, declared once on the Go side (Named,
-// named.go). It runs no command: the task store (taskstore) and the outbox
-// (outbox) talk to Redis, and take their keys from here.
+// writes (this file, and nowhere else), the stored formats that more than
+// one package reads (the delivery record codec, record.go; the entries of
+// a task's event stream, event.go; and the Lua library every script starts
+// with, lua/lib.lua), and how a script takes its arguments: by name,
+// declared once on the Go side (Named, named.go). It runs no command: the
+// task store (taskstore) and the outbox (outbox) talk to Redis, and take
+// their keys from here.
 //
 // Keys are partitioned by task: partition p = fnv32a(taskID) mod P, and every
 // key of a task carries the hash tag {p}, so one Lua script can touch all of
@@ -14,9 +15,10 @@
 // names depend on what it reads (the lane of a push config it finds, the
 // record of a notification id it reads or computes): for those it is given
 // the fixed part of their names, built here (LanePrefix, Lanes,
-// RecordPrefix, LegacyAttemptsPrefix), and appends the id. Such keys carry
-// the partition's hash tag, as the script's KEYS do, so they live in the
-// same slot.
+// RecordPrefix, LegacyAttemptsPrefix, and EndpointHealth of ""), and
+// appends the id. Each such prefix ends after the hash tag its keys share
+// with the script's KEYS (the partition's, or {endpoints}), so the keys a
+// script names this way live in the same slot by construction.
 package layout
 
 import (
@@ -341,7 +343,9 @@ func (k Keys) UpstreamLink(taskID string) string { return k.prefix + ":upstream:
 // endpoints, with the index and the disabled set, atomically.
 
 // EndpointHealth is the health hash of webhook endpoint id (a hash of its
-// normalized URL, health.EndpointID).
+// normalized URL, health.EndpointID). EndpointHealth("") is what their
+// names start with: a script that finds endpoint ids in a set is given it,
+// and appends each id (health's disabled.lua).
 func (k Keys) EndpointHealth(id string) string { return k.prefix + ":{endpoints}:ep:" + id }
 
 // Endpoints is the zset of the endpoints with a health record, scored by

@@ -466,11 +466,8 @@ func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadO
 		} else if msgs, err := reads[eventKey(e)].Result(); err != nil {
 			return nil, time.Time{}, fmt.Errorf("outbox: load outbox event: %w", err)
 		} else if len(msgs) == 1 {
-			ev, _ := msgs[0].Values["e"].(string)
-			h.Event = []byte(ev)
-			v, _ := msgs[0].Values["v"].(string)
-			h.Version, _ = strconv.ParseInt(v, 10, 64)
-			h.TraceParent, _ = msgs[0].Values["t"].(string)
+			ee := layout.DecodeEventEntry(msgs[0].Values)
+			h.Event, h.Version, h.TraceParent = ee.Event, ee.Version, ee.TraceParent
 		}
 		if cmd := configs[e.Lane]; cmd != nil {
 			switch c, err := cmd.Result(); {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/layout"
 )
 
 //go:embed lua/replay.lua
@@ -32,8 +34,7 @@ func (s *Store) TaskEvents(ctx context.Context, taskID, start, end string, count
 	}
 	out := make([]StoredEvent, 0, len(msgs))
 	for _, m := range msgs {
-		ev, _ := m.Values["e"].(string)
-		out = append(out, StoredEvent{ID: m.ID, Event: []byte(ev)})
+		out = append(out, StoredEvent{ID: m.ID, Event: layout.DecodeEventEntry(m.Values).Event})
 	}
 	return out, nil
 }

@@ -12,7 +12,10 @@ import (
 func TestLimiterCountsPerKeyAndWindow(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
-	l := New(rdb, layout.New(prefix+"rl", 0), 3)
+	l, err := New(Deps{RDB: rdb, Keys: layout.New(prefix+"rl", 0)}, Config{Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	now := time.Unix(1_900_000_000, 0)
 	for i := range 5 {

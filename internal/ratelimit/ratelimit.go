@@ -6,6 +6,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,9 +28,36 @@ type Limiter struct {
 	limit  int64
 }
 
-// New allows limit requests per second per key.
-func New(rdb redis.UniversalClient, k layout.Keys, limit int) *Limiter {
-	return &Limiter{rdb: rdb, window: k.RateWindow, limit: int64(limit)}
+// Deps are what a Limiter or Strikes count with.
+type Deps struct {
+	RDB  redis.UniversalClient
+	Keys layout.Keys
+}
+
+// Config sets a limit.
+type Config struct {
+	// Limit is how many a key (Limiter) or an address (Strikes) may count
+	// per second; it must be positive.
+	Limit int
+}
+
+func (c Config) check(d Deps) error {
+	switch {
+	case d.RDB == nil:
+		return errors.New("ratelimit: RDB is required")
+	case c.Limit < 1:
+		return fmt.Errorf("ratelimit: Limit must be positive, not %d", c.Limit)
+	}
+	return nil
+}
+
+// New allows cfg.Limit requests per second per key, or returns an error
+// naming what is missing or out of range.
+func New(d Deps, cfg Config) (*Limiter, error) {
+	if err := cfg.check(d); err != nil {
+		return nil, err
+	}
+	return &Limiter{rdb: d.RDB, window: d.Keys.RateWindow, limit: int64(cfg.Limit)}, nil
 }
 
 // Allow counts one request of key at now and reports whether it is within

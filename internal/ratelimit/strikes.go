@@ -4,10 +4,6 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/a2arelay/relay/internal/layout"
 )
 
 // maxRefused bounds the addresses an instance remembers as over the limit:
@@ -27,9 +23,13 @@ type Strikes struct {
 	until map[string]time.Time // addresses over the limit, refused until then (expired ones swept by Strike)
 }
 
-// NewStrikes allows limit failures per second per address.
-func NewStrikes(rdb redis.UniversalClient, k layout.Keys, limit int) *Strikes {
-	return &Strikes{l: &Limiter{rdb: rdb, window: k.AuthFailureWindow, limit: int64(limit)}, until: map[string]time.Time{}}
+// NewStrikes allows cfg.Limit failures per second per address, or returns
+// an error naming what is missing or out of range.
+func NewStrikes(d Deps, cfg Config) (*Strikes, error) {
+	if err := cfg.check(d); err != nil {
+		return nil, err
+	}
+	return &Strikes{l: &Limiter{rdb: d.RDB, window: d.Keys.AuthFailureWindow, limit: int64(cfg.Limit)}, until: map[string]time.Time{}}, nil
 }
 
 // Refused reports whether addr went over the limit and is still refused at

@@ -16,7 +16,11 @@ func TestStrikesRefuseAnAddressOverTheLimit(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
 	k := layout.New(prefix+"s", 0)
-	a, b := NewStrikes(rdb, k, 3), NewStrikes(rdb, k, 3)
+	a, errA := NewStrikes(Deps{RDB: rdb, Keys: k}, Config{Limit: 3})
+	b, errB := NewStrikes(Deps{RDB: rdb, Keys: k}, Config{Limit: 3})
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
 	ctx := context.Background()
 	now := time.Unix(1_900_000_000, 200_000_000)
 	for i, s := range []*Strikes{a, b, a} { // three failures, on two instances: at the limit

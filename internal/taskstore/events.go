@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/layout"
 )
 
 // Entry is one entry of a task's event stream.
@@ -56,8 +58,7 @@ func (s *Store) ReadEvents(ctx context.Context, rdb redis.UniversalClient, taskI
 	var out []Entry
 	for _, st := range res {
 		for _, m := range st.Messages {
-			e, _ := m.Values["e"].(string)
-			out = append(out, Entry{ID: m.ID, Event: []byte(e)})
+			out = append(out, Entry{ID: m.ID, Event: layout.DecodeEventEntry(m.Values).Event})
 		}
 	}
 	return out, nil

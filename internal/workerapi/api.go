@@ -5,6 +5,7 @@
 package workerapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,16 +53,27 @@ type API struct {
 	done    chan struct{}
 }
 
-// New returns the worker API.
-func New(pull Pull, cfg Config, log *slog.Logger) *API {
-	a := &API{pull: pull, tokens: auth.NewTokens(cfg.Tokens), waiting: make(chan struct{}, max(cfg.MaxWaiting, 1)), maxWait: cfg.MaxWait, log: log, done: make(chan struct{})}
-	if cfg.MaxWaiting == 0 {
-		a.waiting = make(chan struct{}, 256)
+// Deps are what the worker API works with.
+type Deps struct {
+	// Pull is the pull backend the API's workers claim from and post to.
+	Pull Pull
+	Log  *slog.Logger
+}
+
+// New returns the worker API, or an error naming what is missing or out
+// of range.
+func New(d Deps, cfg Config) (*API, error) {
+	switch {
+	case d.Pull == nil:
+		return nil, errors.New("workerapi: Pull is required")
+	case cfg.MaxWaiting < 0 || cfg.MaxWait < 0:
+		return nil, fmt.Errorf("workerapi: MaxWaiting (%d) and MaxWait (%s) must not be negative", cfg.MaxWaiting, cfg.MaxWait)
 	}
-	if a.maxWait <= 0 {
-		a.maxWait = time.Minute
+	if d.Log == nil {
+		d.Log = slog.Default()
 	}
-	return a
+	return &API{pull: d.Pull, tokens: auth.NewTokens(cfg.Tokens), waiting: make(chan struct{}, cmp.Or(cfg.MaxWaiting, 256)),
+		maxWait: cmp.Or(cfg.MaxWait, time.Minute), log: d.Log, done: make(chan struct{})}, nil
 }
 
 // Close ends the claims waiting now (relay is shutting down): they answer

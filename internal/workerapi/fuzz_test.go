@@ -40,7 +40,11 @@ const fuzzToken = "fuzz-token-0123456789"
 
 func newTestApp(p Pull) *fiber.App {
 	f := fiber.New(fiber.Config{DisableStartupMessage: true})
-	New(p, Config{Tokens: []string{fuzzToken}}, slog.New(slog.NewTextHandler(io.Discard, nil))).Register(f)
+	a, err := New(Deps{Pull: p, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Config{Tokens: []string{fuzzToken}})
+	if err != nil {
+		panic(err)
+	}
+	a.Register(f)
 	return f
 }
 

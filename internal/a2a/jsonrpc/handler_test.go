@@ -108,7 +108,16 @@ func newTestAppWith(svc a2a.Service, card *a2a.Card) *fiber.App {
 	h := newHandler(svc, card, nil, a2a.StreamConfig{}, nil)
 	app.Post("/a2a", h.Serve)
 	if card != nil {
-		app.Get("/.well-known/agent-card.json", card.Serve)
+		// The public card as the HTTP edge serves it (rest.ServeCard, which
+		// this package cannot import: rest imports it).
+		app.Get("/.well-known/agent-card.json", func(c *fiber.Ctx) error {
+			body, _, _, err := card.Served()
+			if err != nil {
+				return err
+			}
+			c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+			return c.Send(body)
+		})
 	}
 	return app
 }
@@ -331,9 +340,8 @@ func TestCard(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	etag := resp.Header.Get("ETag")
-	if resp.StatusCode != 200 || etag == "" || resp.Header.Get("Cache-Control") != "public, max-age=60" {
-		t.Fatalf("status %d, ETag %q, Cache-Control %q", resp.StatusCode, etag, resp.Header.Get("Cache-Control"))
+	if resp.StatusCode != 200 { // its caching headers are the HTTP edge's (rest's ServeCard test)
+		t.Fatalf("status %d", resp.StatusCode)
 	}
 	var doc struct {
 		URL                 string `json:"url"`
@@ -352,17 +360,6 @@ func TestCard(t *testing.T) {
 		!doc.Capabilities.PushNotifications || len(doc.Skills) != 1 {
 		t.Errorf("card = %s", body)
 	}
-
-	req := httptest.NewRequest(http.MethodGet, "/.well-known/agent-card.json", nil)
-	req.Header.Set("If-None-Match", etag)
-	resp, err = app.Test(req, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusNotModified {
-		t.Errorf("If-None-Match: status %d, want 304", resp.StatusCode)
-	}
-	resp.Body.Close()
 
 	// No extended card configured: -32007 in v0.3, an unsupported
 	// operation (-32004, with ErrorInfo) in v1.0.

@@ -176,6 +176,25 @@ func (h *Handler) serve(c *fiber.Ctx, op a2a.Op, name string) error {
 	return writeJSON(c, fiber.StatusOK, result)
 }
 
+// ServeCard is the handler of /.well-known/agent-card.json and agent.json:
+// the public card with Cache-Control and an ETag (A2A §8.6), 304 to an
+// If-None-Match that names it.
+func ServeCard(card *a2a.Card) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		body, etag, maxAge, err := card.Served()
+		if err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderCacheControl, "public, max-age="+strconv.Itoa(int(maxAge.Seconds())))
+		c.Set(fiber.HeaderETag, etag)
+		if a2a.ETagMatches(c.Get(fiber.HeaderIfNoneMatch), etag) {
+			return c.SendStatus(fiber.StatusNotModified)
+		}
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(body)
+	}
+}
+
 // writeCard answers with the caller's extended card, which only that
 // caller may cache (A2A §8.6): revalidated each time with its ETag, and
 // 304 to an If-None-Match that names it.

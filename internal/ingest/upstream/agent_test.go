@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2arelay/relay/internal/a2a"
 	"github.com/a2arelay/relay/internal/a2a/jsonrpc"
+	"github.com/a2arelay/relay/internal/a2a/rest"
 )
 
 // fakeAgent is the upstream A2A agent of the tests: an in-memory
@@ -106,7 +107,7 @@ func startAgent(t *testing.T, o agentOptions) *fakeAgent {
 		if err != nil {
 			t.Fatal(err)
 		}
-		app.Get("/.well-known/agent-card.json", card.Serve)
+		app.Get("/.well-known/agent-card.json", rest.ServeCard(card))
 	}
 	f.server = app
 	go func() { _ = app.Listener(f.ln) }()

@@ -147,15 +147,31 @@ type Bridge struct {
 	turns map[string]*turn // by relay task id: the turns this instance runs
 }
 
-// New returns a Bridge; Run starts it.
-func New(cfg Config, pull Pull, links Links, log *slog.Logger) *Bridge {
+// Deps are what a Bridge works with.
+type Deps struct {
+	// Pull is the pull backend whose queue (Config.Queue) the bridge
+	// claims turns from, and through which it commits their events.
+	Pull  Pull
+	Links Links
+	Log   *slog.Logger
+}
+
+// New returns a Bridge, or an error naming what is missing or invalid
+// (Config.Validate); Run starts it.
+func New(d Deps, cfg Config) (*Bridge, error) {
+	if d.Pull == nil || d.Links == nil {
+		return nil, errors.New("upstream: Pull and Links are required")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
-	log = log.With("upstream", cfg.URL, "queue", cfg.Queue)
+	log := cmp.Or(d.Log, slog.Default()).With("upstream", cfg.URL, "queue", cfg.Queue)
 	if cfg.Outage.Log == nil {
 		cfg.Outage.Log = log
 	}
-	return &Bridge{cfg: cfg, pull: pull, links: links, log: log, client: newClient(cfg, log),
-		turns: map[string]*turn{}}
+	return &Bridge{cfg: cfg, pull: d.Pull, links: d.Links, log: log, client: newClient(cfg, log),
+		turns: map[string]*turn{}}, nil
 }
 
 // Run claims task turns and works them, up to Concurrency at once, until

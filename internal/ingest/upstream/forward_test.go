@@ -63,7 +63,7 @@ func (l *memLinks) Put(_ context.Context, id string, v Link) error {
 // testTurn is a turn on our task ours, as claimed.
 func testTurn(t *testing.T, ours a2a.Task) (*turn, *fakePull) {
 	p := &fakePull{state: ours.Status.State}
-	b := New(Config{URL: "http://127.0.0.1:1"}, p, &memLinks{m: map[string]Link{}}, testLog())
+	b := mustBridge(Deps{Pull: p, Links: &memLinks{m: map[string]Link{}}, Log: testLog()}, Config{URL: "http://127.0.0.1:1"})
 	ctx, stop := context.WithCancelCause(context.Background())
 	t.Cleanup(func() { stop(nil) })
 	c := &ingest.Claimed{Work: workqueue.Work{TaskID: ours.ID, LeaseID: "l"}, View: a2a.TaskView{Task: ours}, Message: textMessage("hi")}

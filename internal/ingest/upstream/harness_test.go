@@ -69,8 +69,9 @@ func newStack(rdb redis.UniversalClient, prefix string, lease time.Duration) *st
 	hub := ingest.NewHub()
 	committer := mustCommitter(ingest.CommitterDeps{Store: store, Hub: hub}, ingest.CommitterConfig{})
 	ra := &routeAgent{}
-	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
-	pull := ingest.NewPull(workqueue.New(rdb, rdb, nil, layout.New(p, 0)), committer, svc.GetTask, lease, log)
+	svc := mustService(ingest.ServiceDeps{Store: store, Commit: committer, Hub: hub, Agent: ra, Log: log}, ingest.Config{})
+	pull := mustPull(ingest.PullDeps{Queue: workqueue.New(rdb, rdb, nil, layout.New(p, 0)), Commit: committer, Load: svc.GetTask, Log: log},
+		ingest.PullConfig{Lease: lease})
 	ra.q = pull.Queue("up")
 	return &stack{rdb: rdb, store: store, svc: svc, commit: committer, pull: pull, links: NewRedisLinks(rdb, layout.New(p, 2), time.Hour), agent: ra}
 }
@@ -89,7 +90,7 @@ func (s *stack) startBridge(t *testing.T, cfg Config) (*Bridge, func()) {
 	if cfg.ClaimWait == 0 {
 		cfg.ClaimWait = 200 * time.Millisecond
 	}
-	b := New(cfg, s.pull, s.links, testLog())
+	b := mustBridge(Deps{Pull: s.pull, Links: s.links, Log: testLog()}, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
@@ -238,6 +239,30 @@ func summary(evs []a2a.Event) []string {
 }
 
 // mustCommitter is ingest.NewCommitter for a config the test knows is valid.
+func mustBridge(d Deps, cfg Config) *Bridge {
+	b, err := New(d, cfg)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func mustService(d ingest.ServiceDeps, cfg ingest.Config) *ingest.Service {
+	s, err := ingest.NewService(d, cfg)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func mustPull(d ingest.PullDeps, cfg ingest.PullConfig) *ingest.Pull {
+	p, err := ingest.NewPull(d, cfg)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
 func mustCommitter(d ingest.CommitterDeps, cfg ingest.CommitterConfig) *ingest.Committer {
 	c, err := ingest.NewCommitter(d, cfg)
 	if err != nil {

@@ -25,7 +25,8 @@ func TestUpstreamContextsStayPerOwner(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	s := newStack(rdb, prefix, 3*time.Second)
 	// Claims load tasks whoever owns them, as app/agents.go wires it.
-	s.pull = ingest.NewPull(workqueue.New(rdb, rdb, nil, layout.New(strings.TrimSuffix(prefix, ":"), 0)), s.commit, s.commit.Load, 3*time.Second, testLog())
+	s.pull = mustPull(ingest.PullDeps{Queue: workqueue.New(rdb, rdb, nil, layout.New(strings.TrimSuffix(prefix, ":"), 0)), Commit: s.commit,
+		Load: s.commit.Load, Log: testLog()}, ingest.PullConfig{Lease: 3 * time.Second})
 	s.agent.q = s.pull.Queue("up")
 	s.startBridge(t, Config{URL: f.url})
 	alice := tenant.With(context.Background(), "key:alice")

@@ -46,8 +46,9 @@ func linkReuse(t *testing.T, lenient bool) {
 	hub := ingest.NewHub()
 	committer := mustCommitter(ingest.CommitterDeps{Store: store, Hub: hub}, ingest.CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
 	ra := &routeAgent{}
-	svc := ingest.NewService(store, committer, hub, ra, ingest.Config{}, log)
-	pull := ingest.NewPull(workqueue.New(rdb, rdb, nil, layout.New(p, 0)), committer, committer.Load, 3*time.Second, log) // as app/agents.go wires it
+	svc := mustService(ingest.ServiceDeps{Store: store, Commit: committer, Hub: hub, Agent: ra, Log: log}, ingest.Config{})
+	pull := mustPull(ingest.PullDeps{Queue: workqueue.New(rdb, rdb, nil, layout.New(p, 0)), Commit: committer, Load: committer.Load, Log: log},
+		ingest.PullConfig{Lease: 3 * time.Second}) // as app/agents.go wires it
 	ra.q = pull.Queue("up")
 	s := &stack{rdb: rdb, store: store, svc: svc, pull: pull, links: NewRedisLinks(rdb, layout.New(p, 2), time.Hour), agent: ra}
 	s.startBridge(t, Config{URL: f.url})
@@ -109,9 +110,9 @@ func TestCancelOfOneUpstreamReachesAnother(t *testing.T) {
 	fb := startAgent(t, agentOptions{streaming: true})
 	rdb, prefix := redistest.New(t)
 	s := newStack(rdb, prefix, time.Minute)
-	ba, _ := s.startBridge(t, Config{URL: fa.url})                             // queue "up": where the stack routes tasks
-	bb := New(Config{URL: fb.url, Queue: "other"}, s.pull, s.links, testLog()) // another upstream, same links
-	s.agent.onCancel = func(id string) { ba.Cancel(id); bb.Cancel(id) }        // as Router.Cancel does
+	ba, _ := s.startBridge(t, Config{URL: fa.url})                                                            // queue "up": where the stack routes tasks
+	bb := mustBridge(Deps{Pull: s.pull, Links: s.links, Log: testLog()}, Config{URL: fb.url, Queue: "other"}) // another upstream, same links
+	s.agent.onCancel = func(id string) { ba.Cancel(id); bb.Cancel(id) }                                       // as Router.Cancel does
 
 	v := s.send(t, "hello")
 	up := waitUpstream(t, fa)

@@ -1,4 +1,4 @@
-package a2a
+package rest
 
 import (
 	"io"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/a2arelay/relay/internal/a2a"
 )
 
 // The card has Cache-Control and an ETag (A2A §8.6); an If-None-Match that
@@ -16,12 +18,12 @@ import (
 // that names another ETag gets the card.
 func TestTheCardAnswersConditionalRequests(t *testing.T) {
 	t.Parallel()
-	card, err := NewCard(CardConfig{Name: "relay", Description: "d", Version: "1", URL: "https://relay.example.com/", MaxAge: 5 * time.Minute})
+	card, err := a2a.NewCard(a2a.CardConfig{Name: "relay", Description: "d", Version: "1", URL: "https://relay.example.com/", MaxAge: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	app := fiber.New()
-	app.Get("/card", card.Serve)
+	app.Get("/card", ServeCard(card))
 	do := func(inm string) (*http.Response, string) {
 		req := httptest.NewRequest(http.MethodGet, "/card", nil)
 		if inm != "" {
@@ -57,12 +59,12 @@ func TestTheCardAnswersConditionalRequests(t *testing.T) {
 // served as max-age=0, not replaced by a default.
 func TestAZeroCardMaxAgeIsServed(t *testing.T) {
 	t.Parallel()
-	card, err := NewCard(CardConfig{Name: "relay", Description: "d", Version: "1", URL: "https://relay.example.com/"})
+	card, err := a2a.NewCard(a2a.CardConfig{Name: "relay", Description: "d", Version: "1", URL: "https://relay.example.com/"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	app := fiber.New()
-	app.Get("/card", card.Serve)
+	app.Get("/card", ServeCard(card))
 	resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/card", nil), -1)
 	if err != nil {
 		t.Fatal(err)

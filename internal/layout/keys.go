@@ -247,10 +247,11 @@ func URLConfigMember(taskID, configID string) string {
 }
 
 // URLConfigsAnchor is a member of URLConfigs that names no config, scored
-// +inf (no reader's range reaches it, no prune drops it): its writer adds
-// it when it sets the key's expiry, so that the key, which its writer then
-// expects to expire, is never emptied and created again without one (see
-// taskstore's urlindex.go). ParseURLConfigMember does not read it.
+// +inf (no reader's range reaches it, no prune drops it): every write of
+// the key adds it, so that the key, which its writer expects to expire, is
+// never emptied and created again without an expiry, and a write that
+// makes the key again finds it missing (see taskstore's urlindex.go).
+// ParseURLConfigMember does not read it.
 const URLConfigsAnchor = "anchor"
 
 // ParseURLConfigMember reads a member URLConfigMember wrote.

@@ -39,10 +39,12 @@ import (
 //     urlIndexMax members, the newest. A relay sets the expiry to a
 //     horizon and a slack (urlSlack) and, for a slack after that, writes
 //     the key without setting it again: a write then is one ZADD. Every
-//     write that sets the expiry also adds layout.URLConfigsAnchor, so
-//     the key the relay expects to expire is never emptied (by readers
-//     dropping stale members) and created again by its next write without
-//     an expiry.
+//     write also adds layout.URLConfigsAnchor (NX: once), so the key the
+//     relay expects to expire is never emptied (by readers dropping stale
+//     members) and created again by its next write without an expiry; a
+//     write that finds the anchor missing (its ZADD adds it: the key went
+//     meanwhile, deleted, evicted or lost in a failover, and this write
+//     made it again) sets the expiry at once.
 //
 // A member's score is the ms its config was first given the URL: a
 // notification of an event committed before then was never sent to it.
@@ -103,7 +105,8 @@ func urlHash(raw string) (string, error) {
 // IndexPushURL lists config configID of task taskID under its webhook URL
 // rawURL; it is called before the config is stored (see above), in a round
 // trip shared with other commands: a ZADD, with a PEXPIRE when this relay
-// has not set the key's expiry for a slack (see above). A config listed
+// has not set the key's expiry for a slack, or (in a round trip of its
+// own) when the ZADD made the key again (see above). A config listed
 // already keeps its first time. A URL that does not normalize is not
 // listed (no webhook is sent to it either: configs are validated before
 // they are stored).
@@ -116,14 +119,13 @@ func (s *Store) IndexPushURL(ctx context.Context, rawURL, taskID, configID strin
 	slack := urlSlack(s.urlHorizon)
 	extend := s.urlExtended.due(h, now, slack)
 	var cmds []redis.Cmder
+	var added *redis.IntCmd
 	s.batch.Do(func(pipe redis.Pipeliner) {
-		if !extend {
-			cmds = append(cmds, pipe.ZAddNX(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: member}))
-		} else {
-			cmds = append(cmds,
-				pipe.ZAddNX(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: member},
-					redis.Z{Score: math.Inf(1), Member: layout.URLConfigsAnchor}),
-				pipe.PExpire(ctx, key, s.urlHorizon+slack))
+		added = pipe.ZAddNX(ctx, key, redis.Z{Score: float64(now.UnixMilli()), Member: member},
+			redis.Z{Score: math.Inf(1), Member: layout.URLConfigsAnchor})
+		cmds = append(cmds, added)
+		if extend {
+			cmds = append(cmds, pipe.PExpire(ctx, key, s.urlHorizon+slack))
 		}
 		if prunes(member) {
 			cmds = append(cmds,
@@ -138,6 +140,16 @@ func (s *Store) IndexPushURL(ctx context.Context, rawURL, taskID, configID strin
 			}
 			return fmt.Errorf("taskstore: index push url: %w", err)
 		}
+	}
+	if !extend && added.Val() == 2 {
+		// The anchor was missing too: the key went since this relay set
+		// its expiry (deleted, evicted, lost in a failover), and this
+		// write made it again, without one.
+		if err := s.rdb.PExpire(ctx, key, s.urlHorizon+slack).Err(); err != nil {
+			s.urlExtended.forget(h) // the next write sets it
+			return fmt.Errorf("taskstore: index push url: %w", err)
+		}
+		s.urlExtended.note(h, now)
 	}
 	return nil
 }
@@ -182,6 +194,16 @@ func (n *urlNotes) due(h string, now time.Time, slack time.Duration) bool {
 	}
 	n.at[h] = now
 	return true
+}
+
+// note notes that the expiry of the index of URL hash h was set at now.
+func (n *urlNotes) note(h string, now time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.at == nil {
+		n.at = map[string]time.Time{}
+	}
+	n.at[h] = now
 }
 
 func (n *urlNotes) forget(h string) {

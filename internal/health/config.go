@@ -182,44 +182,76 @@ func (s *Store) endpointConfigs(ctx context.Context, id string) ([]ConfigHealth,
 
 // readConfigHealth reads the health stored at each of keys, as the fields
 // of a previous relay's hash (nil where none is stored): one pipeline,
-// and a second for the hashes a previous relay wrote, if any.
+// and a second for the hashes a previous relay wrote, if any. A hash that
+// a flush replaced by this relay's form between the two (it is a string
+// by then) is read again as one, in a third.
 func (s *Store) readConfigHealth(ctx context.Context, keys []string) ([]map[string]string, error) {
 	out := make([]map[string]string, len(keys))
-	if len(keys) == 0 {
-		return out, nil
+	hashes, err := s.getConfigHealth(ctx, keys, out, indexes(len(keys)))
+	if err != nil || len(hashes) == 0 {
+		return out, err
 	}
 	pipe := s.rdb.Pipeline()
-	gets := make([]*redis.StringCmd, len(keys))
-	for i, k := range keys {
-		gets[i] = pipe.Get(ctx, k)
-	}
-	_, _ = pipe.Exec(ctx)
-	var hashes []int
-	for i, g := range gets {
-		switch v, err := g.Result(); {
-		case err == nil:
-			out[i], _ = decodeConfigHealth(v)
-		case redis.HasErrorPrefix(err, "WRONGTYPE"):
-			hashes = append(hashes, i)
-		case !errors.Is(err, redis.Nil):
-			return nil, err
-		}
-	}
-	if len(hashes) == 0 {
-		return out, nil
-	}
-	pipe = s.rdb.Pipeline()
 	all := make([]*redis.MapStringStringCmd, len(hashes))
 	for j, i := range hashes {
 		all[j] = pipe.HGetAll(ctx, keys[i])
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	_, _ = pipe.Exec(ctx) // (each command's error is its own)
+	var replaced []int
+	for j, i := range hashes {
+		switch v, err := all[j].Result(); {
+		case err == nil:
+			out[i] = v
+		case redis.HasErrorPrefix(err, "WRONGTYPE"):
+			replaced = append(replaced, i)
+		default:
+			return nil, err
+		}
+	}
+	if len(replaced) == 0 {
+		return out, nil
+	}
+	// (This relay's form is never replaced by a hash: no fourth read.)
+	if _, err := s.getConfigHealth(ctx, keys, out, replaced); err != nil {
 		return nil, err
 	}
-	for j, i := range hashes {
-		out[i] = all[j].Val()
-	}
 	return out, nil
+}
+
+// getConfigHealth reads the health stored at keys[i] for each i of which
+// into out[i] (left nil where none is stored) in one pipeline, and returns
+// those of which that hold a hash.
+func (s *Store) getConfigHealth(ctx context.Context, keys []string, out []map[string]string, which []int) ([]int, error) {
+	if len(which) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	gets := make([]*redis.StringCmd, len(which))
+	for j, i := range which {
+		gets[j] = pipe.Get(ctx, keys[i])
+	}
+	_, _ = pipe.Exec(ctx)
+	var hashes []int
+	for j, g := range gets {
+		switch v, err := g.Result(); {
+		case err == nil:
+			out[which[j]], _ = decodeConfigHealth(v)
+		case redis.HasErrorPrefix(err, "WRONGTYPE"):
+			hashes = append(hashes, which[j])
+		case !errors.Is(err, redis.Nil):
+			return nil, err
+		}
+	}
+	return hashes, nil
+}
+
+// indexes returns 0 .. n-1.
+func indexes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // configHealthCodec heads a config's stored health (lua/config.lua writes

@@ -246,8 +246,10 @@ func (c *Consumer) ForgetAdoptions(ctx context.Context) error { return c.s.Forge
 // EnsureGroups is Store.EnsureGroups.
 func (c *Consumer) EnsureGroups(ctx context.Context) error { return c.s.EnsureGroups(ctx) }
 
-// AddStats is Store.AddStats.
-func (c *Consumer) AddStats(ctx context.Context, stats []Stat) error { return c.s.AddStats(ctx, stats) }
+// AddStats is Store.AddStats, by the consumer's clock.
+func (c *Consumer) AddStats(ctx context.Context, stats []Stat) error {
+	return c.s.AddStats(ctx, stats, c.now())
+}
 
 // MoveDue is Store.MoveDue.
 func (c *Consumer) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error) {

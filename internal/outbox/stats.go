@@ -34,10 +34,12 @@ type Stat struct {
 // AddStats adds counts to the per-minute outcome counts, in one round trip.
 // The delivery workers count outcomes in memory and add them about once a
 // second, instead of one write per notification. A minute's hash expires
-// statsKeep after the minute starts (an absolute time, the same whichever
-// relay sets it), set by the first write of each relay to it: a relay's
-// later writes to the minute are one HINCRBY each.
-func (s *Store) AddStats(ctx context.Context, stats []Stat) error {
+// statsKeep after the minute starts, by the clock the minutes are counted
+// and read by (the relay's, now: Redis's own may be off from it), set by
+// the first write of each relay to it: a relay's later writes to the
+// minute are one HINCRBY each. Counts of a minute more than statsKeep
+// before now are not added.
+func (s *Store) AddStats(ctx context.Context, stats []Stat, now time.Time) error {
 	if len(stats) == 0 {
 		return nil
 	}
@@ -45,10 +47,14 @@ func (s *Store) AddStats(ctx context.Context, stats []Stat) error {
 	var expiring []string
 	for _, st := range stats {
 		minute := st.Minute.UnixMilli() / 60000 * 60000
+		keep := time.UnixMilli(minute).Add(statsKeep).Sub(now)
+		if keep <= 0 {
+			continue
+		}
 		key := s.k.Stats(st.Partition, minute)
 		pipe.HIncrBy(ctx, key, st.Outcome, st.N)
 		if s.statsExpiry.first(key, minute) {
-			pipe.PExpireAt(ctx, key, time.UnixMilli(minute).Add(statsKeep))
+			pipe.PExpire(ctx, key, keep)
 			expiring = append(expiring, key)
 		}
 	}
@@ -69,7 +75,7 @@ type statsExpiry struct {
 
 // first tells whether key (of minute) has not had its expiry set by this
 // relay, and notes that it now has. Minutes more than a few old are
-// forgotten (a late write to one sets the same expiry again).
+// forgotten (a late write to one sets about the same expiry again).
 func (e *statsExpiry) first(key string, minute int64) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -15,7 +15,7 @@ func TestAddStatsSumsAcrossPartitions(t *testing.T) {
 	now := time.Now().Truncate(time.Minute).Add(30 * time.Second) // (a minute's counts expire a keep after it)
 	err := s.AddStats(ctx, []Stat{{Partition: 0, Minute: now, Outcome: "delivered", N: 3},
 		{Partition: 3, Minute: now.Add(10 * time.Second), Outcome: "delivered", N: 2},
-		{Partition: 1, Minute: now.Add(-time.Minute), Outcome: "failed", N: 1}})
+		{Partition: 1, Minute: now.Add(-time.Minute), Outcome: "failed", N: 1}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -37,14 +38,26 @@ type Stat struct {
 // statsKeep after the minute starts, by the clock the minutes are counted
 // and read by (the relay's, now: Redis's own may be off from it), set by
 // the first write of each relay to it: a relay's later writes to the
-// minute are one HINCRBY each. Counts of a minute more than statsKeep
-// before now are not added.
+// minute are one HINCRBY each. A later write whose count comes back as
+// what it added, to an outcome this relay added to before, finds the hash
+// made again (it went meanwhile: deleted, evicted, lost in a failover),
+// without an expiry: it sets it, in a round trip of its own (whose failure
+// leaves it to the relay's next write, the counts being added). Counts of
+// a minute more than statsKeep before now are not added.
 func (s *Store) AddStats(ctx context.Context, stats []Stat, now time.Time) error {
 	if len(stats) == 0 {
 		return nil
 	}
+	type write struct {
+		key   string
+		keep  time.Duration
+		n     int64
+		again bool // to an outcome this relay added to before, without setting the expiry
+		count *redis.IntCmd
+	}
 	pipe := s.rdb.Pipeline()
 	var expiring []string
+	writes := make([]write, 0, len(stats))
 	for _, st := range stats {
 		minute := st.Minute.UnixMilli() / 60000 * 60000
 		keep := time.UnixMilli(minute).Add(statsKeep).Sub(now)
@@ -52,11 +65,14 @@ func (s *Store) AddStats(ctx context.Context, stats []Stat, now time.Time) error
 			continue
 		}
 		key := s.k.Stats(st.Partition, minute)
-		pipe.HIncrBy(ctx, key, st.Outcome, st.N)
-		if s.statsExpiry.first(key, minute) {
+		w := write{key: key, keep: keep, n: st.N, count: pipe.HIncrBy(ctx, key, st.Outcome, st.N)}
+		first, again := s.statsExpiry.note(key, minute, st.Outcome)
+		if first {
 			pipe.PExpire(ctx, key, keep)
 			expiring = append(expiring, key)
 		}
+		w.again = again && !first
+		writes = append(writes, w)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		for _, key := range expiring {
@@ -64,34 +80,65 @@ func (s *Store) AddStats(ctx context.Context, stats []Stat, now time.Time) error
 		}
 		return fmt.Errorf("outbox: add delivery stats: %w", err)
 	}
+	var made []write
+	for _, w := range writes {
+		if w.again && w.n > 0 && w.count.Val() == w.n {
+			made = append(made, w)
+		}
+	}
+	if len(made) == 0 {
+		return nil
+	}
+	pipe = s.rdb.Pipeline()
+	for _, w := range made {
+		pipe.PExpire(ctx, w.key, w.keep)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		// (not an error of AddStats: the counts are added, and must not
+		// be added again)
+		for _, w := range made {
+			s.statsExpiry.forget(w.key) // the next write sets it
+		}
+	}
 	return nil
 }
 
-// statsExpiry notes the minute hashes whose expiry this relay has set.
+// statsExpiry notes the minute hashes whose expiry this relay has set, and
+// the outcomes it has added to in each.
 type statsExpiry struct {
 	mu  sync.Mutex
-	set map[string]int64 // key -> its minute (ms)
+	set map[string]*statsNote // by key
 }
 
-// first tells whether key (of minute) has not had its expiry set by this
-// relay, and notes that it now has. Minutes more than a few old are
+type statsNote struct {
+	minute   int64 // ms
+	outcomes []string
+}
+
+// note tells whether key (of minute) has not had its expiry set by this
+// relay (first), and whether this relay has added to outcome of it before
+// (again); it notes that both now hold. Minutes more than a few old are
 // forgotten (a late write to one sets about the same expiry again).
-func (e *statsExpiry) first(key string, minute int64) bool {
+func (e *statsExpiry) note(key string, minute int64, outcome string) (first, again bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, ok := e.set[key]; ok {
-		return false
+	if n, ok := e.set[key]; ok {
+		if slices.Contains(n.outcomes, outcome) {
+			return false, true
+		}
+		n.outcomes = append(n.outcomes, outcome)
+		return false, false
 	}
 	if e.set == nil {
-		e.set = map[string]int64{}
+		e.set = map[string]*statsNote{}
 	}
-	for k, m := range e.set {
-		if m < minute-5*60000 {
+	for k, n := range e.set {
+		if n.minute < minute-5*60000 {
 			delete(e.set, k)
 		}
 	}
-	e.set[key] = minute
-	return true
+	e.set[key] = &statsNote{minute: minute, outcomes: []string{outcome}}
+	return true, false
 }
 
 func (e *statsExpiry) forget(key string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +76,50 @@ func TestACommitSentAgainGetsItsIDsBackWhateverTheirNumber(t *testing.T) {
 		if stored != want {
 			t.Fatalf("%d events: cids = %s, want %s", len(events), stored, want)
 		}
+	}
+}
+
+// The numbers commit.lua hands Redis as strings it makes once are stored as
+// Redis wrote them from Lua numbers: the version in the task hash, in the
+// event's stream entry and in the outbox entry that carries the event, and
+// field i of every outbox entry.
+func TestACommitStoresItsNumbersAsBefore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, rdb, _ := newStore(t, 4)
+	s.outbox = true
+	pc := map[string][]byte{"a": []byte(`{"url":"https://a.test/"}`), "b": []byte(`{"url":"https://b.test/"}`)}
+	if _, err := s.Commit(ctx, Commit{TaskID: "n", Snapshot: []byte("s"), UpdatedAt: time.Now(), PushConfigs: pc}); err != nil {
+		t.Fatal(err)
+	}
+	for v := int64(1); v <= 11; v++ {
+		notified(t, s, rdb, "n", v)
+	}
+	tk := s.k.Task("n")
+	if ver, _ := rdb.HGet(ctx, tk.Hash, "ver").Result(); ver != "12" {
+		t.Fatalf("ver = %q, want 12", ver)
+	}
+	last, err := rdb.XRevRangeN(ctx, tk.Events, "+", "-", 1).Result()
+	if err != nil || len(last) != 1 || last[0].Values["v"] != "12" {
+		t.Fatalf("the last event's entry = %v, %v; want v 12", last, err)
+	}
+	entries, err := rdb.XRange(ctx, s.k.Outbox(s.k.Partition("n")), "-", "+").Result()
+	if err != nil || len(entries) != 22 {
+		t.Fatalf("outbox: %d entries, %v; want 22", len(entries), err)
+	}
+	var carried, want []string
+	for _, e := range entries {
+		if e.Values["i"] != "1" {
+			t.Fatalf("outbox entry %v: i is not 1", e.Values)
+		}
+		if _, ok := e.Values["b"]; ok {
+			carried = append(carried, e.Values["v"].(string))
+		}
+	}
+	for v := 2; v <= 12; v++ {
+		want = append(want, strconv.Itoa(v))
+	}
+	if !slices.Equal(carried, want) {
+		t.Fatalf("the outbox entries that carry their event have versions %v, want %v", carried, want)
 	}
 }

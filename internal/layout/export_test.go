@@ -19,3 +19,15 @@ func NamedScripts() []NamedScript {
 	}
 	return out
 }
+
+// LibFor is libFor: the shared functions a script of body is given.
+var LibFor = libFor
+
+// LibFuncs returns the names of the shared functions, in order.
+func LibFuncs() []string {
+	var out []string
+	for _, f := range libFuncs {
+		out = append(out, f.name)
+	}
+	return out
+}

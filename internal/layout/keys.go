@@ -1,8 +1,9 @@
 // Package layout owns relay's Redis layout: the name of every key relay
 // writes (this file, and nowhere else), the stored formats that more than
 // one package reads (the delivery record codec, record.go; the entries of
-// a task's event stream, event.go; and the Lua library every script starts
-// with, lua/lib.lua), and how a script takes its arguments: by name,
+// a task's event stream, event.go; and the Lua library a script starts
+// with, lua/lib.lua, of which it is given the functions it uses), and how
+// a script takes its arguments: by name,
 // declared once on the Go side (Named, named.go). It runs no command: the
 // task store (taskstore) and the outbox (outbox) talk to Redis, and take
 // their keys from here.

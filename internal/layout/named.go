@@ -52,7 +52,7 @@ type argField struct {
 // after the shared functions (as Script) and the prelude that binds them.
 // A that is not a struct of tagged fields of the types Named takes is a
 // programming error: ScriptOf panics.
-func ScriptOf[A any](body string) *Named[A] { return named[A](libLua, body) }
+func ScriptOf[A any](body string) *Named[A] { return named[A](libFor(body), body) }
 
 // BareScriptOf is ScriptOf without the shared functions, for a script that
 // needs none of them (so that Redis need not define them at each call).

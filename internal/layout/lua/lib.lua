@@ -1,5 +1,7 @@
--- lib.lua: functions several scripts share; Go puts this file before each
--- of them (see layout.Script), so a script is still one self-contained body.
+-- lib.lua: functions several scripts share; Go puts those a script uses
+-- before it (layout.Script, libFor: each function with the comment above
+-- it, up to its own line "end"), so a script is still one self-contained
+-- body, and Redis does not define at each call functions it never calls.
 
 -- statusIndexes maps each indexed status to its status index, the zsets
 -- that layout.Keys.StatusIndexes lists (in the order of

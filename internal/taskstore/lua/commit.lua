@@ -180,13 +180,16 @@ if cur ~= tonumber(expected) then
   end
   return redis.error_reply('CONFLICT ' .. cur)
 end
-if string.sub(deadline, 1, 4) == 'end ' and (stored[7] or '') ~= string.sub(deadline, 5) then
+if deadline ~= '' and string.sub(deadline, 1, 4) == 'end ' and (stored[7] or '') ~= string.sub(deadline, 5) then
   return redis.error_reply('DEADLINE the turn moved on')
 end
 local ver = cur + 1
+-- Numbers go to redis.call as strings made once: Redis turns a Lua number
+-- argument into a string through printf's %.17g at every call.
+local verS = string.format('%d', ver)
 -- The task hash is written once, at the end: snapshot, version, the
 -- caller's fields and the commit id.
-local fields = {'snap', snapshot, 'ver', ver}
+local fields = {'snap', snapshot, 'ver', verS}
 if extra ~= '' then
   for f, v in pairs(cjson.decode(extra)) do
     fields[#fields + 1] = f
@@ -195,8 +198,15 @@ if extra ~= '' then
 end
 -- The config ids: pc, or none for a new task (its configs all come with
 -- setConfigs); else KEYS[4]'s fields, read once and stored in pc.
+-- pc without a backslash holds no escaped character: its ids are the
+-- strings between its quotes, read without decoding the JSON.
 local configs
-if stored[6] then
+if stored[6] and not string.find(stored[6], '\\', 1, true) then
+  configs = {}
+  for id in string.gmatch(stored[6], '"([^"]*)"') do
+    configs[#configs + 1] = id
+  end
+elseif stored[6] then
   configs = cjson.decode(stored[6])
 elseif cur == 0 then
   configs = {}
@@ -261,41 +271,41 @@ while i <= #ARGV do
   n = n + 1
   local class = string.sub(flags, n, n)
   local deliver = class ~= '0' and #configs > 0
+  local ev = ARGV[i]
   local id
   if trace ~= '' then
-    id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver, 't', trace)
+    id = redis.call('XADD', KEYS[2], '*', 'e', ev, 'v', verS, 't', trace)
   else
-    id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[i], 'v', ver)
+    id = redis.call('XADD', KEYS[2], '*', 'e', ev, 'v', verS)
   end
-  ids[#ids + 1] = id
+  ids[n] = id
   if deliver then
-    local carry = outbox and #ARGV[i] <= inline
+    local carry = outbox and #ev <= inline
+    local of = task .. '|' .. id .. '|'
     for _, cfg in ipairs(configs) do
       local takes = not accept or not accept[cfg] or string.find(accept[cfg], class, 1, true)
       if takes then
-        local nid = part .. '.' .. string.sub(redis.sha1hex(task .. '|' .. id .. '|' .. cfg), 1, 32)
-        local lane = lanes .. cfg
-        local dl = records .. nid
+        local nid = part .. '.' .. string.sub(redis.sha1hex(of .. cfg), 1, 32)
         notes = notes + 1
         if outbox then
           local oid
           if carry and trace ~= '' then
-            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver, 'p', trace)
+            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', '1', 'b', ev, 'v', verS, 'p', trace)
             carry = false
           elseif carry then
-            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1, 'b', ARGV[i], 'v', ver)
+            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', '1', 'b', ev, 'v', verS)
             carry = false
           else
-            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', 1)
+            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', '1')
           end
           redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
           made = true
         else
-          recWrite(dl, recNew(task, cfg, id, now), keep)
+          recWrite(records .. nid, recNew(task, cfg, id, now), keep)
           redis.call('ZADD', index, now, nid)
           made = true
           redis.call('ZADD', KEYS[9], now, nid)
-          if redis.call('RPUSH', lane, id .. ' ' .. nid) == 1 then
+          if redis.call('RPUSH', lanes .. cfg, id .. ' ' .. nid) == 1 then
             redis.call('XADD', KEYS[8], '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
           end
         end
@@ -311,7 +321,7 @@ end
 -- listings skip; they are cut at each renewal, so that the index of a task
 -- that commits for ever holds no more than about two retentions of members.
 if made and renew then
-  redis.call('PEXPIRE', index, math.floor(keep * 1.5))
+  redis.call('PEXPIRE', index, string.format('%d', math.floor(keep * 1.5)))
   fields[#fields + 1] = 'dx'
   fields[#fields + 1] = string.format('%d', tonumber(now) + math.floor(keep * 1.5))
 end
@@ -319,8 +329,10 @@ redis.call('ZADD', KEYS[3], now, task)
 if offer ~= '' then
   redis.call('ZADD', KEYS[12], now, offer)
 end
-fields[#fields + 1] = 'ub'
-fields[#fields + 1] = bucket
+if stored[4] ~= bucket then
+  fields[#fields + 1] = 'ub'
+  fields[#fields + 1] = bucket
+end
 fields[#fields + 1] = 'us'
 fields[#fields + 1] = countUsage(KEYS[10], bucket, usageTTL, stored[4], stored[5], usage + notes * noteBytes)
 -- A stream a quarter (at least 16 entries) over its length is listed for
@@ -337,13 +349,15 @@ if once ~= '' then
   redis.call('HSET', KEYS[11], 'n', onceN, slot, once, 'k' .. once, onceHash .. onceAnswer)
   redis.call('PEXPIRE', KEYS[11], (ttl > 0 and math.min(ttl, onceTTL)) or onceTTL)
 end
-if string.sub(deadline, 1, 3) == 'end' then
+if deadline == '' then
+  -- the turn's deadline stays as it is
+elseif string.sub(deadline, 1, 3) == 'end' then
   if (stored[7] or '') ~= '' then
     redis.call('ZREM', KEYS[13], task)
     fields[#fields + 1] = 'dl'
     fields[#fields + 1] = ''
   end
-elseif deadline ~= '' and string.sub(stored[7] or '', 1, 2) ~= 'r ' then
+elseif string.sub(stored[7] or '', 1, 2) ~= 'r ' then
   local kind, waitMs, runMs = string.match(deadline, '^(%a+) (%d+) (%d+)$')
   fields[#fields + 1] = 'dl'
   if kind == 'run' then
@@ -360,15 +374,18 @@ elseif deadline ~= '' and string.sub(stored[7] or '', 1, 2) ~= 'r ' then
 end
 fields[#fields + 1] = 'cid'
 fields[#fields + 1] = commitID
+-- cids as cjson.encode writes it: stream ids need no escaping, and an
+-- empty table is an object.
 fields[#fields + 1] = 'cids'
-fields[#fields + 1] = cjson.encode(ids)
+fields[#fields + 1] = #ids > 0 and '["' .. table.concat(ids, '","') .. '"]' or '{}'
 redis.call('HSET', KEYS[1], unpack(fields))
 if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  redis.call('PEXPIRE', KEYS[2], ttl)
-  redis.call('PEXPIRE', KEYS[4], ttl)
+  local ttlS = string.format('%d', ttl)
+  redis.call('PEXPIRE', KEYS[1], ttlS)
+  redis.call('PEXPIRE', KEYS[2], ttlS)
+  redis.call('PEXPIRE', KEYS[4], ttlS)
   if stored[2] then
-    redis.call('PEXPIRE', KEYS[5], ttl)
+    redis.call('PEXPIRE', KEYS[5], ttlS)
   end
 end
 return ids

@@ -17,7 +17,8 @@ local function countUsage(counter, bucket, ttl, ub, us, n)
   if ub ~= bucket then
     add = counted -- the task's first write in this bucket: its bytes move here
   end
-  if add ~= 0 and redis.call('INCRBY', counter, add) == add then
+  -- (add goes as a string: Redis would format a number through %.17g)
+  if add ~= 0 and redis.call('INCRBY', counter, string.format('%d', add)) == add then
     redis.call('PEXPIRE', counter, ttl)
   end
   return string.format('%d', counted)

@@ -1,6 +1,5 @@
 -- renew.lua: keeps, ends or hands back a worker's lease on a task.
 -- KEYS[1] the queue's claim stream   KEYS[2] the task's lease
--- KEYS[3] the queue's hash of grants per entry
 -- ARGV, by name (layout.Named binds each to the local of its name, as
 -- renewArgs in claims.go declares them):
 --   leaseID  the lease id
@@ -16,7 +15,8 @@
 -- turn is unknown is deleted instead.
 -- final is done for a turn that finished its task: the lease is deleted,
 -- with no marker (a claim drops the later offers of a finished task's
--- turns by the task's state).
+-- turns by the task's state). (A caller that holds the claim's Work ends
+-- such a turn without this script: Claims.Final.)
 -- release makes the entry look abandoned, so the next claim takes it; its
 -- turn is not over, but every earlier one is: the lease is replaced by the
 -- marker "done <entry id> <turn - 1>" (deleted when the turn is unknown).
@@ -49,7 +49,6 @@ elseif action == 'done' or action == 'final' then
   over(turn)
   redis.call('XACK', KEYS[1], 'workers', entry)
   redis.call('XDEL', KEYS[1], entry)
-  redis.call('HDEL', KEYS[3], entry)
 else
   over(turn - 1)
   redis.call('XCLAIM', KEYS[1], 'workers', consumer, 0, entry, 'IDLE', ms, 'JUSTID')

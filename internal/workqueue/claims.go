@@ -154,7 +154,9 @@ type Work struct {
 	// Turn is the turn's number (0: unknown).
 	Turn int64
 	// LeaseID identifies the lease; it names the queue, so that it alone
-	// finds the lease again.
+	// finds the lease again, and the attempt: "<queue, base64url>.<random
+	// hex>.<attempt>" (a lease granted by a3a5dfe or older has no
+	// ".<attempt>").
 	LeaseID string
 	// Attempt counts how often the entry was handed out (1 = first).
 	Attempt int
@@ -355,14 +357,14 @@ func (c *Claims) grantEntries(ctx context.Context, queue, consumer string, ttl t
 		sets := make([]*redis.StatusCmd, len(ws))
 		c.batch.Do(func(p redis.Pipeliner) {
 			for i, w := range ws {
-				sets[i] = p.SetArgs(ctx, c.lease(queue, w.TaskID), leaseValue(w, consumer), redis.SetArgs{Mode: "NX", Get: true, TTL: ttl})
+				sets[i] = p.SetArgs(ctx, c.lease(queue, w.TaskID), leaseValue(w.LeaseID+".1", w, consumer), redis.SetArgs{Mode: "NX", Get: true, TTL: ttl})
 			}
 		})
 		scripted = nil
 		for i, w := range ws {
 			switch err := sets[i].Err(); {
 			case errors.Is(err, redis.Nil): // the key was free: granted
-				w.Attempt = 1
+				w.Attempt, w.LeaseID = 1, w.LeaseID+".1"
 				granted = append(granted, w)
 			case err != nil:
 				firstErr = cmp.Or(firstErr, fmt.Errorf("workqueue: grant work: %w", err))
@@ -410,6 +412,7 @@ func (c *Claims) grantEntries(ctx context.Context, queue, consumer string, ttl t
 			}
 			n, _ := res[1].(int64)
 			w.Attempt = max(int(n), 1)
+			w.LeaseID += "." + strconv.FormatInt(n, 10) // (as grant.lua wrote it)
 			granted = append(granted, w)
 		}
 	}
@@ -419,13 +422,14 @@ func (c *Claims) grantEntries(ctx context.Context, queue, consumer string, ttl t
 	return nil, firstErr
 }
 
-// leaseValue is the value of w's lease key (grant.lua describes it).
-func leaseValue(w *Work, consumer string) string {
+// leaseValue is the value of the lease leaseID on w (grant.lua describes
+// it).
+func leaseValue(leaseID string, w *Work, consumer string) string {
 	at := w.entry
 	if w.Turn > 0 {
 		at += "/" + strconv.FormatInt(w.Turn, 10)
 	}
-	return w.LeaseID + " " + at + " " + consumer
+	return leaseID + " " + at + " " + consumer
 }
 
 // Lease actions of Renew.

@@ -7,7 +7,8 @@
 -- ARGV, by name (layout.Named binds each to the local of its name, as
 -- grantArgs in claims.go declares them):
 --   entryID    the work entry's stream id
---   leaseID    the lease id
+--   leaseID    the lease id, but its attempt: the lease's id is
+--              "<leaseID>.<attempt>"
 --   leaseMs    lease ms
 --   consumer   the worker's consumer name
 --   turn       the entry's turn number (the task version of the commit
@@ -22,7 +23,10 @@
 -- <turn> is over.
 -- The entry's delivery count in the pending list counts its grants: a
 -- delivery that is not granted (the entry waits) is taken back from it, so
--- the count is the attempt number of the next grant.
+-- the count is the attempt number of the next grant. The lease id carries
+-- it, so that renew.lua keeps it as it is: an XCLAIM ... JUSTID leaves the
+-- count alone on Redis, and raises it on the embedded store (miniredis),
+-- unless told the count (RETRYCOUNT).
 -- Returns {1, attempt} when granted, {0} when not. An entry whose turn is
 -- known is dropped (acknowledged and deleted: {0}) when its turn is at or
 -- below the done marker's, or at or below the turn of a live lease on
@@ -78,5 +82,6 @@ local at = entryID
 if turn > 0 then
   at = entryID .. '/' .. turn
 end
-redis.call('SET', KEYS[2], leaseID .. ' ' .. at .. ' ' .. consumer, 'PX', leaseMs)
-return {1, deliveries()}
+local n = deliveries()
+redis.call('SET', KEYS[2], leaseID .. '.' .. n .. ' ' .. at .. ' ' .. consumer, 'PX', leaseMs)
+return {1, n}

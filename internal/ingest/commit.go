@@ -29,7 +29,7 @@ type Store interface {
 	Commit(ctx context.Context, c taskstore.Commit) ([]string, error)
 	CommitOnce(ctx context.Context, c taskstore.Commit, once taskstore.Once) ([]string, *taskstore.Applied, error)
 	Applied(ctx context.Context, taskID, key string) (taskstore.Applied, error)
-	DropOffer(ctx context.Context, o taskstore.Offer) error
+	DropOfferSoon(o taskstore.Offer)
 	// Turn deadlines (deadline.go).
 	ClaimTurn(ctx context.Context, taskID string, now time.Time, limits taskstore.TurnLimits) (expired string, err error)
 	DropDeadline(ctx context.Context, taskID string) error
@@ -193,7 +193,7 @@ func (c *Committer) Create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 // CreateOffered is Create for a task whose first turn is offered to a work
 // queue: the commit records offer (its TaskID is t's) in the same atomic
 // step, and returns it as recorded, numbered (Turn) by the version the
-// commit made. The caller offers that turn and drops the record (DropOffer)
+// commit made. The caller offers that turn and drops the record (DropOfferSoon)
 // once the offer is in the queue. Should relay die in between, the
 // Reofferer makes the offer.
 func (c *Committer) CreateOffered(ctx context.Context, t a2a.Task, d a2a.Dialect, push []a2a.PushConfig, offer taskstore.Offer) (a2a.TaskView, taskstore.Offer, error) {
@@ -274,10 +274,11 @@ func (c *Committer) AppendOffered(ctx context.Context, taskID string, offer task
 	return a.View, a.offer, err
 }
 
-// DropOffer removes the record of an offer that is in its work queue now.
-func (c *Committer) DropOffer(ctx context.Context, o taskstore.Offer) error {
-	return c.store.DropOffer(ctx, o)
-}
+// DropOfferSoon removes the record of an offer that is in its work queue
+// now, within a few tens of milliseconds, together with the others of its
+// partition (taskstore.Store.DropOfferSoon: one ZREM for many under load).
+// It does not wait; a record it fails to remove is the Reofferer's.
+func (c *Committer) DropOfferSoon(o taskstore.Offer) { c.store.DropOfferSoon(o) }
 
 // Appended is what an append under an idempotency key did (AppendOnce).
 type Appended struct {

@@ -34,6 +34,7 @@ type demoTurn struct {
 	log     *slog.Logger
 	taskID  string
 	leaseID string
+	work    *workqueue.Work // the claim's, to end the turn by (Final)
 	plan    demoPlan
 	last    time.Time // when the last event was emitted (pacing)
 
@@ -52,7 +53,7 @@ func (d *Demo) handle(runCtx context.Context, c *Claimed) {
 	ctx, stop := context.WithCancelCause(runCtx)
 	ctx, span := startTurn(d.pull.commit.tracer, ctx, c.TraceParent, "agent turn", c.View.Task.ID)
 	defer span.End()
-	t := &demoTurn{d: d, ctx: ctx, stop: stop, taskID: c.View.Task.ID, leaseID: c.Work.LeaseID,
+	t := &demoTurn{d: d, ctx: ctx, stop: stop, taskID: c.View.Task.ID, leaseID: c.Work.LeaseID, work: &c.Work,
 		log:     d.log.With("task_id", c.View.Task.ID, "attempt", c.Work.Attempt),
 		renewed: c.ExpiresAt.Add(-d.pull.lease)}
 	d.mu.Lock()
@@ -93,12 +94,17 @@ func (d *Demo) handle(runCtx context.Context, c *Claimed) {
 	}
 }
 
-// endLease ends the turn's lease (LeaseDone) or hands it back
-// (LeaseRelease), through an outage while the runner runs, and in one try
-// when it is shutting down.
+// endLease ends the turn's lease (LeaseDone; LeaseFinal, by the claim's
+// Work: the task is final) or hands it back (LeaseRelease), through an
+// outage while the runner runs, and in one try when it is shutting down.
 func (t *demoTurn) endLease(runCtx context.Context, action string) error {
 	lease := t.d.pull.lease
-	renew := func(ctx context.Context) error { return t.d.pull.q.Renew(ctx, t.leaseID, t.taskID, action, lease) }
+	renew := func(ctx context.Context) error {
+		if action == workqueue.LeaseFinal {
+			return t.d.pull.q.Final(ctx, t.work)
+		}
+		return t.d.pull.q.Renew(ctx, t.leaseID, t.taskID, action, lease)
+	}
 	if runCtx.Err() == nil {
 		return t.d.cfg.Outage.Retry(runCtx, "ending a demo lease", renew)
 	}

@@ -23,6 +23,9 @@ type WorkQueue interface {
 	Claim(ctx context.Context, queue, consumer string, ttl, wait time.Duration) (*workqueue.Work, error)
 	ClaimN(ctx context.Context, queue, consumer string, ttl, wait time.Duration, n int) ([]*workqueue.Work, error)
 	Renew(ctx context.Context, leaseID, taskID, action string, ttl time.Duration) error
+	// Final ends a turn its claim returned whose task is final or gone,
+	// whoever holds its lease now (workqueue.Claims.Final).
+	Final(ctx context.Context, w *workqueue.Work) error
 }
 
 // Errors of the worker side of Pull.
@@ -218,7 +221,7 @@ func (p *Pull) take(ctx context.Context, w *workqueue.Work) (*Claimed, error) {
 	// Gone, finished (canceled before anyone claimed it), or past its
 	// wait limit (failed now): drop the turn, and with the task final,
 	// leave no done marker (a later offer is dropped here again).
-	if err := p.q.Renew(ctx, w.LeaseID, w.TaskID, workqueue.LeaseFinal, 0); err != nil && !errors.Is(err, ErrLeaseLost) {
+	if err := p.q.Final(ctx, w); err != nil && !errors.Is(err, ErrLeaseLost) {
 		return nil, err
 	}
 	return nil, nil

@@ -324,10 +324,7 @@ func (s *Service) start(ctx context.Context, view a2a.TaskView, msg a2a.Message,
 				"queue", offer.Queue, "err", err)
 			return view
 		}
-		if err := s.commit.DropOffer(bg, *offer); err != nil {
-			s.log.WarnContext(ctx, "dropping the record of an offer made; it is offered again later", "task_id", view.Task.ID,
-				"queue", offer.Queue, "err", err)
-		}
+		s.commit.DropOfferSoon(*offer) // (a record left, its removal failing, is offered again later)
 		return view
 	}
 	err := s.cfg.Outage.Retry(bg, "handing a task to its agent", func(context.Context) error {

@@ -322,14 +322,16 @@ func (k Keys) AuthFailureWindow(addr string, sec int64) string {
 // the hash tag {wq:<queue>}.
 func (k Keys) WorkQueue(queue string) WorkQueueKeys {
 	t := k.prefix + ":{wq:" + queue + "}:"
-	return WorkQueueKeys{Stream: t + "work", Grants: t + "grants", leasePrefix: t + "lease:"}
+	return WorkQueueKeys{Stream: t + "work", LegacyGrants: t + "grants", leasePrefix: t + "lease:"}
 }
 
-// WorkQueueKeys are the keys of one work queue: its stream of work entries,
-// its grants, and a lease per task.
+// WorkQueueKeys are the keys of one work queue: its stream of work entries
+// and a lease per task. LegacyGrants is the hash of grants per entry that
+// builds up to a3a5dfe kept; this one counts grants in the stream's
+// pending list and deletes that hash (workqueue.Claims).
 type WorkQueueKeys struct {
-	Stream, Grants string
-	leasePrefix    string
+	Stream, LegacyGrants string
+	leasePrefix          string
 }
 
 // Lease is the lease of one task of the queue.

@@ -98,6 +98,8 @@ type Store struct {
 	// urlExtended notes when this relay last set the expiry of each URL
 	// index it writes (urlindex.go).
 	urlExtended urlNotes
+	// drops are the offer records to remove together (DropOfferSoon).
+	drops offerDrops
 }
 
 // New returns a Store over rdb, with its keys named by k; its commits share

@@ -39,6 +39,9 @@ var ErrLeaseLost = errors.New("lease lost")
 // read through the consumer group "workers", and per task a lease key naming
 // the worker that holds it. An entry whose lease is not renewed is pending
 // with a growing idle time, and the next claim takes it over (XAUTOCLAIM).
+// An entry's delivery count in the pending list is its attempt number: a
+// delivery that does not grant it (it waits for another turn of its task,
+// or the claim that read it was given up) is taken back from the count.
 //
 // A task's turns are numbered (the task version of the commit that opened
 // the turn, so a later turn has a higher number), and the number decides
@@ -48,6 +51,11 @@ var ErrLeaseLost = errors.New("lease lost")
 // superseded by a later one) and is dropped; an offer of a later turn waits
 // for the held one to end. Offers without a number (written before turns
 // were numbered) are never dropped as duplicates.
+//
+// A turn's life costs, when its task's lease key is free and the turn ends
+// its task (the common case): the offer's XADD, a share of a claim's
+// XREADGROUP, the grant's SET NX and, at its end (Final), DEL, XACK and
+// XDEL, with no script.
 //
 // The keys of one queue share the hash tag {wq:<queue>}.
 type Claims struct {
@@ -124,7 +132,6 @@ func New(rdb, block redis.UniversalClient, batch *groupcommit.Batcher, k layout.
 }
 
 func (c *Claims) stream(queue string) string { return c.k.WorkQueue(queue).Stream }
-func (c *Claims) grants(queue string) string { return c.k.WorkQueue(queue).Grants }
 func (c *Claims) lease(queue, taskID string) string {
 	return c.k.WorkQueue(queue).Lease(taskID)
 }
@@ -147,10 +154,14 @@ type Work struct {
 	// Turn is the turn's number (0: unknown).
 	Turn int64
 	// LeaseID identifies the lease; it names the queue, so that it alone
-	// finds the lease again.
+	// finds the lease again, and the attempt: "<queue, base64url>.<random
+	// hex>.<attempt>" (a lease granted by a3a5dfe or older has no
+	// ".<attempt>").
 	LeaseID string
 	// Attempt counts how often the entry was handed out (1 = first).
 	Attempt int
+	// entry is the work entry's stream id (Final).
+	entry string
 }
 
 // QueueOf returns the queue a lease id belongs to.
@@ -163,13 +174,27 @@ func QueueOf(leaseID string) (string, error) {
 	return string(q), nil
 }
 
+// ensureGroup creates queue's consumer group, once per queue and process,
+// and deletes the queue's hash of grants per entry that builds up to
+// a3a5dfe kept (layout.WorkQueueKeys.LegacyGrants): attempts are counted
+// in the pending list now, and the leases those builds granted end without
+// it.
 func (c *Claims) ensureGroup(ctx context.Context, queue string) error {
 	if _, ok := c.ready.Load(queue); ok {
 		return nil
 	}
-	err := c.rdb.XGroupCreateMkStream(ctx, c.stream(queue), layout.Group, "0").Err()
-	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+	var create *redis.StatusCmd
+	var legacy *redis.IntCmd
+	_, _ = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		create = p.XGroupCreateMkStream(ctx, c.stream(queue), layout.Group, "0")
+		legacy = p.Del(ctx, c.k.WorkQueue(queue).LegacyGrants)
+		return nil
+	})
+	if err := create.Err(); err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
 		return fmt.Errorf("workqueue: create work group: %w", err)
+	}
+	if err := legacy.Err(); err != nil {
+		return fmt.Errorf("workqueue: delete the grants of an earlier build: %w", err)
 	}
 	c.ready.Store(queue, struct{}{})
 	return nil
@@ -223,7 +248,8 @@ func (c *Claims) ClaimN(ctx context.Context, queue, consumer string, ttl, wait t
 		if err != nil {
 			return nil, err
 		}
-		if len(msgs) == 0 {
+		reclaimed := len(msgs) > 0
+		if !reclaimed {
 			// Block in slices of a second at most, so that a lease expiring
 			// meanwhile is noticed by a waiting claim.
 			block := min(time.Until(deadline), time.Second, max(reclaimPause(ttl), time.Millisecond)).Truncate(time.Millisecond)
@@ -247,7 +273,7 @@ func (c *Claims) ClaimN(ctx context.Context, queue, consumer string, ttl, wait t
 		}
 		// Granted even if the claim was given up meanwhile: the caller
 		// then releases them, rather than leaving them to expire.
-		ws, err := c.grantEntries(context.WithoutCancel(ctx), queue, consumer, ttl, msgs)
+		ws, err := c.grantEntries(context.WithoutCancel(ctx), queue, consumer, ttl, msgs, reclaimed)
 		if len(ws) > 0 || err != nil {
 			return ws, err
 		}
@@ -260,11 +286,12 @@ func (c *Claims) ClaimN(ctx context.Context, queue, consumer string, ttl, wait t
 // grantArgs are lua/grant.lua's arguments, each read there by its lua name
 // (layout.Named), where each is described.
 type grantArgs struct {
-	EntryID  string `lua:"entryID"`
-	LeaseID  string `lua:"leaseID"`
-	LeaseMs  int64  `lua:"leaseMs"`
-	Consumer string `lua:"consumer"`
-	Turn     int64  `lua:"turn,number"`
+	EntryID   string `lua:"entryID"`
+	LeaseID   string `lua:"leaseID"`
+	LeaseMs   int64  `lua:"leaseMs"`
+	Consumer  string `lua:"consumer"`
+	Turn      int64  `lua:"turn,number"`
+	Delivered int64  `lua:"delivered,number"`
 }
 
 var grantScript = layout.BareScriptOf[grantArgs](grantLua)
@@ -281,7 +308,9 @@ type renewArgs struct {
 var renewScript = layout.BareScriptOf[renewArgs](renewLua)
 
 // abandon sets the idle time of entries read by a claim nobody waits for
-// any more past the lease, so that the next claim takes them over.
+// any more past the lease, so that the next claim takes them over, and
+// takes their delivery back from their count (they were read new: 1), so
+// that the claim that grants them sees its first attempt.
 func (c *Claims) abandon(ctx context.Context, queue, consumer string, ttl time.Duration, msgs []redis.XMessage) {
 	ids := make([]string, len(msgs))
 	for i, m := range msgs {
@@ -291,20 +320,22 @@ func (c *Claims) abandon(ctx context.Context, queue, consumer string, ttl time.D
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	args = append(args, "IDLE", ttl.Milliseconds()+1, "JUSTID")
+	args = append(args, "IDLE", ttl.Milliseconds()+1, "RETRYCOUNT", 0, "JUSTID")
 	_ = c.rdb.Do(ctx, args...).Err()
 }
 
-// grantEntries grants the entries msgs, all in one round trip. Entries
-// not granted (another lease holds the task, or the turn is done) are left
-// as grant.lua leaves them; entries whose grant failed stay pending, and a
-// claim takes them over once ttl passed. It returns the turns granted, and
-// the first error only when none was.
-func (c *Claims) grantEntries(ctx context.Context, queue, consumer string, ttl time.Duration, msgs []redis.XMessage) ([]*Work, error) {
+// grantEntries grants the entries msgs (reclaimed: taken over from
+// expired leases, else read new). A new entry whose task's lease key is
+// free is granted by a SET NX of the lease, as its first attempt; the
+// others by grant.lua, in a second round trip (reclaimed ones there
+// alone). Entries not granted (another lease holds the task, or the turn
+// is done) are left as grant.lua leaves them; entries whose grant failed
+// stay pending, and a claim takes them over once ttl passed. It returns
+// the turns granted, and the first error only when none was.
+func (c *Claims) grantEntries(ctx context.Context, queue, consumer string, ttl time.Duration, msgs []redis.XMessage, reclaimed bool) ([]*Work, error) {
 	ws := make([]*Work, 0, len(msgs))
-	ids := make([]string, 0, len(msgs)) // the entry of each work
 	for _, m := range msgs {
-		w := &Work{Queue: queue, LeaseID: base64.RawURLEncoding.EncodeToString([]byte(queue)) + "." + strings.ReplaceAll(uuid.NewString(), "-", "")}
+		w := &Work{Queue: queue, entry: m.ID, LeaseID: base64.RawURLEncoding.EncodeToString([]byte(queue)) + "." + strings.ReplaceAll(uuid.NewString(), "-", "")}
 		w.TaskID, _ = m.Values["t"].(string)
 		w.MessageID, _ = m.Values["m"].(string)
 		if v, ok := m.Values["v"].(string); ok {
@@ -314,52 +345,91 @@ func (c *Claims) grantEntries(ctx context.Context, queue, consumer string, ttl t
 			c.rdb.XAck(ctx, c.stream(queue), layout.Group, m.ID)
 			continue
 		}
-		ws, ids = append(ws, w), append(ids, m.ID)
+		ws = append(ws, w)
 	}
 	if len(ws) == 0 {
 		return nil, nil
 	}
-	cmds := make([]*redis.Cmd, len(ws))
-	args := func(i int) ([]string, []any) {
-		w := ws[i]
-		return []string{c.stream(queue), c.lease(queue, w.TaskID), c.grants(queue)}, grantScript.Args(&grantArgs{
-			EntryID:  ids[i],
-			LeaseID:  w.LeaseID,
-			LeaseMs:  ttl.Milliseconds(),
-			Consumer: consumer,
-			Turn:     w.Turn,
-		})
-	}
-	c.batch.Do(func(p redis.Pipeliner) {
-		for i := range ws {
-			keys, argv := args(i)
-			cmds[i] = grantScript.EvalSha(ctx, p, keys, argv...)
-		}
-	})
-	granted := ws[:0]
+	granted := ws[:0:0]
 	var firstErr error
-	for i, w := range ws {
-		cmd := cmds[i]
-		if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			keys, argv := args(i)
-			cmd = grantScript.Run(ctx, c.rdb, keys, argv...) // (Redis restarted: this loads the script)
+	scripted := ws
+	if !reclaimed {
+		sets := make([]*redis.StatusCmd, len(ws))
+		c.batch.Do(func(p redis.Pipeliner) {
+			for i, w := range ws {
+				sets[i] = p.SetArgs(ctx, c.lease(queue, w.TaskID), leaseValue(w.LeaseID+".1", w, consumer), redis.SetArgs{Mode: "NX", Get: true, TTL: ttl})
+			}
+		})
+		scripted = nil
+		for i, w := range ws {
+			switch err := sets[i].Err(); {
+			case errors.Is(err, redis.Nil): // the key was free: granted
+				w.Attempt, w.LeaseID = 1, w.LeaseID+".1"
+				granted = append(granted, w)
+			case err != nil:
+				firstErr = cmp.Or(firstErr, fmt.Errorf("workqueue: grant work: %w", err))
+			default: // a lease or a done marker is there: grant.lua decides
+				scripted = append(scripted, w)
+			}
 		}
-		res, err := cmd.Slice()
-		if err != nil {
-			firstErr = cmp.Or(firstErr, fmt.Errorf("workqueue: grant work: %w", err))
-			continue
+	}
+	if len(scripted) > 0 {
+		delivered := int64(1) // read new: this is its first delivery
+		if reclaimed {
+			delivered = 0 // grant.lua reads it from the pending list
 		}
-		if ok, _ := res[0].(int64); ok != 1 {
-			continue // another worker holds a live lease on this task, or the turn is done
+		cmds := make([]*redis.Cmd, len(scripted))
+		args := func(i int) ([]string, []any) {
+			w := scripted[i]
+			return []string{c.stream(queue), c.lease(queue, w.TaskID)}, grantScript.Args(&grantArgs{
+				EntryID:   w.entry,
+				LeaseID:   w.LeaseID,
+				LeaseMs:   ttl.Milliseconds(),
+				Consumer:  consumer,
+				Turn:      w.Turn,
+				Delivered: delivered,
+			})
 		}
-		n, _ := res[1].(int64)
-		w.Attempt = max(int(n), 1)
-		granted = append(granted, w)
+		c.batch.Do(func(p redis.Pipeliner) {
+			for i := range scripted {
+				keys, argv := args(i)
+				cmds[i] = grantScript.EvalSha(ctx, p, keys, argv...)
+			}
+		})
+		for i, w := range scripted {
+			cmd := cmds[i]
+			if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+				keys, argv := args(i)
+				cmd = grantScript.Run(ctx, c.rdb, keys, argv...) // (Redis restarted: this loads the script)
+			}
+			res, err := cmd.Slice()
+			if err != nil {
+				firstErr = cmp.Or(firstErr, fmt.Errorf("workqueue: grant work: %w", err))
+				continue
+			}
+			if ok, _ := res[0].(int64); ok != 1 {
+				continue // another worker holds a live lease on this task, or the turn is done
+			}
+			n, _ := res[1].(int64)
+			w.Attempt = max(int(n), 1)
+			w.LeaseID += "." + strconv.FormatInt(n, 10) // (as grant.lua wrote it)
+			granted = append(granted, w)
+		}
 	}
 	if len(granted) > 0 {
 		return granted, nil
 	}
 	return nil, firstErr
+}
+
+// leaseValue is the value of the lease leaseID on w (grant.lua describes
+// it).
+func leaseValue(leaseID string, w *Work, consumer string) string {
+	at := w.entry
+	if w.Turn > 0 {
+		at += "/" + strconv.FormatInt(w.Turn, 10)
+	}
+	return leaseID + " " + at + " " + consumer
 }
 
 // Lease actions of Renew.
@@ -385,7 +455,7 @@ func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl 
 	if action == LeaseRelease {
 		arg = ttl.Milliseconds() + 1
 	}
-	n, err := c.batch.Eval(ctx, renewScript.Script, []string{c.stream(queue), c.lease(queue, taskID), c.grants(queue)},
+	n, err := c.batch.Eval(ctx, renewScript.Script, []string{c.stream(queue), c.lease(queue, taskID)},
 		renewScript.Args(&renewArgs{LeaseID: leaseID, Action: action, Ms: arg, DoneMs: DoneHorizon.Milliseconds()})...).Int()
 	if err != nil {
 		return fmt.Errorf("workqueue: %s lease: %w", action, err)
@@ -395,6 +465,33 @@ func (c *Claims) Renew(ctx context.Context, leaseID, taskID, action string, ttl 
 	}
 	if action == LeaseRelease {
 		c.quiet.Delete(queue) // this instance's next claim takes it at once; others' within reclaimPause
+	}
+	return nil
+}
+
+// Final ends the turn w, which finished its task (or whose task is gone),
+// as LeaseFinal does, but in three commands (DEL of the lease, XACK and
+// XDEL of the entry) and without reading the lease first: it ends the turn
+// whoever holds its lease now. That is safe only because the task is
+// final: a worker that took the turn over works on a finished task, and
+// learns so on its next heartbeat or post. w must be as a claim returned
+// it (a Work without its entry is ended by Renew, LeaseFinal); a lease id
+// from elsewhere (a worker's request) goes through Renew, which checks it.
+func (c *Claims) Final(ctx context.Context, w *Work) error {
+	if w.entry == "" {
+		return c.Renew(ctx, w.LeaseID, w.TaskID, LeaseFinal, 0)
+	}
+	stream := c.stream(w.Queue)
+	var cmds [3]redis.Cmder
+	c.batch.Do(func(p redis.Pipeliner) {
+		cmds[0] = p.Del(ctx, c.lease(w.Queue, w.TaskID))
+		cmds[1] = p.XAck(ctx, stream, layout.Group, w.entry)
+		cmds[2] = p.XDel(ctx, stream, w.entry)
+	})
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil {
+			return fmt.Errorf("workqueue: %s lease: %w", LeaseFinal, err)
+		}
 	}
 	return nil
 }

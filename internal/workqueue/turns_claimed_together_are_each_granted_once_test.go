@@ -95,10 +95,11 @@ func (h *pipelined) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 	}
 }
 
-// A turn's offer, its grant and the end of its lease need no answer before
-// their round trip ends, so they go through the shared group-commit
-// batcher: under load they ride the pipelines of other callers' commands
-// (the task store's commits) instead of taking round trips of their own.
+// A turn's offer, its grant and the end of its lease (done, or final)
+// need no answer before their round trip ends, so they go through the
+// shared group-commit batcher: under load they ride the pipelines of
+// other callers' commands (the task store's commits) instead of taking
+// round trips of their own.
 func TestTurnOfferGrantAndLeaseEndRideTheSharedBatcher(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
@@ -124,14 +125,25 @@ func TestTurnOfferGrantAndLeaseEndRideTheSharedBatcher(t *testing.T) {
 	if err := c.Renew(ctx, w.LeaseID, w.TaskID, LeaseDone, 0); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.Offer(ctx, "q", "task-b", "m1", 1); err != nil {
+		t.Fatal(err)
+	}
+	w, err = c.Claim(ctx, "q", "w1", time.Minute, time.Second)
+	if err != nil || w == nil {
+		t.Fatalf("claim = %+v, %v", w, err)
+	}
+	if err := c.Final(ctx, w); err != nil {
+		t.Fatal(err)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, name := range []string{"xadd", "evalsha"} {
+	for _, name := range []string{"xadd", "set", "evalsha", "del", "xack", "xdel"} {
 		if slices.Contains(h.alone, name) {
 			t.Errorf("%s sent alone, not through the batcher's pipelines (alone: %v, piped: %v)", name, h.alone, h.piped)
 		}
 	}
-	if n := slices.Index(h.piped, "xadd"); n < 0 || len(slices.DeleteFunc(slices.Clone(h.piped), func(s string) bool { return s != "evalsha" })) != 2 {
-		t.Errorf("piped commands %v, want the offer's xadd and two evalsha (the grant, the lease's end)", h.piped)
+	want := []string{"xadd", "set", "evalsha", "xadd", "set", "del", "xack", "xdel"}
+	if got := slices.DeleteFunc(slices.Clone(h.piped), func(s string) bool { return !slices.Contains(want, s) }); !slices.Equal(got, want) {
+		t.Errorf("piped commands %v, want %v: each offer's xadd, each grant's set, a lease's end (done) by script, a final one in three commands", h.piped, want)
 	}
 }

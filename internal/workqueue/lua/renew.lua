@@ -1,6 +1,5 @@
 -- renew.lua: keeps, ends or hands back a worker's lease on a task.
 -- KEYS[1] the queue's claim stream   KEYS[2] the task's lease
--- KEYS[3] the queue's hash of grants per entry
 -- ARGV, by name (layout.Named binds each to the local of its name, as
 -- renewArgs in claims.go declares them):
 --   leaseID  the lease id
@@ -16,7 +15,8 @@
 -- turn is unknown is deleted instead.
 -- final is done for a turn that finished its task: the lease is deleted,
 -- with no marker (a claim drops the later offers of a finished task's
--- turns by the task's state).
+-- turns by the task's state). (A caller that holds the claim's Work ends
+-- such a turn without this script: Claims.Final.)
 -- release makes the entry look abandoned, so the next claim takes it; its
 -- turn is not over, but every earlier one is: the lease is replaced by the
 -- marker "done <entry id> <turn - 1>" (deleted when the turn is unknown).
@@ -27,6 +27,17 @@ if not cur or string.sub(cur, 1, #leaseID + 1) ~= leaseID .. ' ' then
   return 0
 end
 local rest = string.sub(cur, #leaseID + 2)
+-- The lease's attempt, the entry's delivery count (grant.lua), which the
+-- XCLAIMs below keep (nil for a lease id without it: a3a5dfe's or older).
+local attempt = tonumber(string.match(leaseID, '^[^.]*%.[^.]*%.(%d+)$'))
+local function keep(args)
+  if attempt then
+    table.insert(args, 'RETRYCOUNT')
+    table.insert(args, attempt)
+  end
+  table.insert(args, 'JUSTID')
+  return args
+end
 local sp = string.find(rest, ' ', 1, true)
 local entry, consumer = string.sub(rest, 1, sp - 1), string.sub(rest, sp + 1)
 local turn = 0
@@ -44,14 +55,13 @@ local function over(upTo)
 end
 if action == 'renew' then
   redis.call('PEXPIRE', KEYS[2], ms)
-  redis.call('XCLAIM', KEYS[1], 'workers', consumer, 0, entry, 'JUSTID')
+  redis.call('XCLAIM', unpack(keep({KEYS[1], 'workers', consumer, 0, entry})))
 elseif action == 'done' or action == 'final' then
   over(turn)
   redis.call('XACK', KEYS[1], 'workers', entry)
   redis.call('XDEL', KEYS[1], entry)
-  redis.call('HDEL', KEYS[3], entry)
 else
   over(turn - 1)
-  redis.call('XCLAIM', KEYS[1], 'workers', consumer, 0, entry, 'IDLE', ms, 'JUSTID')
+  redis.call('XCLAIM', unpack(keep({KEYS[1], 'workers', consumer, 0, entry, 'IDLE', ms})))
 end
 return 1

@@ -338,9 +338,10 @@ func (s *Store) Applied(ctx context.Context, taskID, key string) (Applied, error
 func (s *Store) commitKeys(c Commit) []string {
 	tk := s.k.Task(c.TaskID)
 	p := s.k.Partition(c.TaskID)
-	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
+	keys := make([]string, 0, 14)
+	keys = append(keys, tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
 		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending"),
-		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), tk.Idempotency, s.k.Offers(p), s.k.Deadlines(p)}
+		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), tk.Idempotency, s.k.Offers(p), s.k.Deadlines(p))
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
@@ -358,9 +359,12 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) (commitArgs, e
 		b, _ := json.Marshal(m) // (strings only: cannot fail)
 		return string(b)
 	}
-	configs := make(map[string]string, len(c.PushConfigs))
-	for id, v := range c.PushConfigs {
-		configs[id] = string(v)
+	var configs map[string]string
+	if len(c.PushConfigs) > 0 {
+		configs = make(map[string]string, len(c.PushConfigs))
+		for id, v := range c.PushConfigs {
+			configs[id] = string(v)
+		}
 	}
 	flags, err := deliverFlags(c)
 	if err != nil {

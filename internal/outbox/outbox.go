@@ -598,10 +598,11 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 	group := &opGroup{}
 	for i, op := range ops {
 		e := op.Entry
+		// What only the script reads (the attempt, the times, the other
+		// keys) is filled in when the op goes to it (below).
 		r := &outboxReq{js: opJSON{K: op.Kind, N: e.NotificationID, T: e.TaskID, C: e.ConfigID, E: e.EventID,
-			O: string(op.Outcome), A: string(op.Attempt), W: ms(op.Now), D: ms(op.Due), F: ms(op.First), R: op.Reason,
-			M: idMs(e.ID), X: op.Replay, I: e.Indexed}, group: group}
-		r.keys[0] = s.k.Record(p, e.NotificationID) // (the others are named when the op goes to the script)
+			O: string(op.Outcome), R: op.Reason, M: idMs(e.ID), X: op.Replay, I: e.Indexed}, group: group}
+		r.keys[0] = s.k.Record(p, e.NotificationID)
 		if len(ops) == 1 && op.Kind == OpDone && op.Outcome == Delivered && e.Indexed && !e.Redelivery && !op.Replay {
 			created, _ := strconv.ParseInt(r.js.M, 10, 64)
 			rec := DeliveryRecord{TaskID: e.TaskID, ConfigID: e.ConfigID, EventID: e.EventID, Status: string(Delivered),
@@ -624,7 +625,9 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 		reqs[0].js.X = true // the script adds the attempt to the record found
 	}
 	for i, r := range reqs {
-		e := ops[i].Entry
+		op := ops[i]
+		e := op.Entry
+		r.js.A, r.js.W, r.js.D, r.js.F = string(op.Attempt), ms(op.Now), ms(op.Due), ms(op.First)
 		tk := s.k.Task(e.TaskID)
 		r.keys = [6]string{r.keys[0], e.Lane, tk.Push, s.k.LegacyAttempts(p, e.NotificationID), s.k.TaskDeliveries(e.TaskID), tk.Hash}
 		r.done = make(chan struct{})

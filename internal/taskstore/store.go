@@ -13,7 +13,6 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -352,13 +351,6 @@ func (s *Store) commitKeys(c Commit) []string {
 // commit that is sent twice apply once; once, when not nil, records the
 // commit's idempotency key.
 func (s *Store) commitArgs(c Commit, commitID string, once *Once) (commitArgs, error) {
-	jsonOf := func(m map[string]string) string {
-		if len(m) == 0 {
-			return ""
-		}
-		b, _ := json.Marshal(m) // (strings only: cannot fail)
-		return string(b)
-	}
 	var configs map[string]string
 	if len(c.PushConfigs) > 0 {
 		configs = make(map[string]string, len(c.PushConfigs))
@@ -391,8 +383,8 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) (commitArgs, e
 		Task:       c.TaskID,
 		MaxLen:     s.maxLen,
 		TTL:        c.ExpireAfter.Milliseconds(),
-		Extra:      jsonOf(reserveFields(c)),
-		SetConfigs: jsonOf(configs),
+		Extra:      stringMapJSON(reserveFields(c)),
+		SetConfigs: stringMapJSON(configs),
 		Flags:      flags,
 		Lanes:      s.k.LanePrefix(c.TaskID),
 		Records:    s.k.RecordPrefix(p),

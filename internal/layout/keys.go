@@ -441,8 +441,21 @@ func (k Keys) AuthFailureWindow(addr string, sec int64) string {
 // WorkQueue names the keys of one work queue of the worker API; they share
 // the hash tag {wq:<queue>}.
 func (k Keys) WorkQueue(queue string) WorkQueueKeys {
-	t := k.prefix + ":{wq:" + queue + "}:"
-	return WorkQueueKeys{Stream: t + "work", Grants: t + "grants", leasePrefix: t + "lease:"}
+	// The three names are cut from one string, built at once.
+	t := len(k.prefix) + len(":{wq:") + len(queue) + len("}:")
+	var b strings.Builder
+	b.Grow(3*t + len("workgrantslease:"))
+	var ends [3]int
+	for i, kind := range [3]string{"work", "grants", "lease:"} {
+		b.WriteString(k.prefix)
+		b.WriteString(":{wq:")
+		b.WriteString(queue)
+		b.WriteString("}:")
+		b.WriteString(kind)
+		ends[i] = b.Len()
+	}
+	all := b.String()
+	return WorkQueueKeys{Stream: all[:ends[0]], Grants: all[ends[0]:ends[1]], leasePrefix: all[ends[1]:ends[2]]}
 }
 
 // WorkQueueKeys are the keys of one work queue: its stream of work entries,

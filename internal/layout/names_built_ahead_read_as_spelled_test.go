@@ -43,6 +43,14 @@ func TestNamesBuiltAheadReadAsSpelled(t *testing.T) {
 			}
 		}
 	}
+	// A work queue's names, cut from one string, are each its own.
+	for _, q := range []string{"", "q", "x:y", "{a}"} {
+		wq := New("pfx", 16).WorkQueue(q)
+		tag := "pfx:{wq:" + q + "}:"
+		if wq.Stream != tag+"work" || wq.Grants != tag+"grants" || wq.Lease("t1") != tag+"lease:t1" {
+			t.Errorf("work queue %q: %+v, lease %q", q, wq, wq.Lease("t1"))
+		}
+	}
 	// Keys made otherwise than by New build every name on demand, alike.
 	var bare Keys
 	bare.prefix, bare.partitions = "pfx", 16

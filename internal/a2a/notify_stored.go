@@ -411,25 +411,54 @@ func (s *storedScanner) read(sh shape) bool {
 		s.skip()
 		return true
 	}
+	// Each shape is read by a function of its own, not inlined here: read
+	// recurses (a task holds messages, which hold parts), and a frame that
+	// held every shape's value at once would grow a fresh goroutine's
+	// stack (a delivery lane's) several times over for one event.
 	switch sh {
 	case shapeTask:
-		var t storedTask
-		return s.taskInto(&t)
+		return s.readTask()
 	case shapeStatus:
-		var st storedStatus
-		return s.statusInto(&st)
+		return s.readStatus()
 	case shapeArtifact:
-		var a storedArtifact
-		return s.artifactInto(&a)
+		return s.readArtifact()
 	case shapeMessage:
-		var m storedMessage
-		return s.messageInto(&m)
+		return s.readMessage()
 	case shapePart:
-		var p storedPart
-		return s.partInto(&p)
+		return s.readPart()
 	}
 	_, ok := s.str()
 	return ok
+}
+
+//go:noinline
+func (s *storedScanner) readTask() bool {
+	var t storedTask
+	return s.taskInto(&t)
+}
+
+//go:noinline
+func (s *storedScanner) readStatus() bool {
+	var st storedStatus
+	return s.statusInto(&st)
+}
+
+//go:noinline
+func (s *storedScanner) readArtifact() bool {
+	var a storedArtifact
+	return s.artifactInto(&a)
+}
+
+//go:noinline
+func (s *storedScanner) readMessage() bool {
+	var m storedMessage
+	return s.messageInto(&m)
+}
+
+//go:noinline
+func (s *storedScanner) readPart() bool {
+	var p storedPart
+	return s.partInto(&p)
 }
 
 // sub reads a value of shape sh and returns it.

@@ -137,17 +137,13 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	target, err := w.targets.of(cfg.URL)
+	if err != nil {
 		a.ErrorClass, a.Error = "http", "bad webhook URL"
-		return result{err: cmp.Or(err, errors.New("bad webhook URL"))}
+		return result{err: err}
 	}
-	// Credentials in the URL are not sent: the Authorization header is
-	// relay's own (below), as it was with net/http, which added Basic
-	// auth only when no Authorization was set.
-	u.User = nil
 	req.Header.SetMethod(fasthttp.MethodPost)
-	req.SetRequestURI(u.String())
+	req.SetRequestURI(target)
 	req.SetBodyRaw(n.Body)
 	if err := w.setHeaders(&req.Header, cfg, n, nid, telemetry.TraceParent(ctx)); err != nil {
 		a.ErrorClass, a.Error = "sign", err.Error()
@@ -177,6 +173,52 @@ func (w *Workers) post(ctx context.Context, cfg a2a.PushConfig, n a2a.Notificati
 		}
 	}
 	return r
+}
+
+// targetCacheSize bounds the webhook URLs targetCache keeps.
+const targetCacheSize = 4096
+
+// targetCache keeps, by webhook URL, the URL a POST goes to (postTarget),
+// so that a webhook's notifications do not parse its URL each. It is
+// emptied when full.
+type targetCache struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// of returns postTarget(raw), from the cache when it is there (a URL that
+// fails is not kept).
+func (c *targetCache) of(raw string) (string, error) {
+	c.mu.Lock()
+	t, ok := c.m[raw]
+	c.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := postTarget(raw)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= targetCacheSize {
+		c.m = make(map[string]string, 64)
+	}
+	c.m[raw] = t
+	c.mu.Unlock()
+	return t, nil
+}
+
+// postTarget is the URL a POST to the webhook at raw goes to: raw without
+// its credentials. Credentials in the URL are not sent: the Authorization
+// header is relay's own (setHeaders), as it was with net/http, which added
+// Basic auth only when no Authorization was set.
+func postTarget(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", cmp.Or(err, errors.New("bad webhook URL"))
+	}
+	u.User = nil
+	return u.String(), nil
 }
 
 // setHeaders sets the notification's headers, the JWT among them, and the

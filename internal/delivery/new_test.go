@@ -10,7 +10,7 @@ import (
 )
 
 // mustNew is New for tests.
-func mustNew(t *testing.T, d Deps, cfg Config) *Workers {
+func mustNew(t testing.TB, d Deps, cfg Config) *Workers {
 	t.Helper()
 	w, err := New(d, cfg)
 	if err != nil {

@@ -33,7 +33,7 @@ func postOnce(t *testing.T, w *Workers, url string, timeout time.Duration) (Atte
 	return a, r
 }
 
-func clientWorkers(t *testing.T, set ...func(*Deps)) *Workers {
+func clientWorkers(t testing.TB, set ...func(*Deps)) *Workers {
 	t.Helper()
 	fx := newFixture(t, 1, "client", http.NotFoundHandler())
 	return mustNew(t, fx.deps(fx.store.consumer(t, outbox.ConsumerConfig{}), set...), Config{ExcerptBytes: 16})

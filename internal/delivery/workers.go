@@ -175,6 +175,7 @@ type Workers struct {
 	tally     tally
 	configs   configCache
 	bodies    bodyCache
+	targets   targetCache
 	operator  *Operator
 	health    *healthTally
 	tracer    *telemetry.Tracer

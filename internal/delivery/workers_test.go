@@ -229,14 +229,14 @@ type fixture struct {
 	rdb     redis.UniversalClient
 }
 
-func newFixture(t *testing.T, partitions int, taskID string, hook http.Handler) fixture {
+func newFixture(t testing.TB, partitions int, taskID string, hook http.Handler) fixture {
 	t.Helper()
 	return newFixtureWith(t, storeConfig{Partitions: partitions}, a2a.V10, taskID, hook)
 }
 
 // newFixtureWith is newFixture on a store configured as cfg (its prefix
 // set here), with the task's webhook in dialect d.
-func newFixtureWith(t *testing.T, cfg storeConfig, d a2a.Dialect, taskID string, hook http.Handler) fixture {
+func newFixtureWith(t testing.TB, cfg storeConfig, d a2a.Dialect, taskID string, hook http.Handler) fixture {
 	t.Helper()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)

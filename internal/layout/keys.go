@@ -26,21 +26,70 @@ import (
 	"cmp"
 	"crypto/sha1"
 	"encoding/hex"
-	"hash/fnv"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Keys names every key relay writes under one prefix.
 type Keys struct {
 	prefix     string
 	partitions int
+	// parts holds, per partition, the names that depend on the partition
+	// alone, built once per prefix and count by New (and shared by the Keys
+	// it returns for them): a commit or a delivery names several of them,
+	// and would otherwise build each again.
+	parts *[]partNames
+}
+
+// partNames are the names of one partition that New builds ahead.
+type partNames struct {
+	tag, index, lanes, records, deliveries, pending, compact, offers, deadlines, outbox string
 }
 
 // New returns the key names under prefix (default "relay") for a Redis
 // split into partitions task partitions (default 16).
 func New(prefix string, partitions int) Keys {
-	return Keys{prefix: cmp.Or(prefix, "relay"), partitions: cmp.Or(partitions, 16)}
+	k := Keys{prefix: cmp.Or(prefix, "relay"), partitions: cmp.Or(partitions, 16)}
+	k.parts = builtNames(k)
+	return k
+}
+
+// built keeps the names New built, by prefix and partition count, so that
+// Keys of the same prefix and count share them (and compare equal).
+var built struct {
+	sync.Mutex
+	m map[Keys]*[]partNames
+}
+
+// builtNames returns the names of k's partitions (k.parts not set), built
+// on first use.
+func builtNames(k Keys) *[]partNames {
+	built.Lock()
+	defer built.Unlock()
+	if n, ok := built.m[k]; ok {
+		return n
+	}
+	parts := make([]partNames, max(k.partitions, 0))
+	for p := range parts {
+		t := k.buildTag(p)
+		parts[p] = partNames{tag: t, index: t + "tasks", lanes: t + "lane:", records: t + "dl:",
+			deliveries: t + "deliveries", pending: t + "dl:status:pending", compact: t + "compact",
+			offers: t + "offers", deadlines: t + "deadlines", outbox: t + "outbox"}
+	}
+	if built.m == nil {
+		built.m = map[Keys]*[]partNames{}
+	}
+	built.m[k] = &parts
+	return &parts
+}
+
+// part returns the names of partition p built ahead, if New built them.
+func (k Keys) part(p int) (*partNames, bool) {
+	if k.parts == nil || p < 0 || p >= len(*k.parts) {
+		return nil, false
+	}
+	return &(*k.parts)[p], true
 }
 
 // Partitions is the number of task partitions.
@@ -51,23 +100,49 @@ func (k Keys) Prefix() string { return k.prefix }
 
 // Partition returns the partition of a task id.
 func (k Keys) Partition(taskID string) int {
-	h := fnv.New32a()
-	h.Write([]byte(taskID))
-	return int(h.Sum32() % uint32(k.partitions))
+	// FNV-1a, 32 bits (as hash/fnv's New32a computes it, without its
+	// allocations).
+	h := uint32(2166136261)
+	for i := 0; i < len(taskID); i++ {
+		h ^= uint32(taskID[i])
+		h *= 16777619
+	}
+	return int(h % uint32(k.partitions))
 }
 
-func (k Keys) Tag(p int) string { return k.prefix + ":{" + strconv.Itoa(p) + "}:" }
+// Tag is what the names of partition p's keys start with: the prefix and
+// the partition's hash tag.
+func (k Keys) Tag(p int) string {
+	if n, ok := k.part(p); ok {
+		return n.tag
+	}
+	return k.buildTag(p)
+}
+
+func (k Keys) buildTag(p int) string { return k.prefix + ":{" + strconv.Itoa(p) + "}:" }
 
 // Task returns the keys of one task (TaskKeys), all in its partition.
 func (k Keys) Task(taskID string) TaskKeys {
-	t := k.Tag(k.Partition(taskID))
+	p := k.Partition(taskID)
+	t := k.Tag(p)
+	// The task's own names are cut from one string, built at once.
+	var b strings.Builder
+	b.Grow(5*(len(t)+len(taskID)) + len("task:events:push:base:idem:"))
+	var ends [5]int
+	for i, kind := range [5]string{"task:", "events:", "push:", "base:", "idem:"} {
+		b.WriteString(t)
+		b.WriteString(kind)
+		b.WriteString(taskID)
+		ends[i] = b.Len()
+	}
+	all := b.String()
 	return TaskKeys{
-		Hash:        t + "task:" + taskID,
-		Events:      t + "events:" + taskID,
-		Push:        t + "push:" + taskID,
-		Base:        t + "base:" + taskID,
-		Idempotency: t + "idem:" + taskID,
-		Index:       t + "tasks",
+		Hash:        all[:ends[0]],
+		Events:      all[ends[0]:ends[1]],
+		Push:        all[ends[1]:ends[2]],
+		Base:        all[ends[2]:ends[3]],
+		Idempotency: all[ends[3]:ends[4]],
+		Index:       k.Index(p, ""),
 	}
 }
 
@@ -76,6 +151,9 @@ func (k Keys) Task(taskID string) TaskKeys {
 // meets another tenant's tasks; "" is the shared index of RELAY_AUTH=none.
 func (k Keys) Index(p int, owner string) string {
 	if owner == "" {
+		if n, ok := k.part(p); ok {
+			return n.index
+		}
 		return k.Tag(p) + "tasks"
 	}
 	return k.Tag(p) + "tasks:" + owner
@@ -87,11 +165,20 @@ func (k Keys) Index(p int, owner string) string {
 // script counts in the task's own slot. The bucket comes before the owner,
 // whose name may hold ":"; "" is the shared tenant of RELAY_AUTH=none.
 func (k Keys) Usage(p int, owner string, bucket int64) string {
-	return k.Tag(p) + "usage:" + strconv.FormatInt(bucket, 10) + ":" + owner
+	t := k.Tag(p)
+	b := make([]byte, 0, len(t)+len("usage:")+20+1+len(owner))
+	b = append(append(b, t...), "usage:"...)
+	b = append(strconv.AppendInt(b, bucket, 10), ':')
+	return string(append(b, owner...))
 }
 
 // Deliveries is the delivery stream (of lane tokens) of partition p.
-func (k Keys) Deliveries(p int) string { return k.Tag(p) + "deliveries" }
+func (k Keys) Deliveries(p int) string {
+	if n, ok := k.part(p); ok {
+		return n.deliveries
+	}
+	return k.Tag(p) + "deliveries"
+}
 
 // Lane is the queue of one (task, config) pair. The task id's length keeps
 // ids that contain ":" from colliding.
@@ -109,7 +196,12 @@ func (k Keys) LanePrefix(taskID string) string {
 // finds lanes by reading tokens (task and config ids) is given this, and
 // names each lane with lib.lua's laneOf, the one Lua spelling of the rest
 // of Lane's name (its test checks that both agree).
-func (k Keys) Lanes(p int) string { return k.Tag(p) + "lane:" }
+func (k Keys) Lanes(p int) string {
+	if n, ok := k.part(p); ok {
+		return n.lanes
+	}
+	return k.Tag(p) + "lane:"
+}
 
 // Lease is the lease of one lane: held by the token being worked on.
 func (k Keys) Lease(taskID, configID string) string {
@@ -122,11 +214,21 @@ func (k Keys) Lease(taskID, configID string) string {
 // own slot, atomically, and the offer is removed once it is in the work
 // queue's stream (whose keys carry another hash tag, {wq:<queue>}, so one
 // script cannot write both).
-func (k Keys) Offers(p int) string { return k.Tag(p) + "offers" }
+func (k Keys) Offers(p int) string {
+	if n, ok := k.part(p); ok {
+		return n.offers
+	}
+	return k.Tag(p) + "offers"
+}
 
 // Compact is partition p's zset of tasks whose event streams are due for
 // compaction.
-func (k Keys) Compact(p int) string { return k.Tag(p) + "compact" }
+func (k Keys) Compact(p int) string {
+	if n, ok := k.part(p); ok {
+		return n.compact
+	}
+	return k.Tag(p) + "compact"
+}
 
 // Record is the delivery record of notification id in partition p (one
 // string, codec d1: record.go).
@@ -136,7 +238,12 @@ func (k Keys) Record(p int, id string) string { return k.RecordPrefix(p) + id }
 // with: Record(p, id) is RecordPrefix(p) + id. A script that reaches
 // records by the notification ids it reads or computes (a lane it drops, a
 // commit's new notifications) is given this, and appends each id.
-func (k Keys) RecordPrefix(p int) string { return k.Tag(p) + "dl:" }
+func (k Keys) RecordPrefix(p int) string {
+	if n, ok := k.part(p); ok {
+		return n.records
+	}
+	return k.Tag(p) + "dl:"
+}
 
 // LegacyAttempts is the attempt list a previous relay kept beside record.
 func (k Keys) LegacyAttempts(p int, id string) string { return k.LegacyAttemptsPrefix(p) + id }
@@ -151,7 +258,12 @@ func (k Keys) TaskDeliveries(taskID string) string {
 
 // StatusIndex is partition p's zset of the notification ids in status st
 // (every status but delivered), by update ms.
-func (k Keys) StatusIndex(p int, st string) string { return k.Tag(p) + "dl:status:" + st }
+func (k Keys) StatusIndex(p int, st string) string {
+	if n, ok := k.part(p); ok && st == "pending" {
+		return n.pending
+	}
+	return k.Tag(p) + "dl:status:" + st
+}
 
 // IndexedStatuses are the record statuses that have a status index (every
 // status but delivered), in the order StatusIndexes names their indexes.
@@ -176,7 +288,12 @@ func (k Keys) StatusIndexes(p int) []string {
 // score the ms the turn's current limit is reached. The commit that starts
 // a turn adds it, the claim moves it, the commit that ends the turn
 // removes it (taskstore, deadline.go).
-func (k Keys) Deadlines(p int) string { return k.Tag(p) + "deadlines" }
+func (k Keys) Deadlines(p int) string {
+	if n, ok := k.part(p); ok {
+		return n.deadlines
+	}
+	return k.Tag(p) + "deadlines"
+}
 
 // Retries is partition p's zset of tokens waiting for their next attempt.
 func (k Keys) Retries(p int) string { return k.Tag(p) + "retries" }
@@ -206,7 +323,12 @@ func (t TaskKeys) Own() []string { return []string{t.Hash, t.Events, t.Push, t.B
 
 // Outbox is partition p's outbox stream: one entry per notification, in
 // commit order, read by the partition's owner (internal/outbox).
-func (k Keys) Outbox(p int) string { return k.Tag(p) + "outbox" }
+func (k Keys) Outbox(p int) string {
+	if n, ok := k.part(p); ok {
+		return n.outbox
+	}
+	return k.Tag(p) + "outbox"
+}
 
 // OutboxOwner is the lease of partition p's outbox owner.
 func (k Keys) OutboxOwner(p int) string { return k.Tag(p) + "outbox:owner" }
@@ -321,8 +443,21 @@ func (k Keys) AuthFailureWindow(addr string, sec int64) string {
 // WorkQueue names the keys of one work queue of the worker API; they share
 // the hash tag {wq:<queue>}.
 func (k Keys) WorkQueue(queue string) WorkQueueKeys {
-	t := k.prefix + ":{wq:" + queue + "}:"
-	return WorkQueueKeys{Stream: t + "work", LegacyGrants: t + "grants", leasePrefix: t + "lease:"}
+	// The three names are cut from one string, built at once.
+	t := len(k.prefix) + len(":{wq:") + len(queue) + len("}:")
+	var b strings.Builder
+	b.Grow(3*t + len("workgrantslease:"))
+	var ends [3]int
+	for i, kind := range [3]string{"work", "grants", "lease:"} {
+		b.WriteString(k.prefix)
+		b.WriteString(":{wq:")
+		b.WriteString(queue)
+		b.WriteString("}:")
+		b.WriteString(kind)
+		ends[i] = b.Len()
+	}
+	all := b.String()
+	return WorkQueueKeys{Stream: all[:ends[0]], LegacyGrants: all[ends[0]:ends[1]], leasePrefix: all[ends[1]:ends[2]]}
 }
 
 // WorkQueueKeys are the keys of one work queue: its stream of work entries

@@ -47,25 +47,38 @@ type DeliveryRecord struct {
 // key), as lua/lib.lua's recWrite writes it. Relay writes records from Go
 // only where no script is needed: a delivered first attempt (the outbox).
 func EncodeRecord(r DeliveryRecord) string {
-	ms := func(t time.Time) string {
-		if t.IsZero() {
-			return "0"
-		}
-		return strconv.FormatInt(t.UnixMilli(), 10)
-	}
 	var b strings.Builder
-	n := len(r.TaskID) + len(r.ConfigID) + len(r.EventID) + 64
+	n := len(recordCodec) + len(r.Status) + len(r.TaskID) + len(r.ConfigID) + len(r.EventID) + 5*20 + 10
 	for _, a := range r.AttemptLog {
 		n += len(a) + 1
 	}
 	b.Grow(n)
-	for i, f := range []string{recordCodec, r.Status, strconv.Itoa(r.Attempts), ms(r.Created), ms(r.Updated), ms(r.Next),
-		r.EventID, strconv.Itoa(len(r.TaskID)), strconv.Itoa(len(r.ConfigID))} {
-		if i > 0 {
-			b.WriteByte(' ')
+	var num [20]byte // each number is written through it, not made a string of its own
+	number := func(v int64) { b.Write(strconv.AppendInt(num[:0], v, 10)) }
+	ms := func(t time.Time) {
+		if t.IsZero() {
+			b.WriteByte('0')
+			return
 		}
-		b.WriteString(f)
+		number(t.UnixMilli())
 	}
+	b.WriteString(recordCodec)
+	b.WriteByte(' ')
+	b.WriteString(r.Status)
+	b.WriteByte(' ')
+	number(int64(r.Attempts))
+	b.WriteByte(' ')
+	ms(r.Created)
+	b.WriteByte(' ')
+	ms(r.Updated)
+	b.WriteByte(' ')
+	ms(r.Next)
+	b.WriteByte(' ')
+	b.WriteString(r.EventID)
+	b.WriteByte(' ')
+	number(int64(len(r.TaskID)))
+	b.WriteByte(' ')
+	number(int64(len(r.ConfigID)))
 	b.WriteByte('\n')
 	b.WriteString(r.TaskID)
 	b.WriteString(r.ConfigID)

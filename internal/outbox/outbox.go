@@ -408,14 +408,15 @@ type LoadOptions struct {
 // entry; its other configs' entries, which follow, use it too), nor a
 // config o.Known has; when nothing is left to read, there is no round trip.
 func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadOptions) ([]Loaded, time.Time, error) {
-	eventKey := func(e OutboxEntry) string { return e.TaskID + "\x00" + e.EventID }
-	events := map[string]*OutboxEntry{} // the carried ones
+	type taskEvent struct{ task, event string }
+	eventKey := func(e OutboxEntry) taskEvent { return taskEvent{e.TaskID, e.EventID} }
+	events := map[taskEvent]*OutboxEntry{} // the carried ones
 	for i := range es {
 		if es[i].Event != nil {
 			events[eventKey(es[i])] = &es[i]
 		}
 	}
-	reads := map[string]*redis.XMessageSliceCmd{} // the others, read
+	reads := map[taskEvent]*redis.XMessageSliceCmd{} // the others, read
 	configs := map[string]*redis.StringCmd{}
 	var needEvents, needConfigs []OutboxEntry
 	for _, e := range es {
@@ -597,11 +598,11 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 	group := &opGroup{}
 	for i, op := range ops {
 		e := op.Entry
+		// What only the script reads (the attempt, the times, the other
+		// keys) is filled in when the op goes to it (below).
 		r := &outboxReq{js: opJSON{K: op.Kind, N: e.NotificationID, T: e.TaskID, C: e.ConfigID, E: e.EventID,
-			O: string(op.Outcome), A: string(op.Attempt), W: ms(op.Now), D: ms(op.Due), F: ms(op.First), R: op.Reason,
-			M: idMs(e.ID), X: op.Replay, I: e.Indexed},
-			keys: [6]string{s.k.Record(p, e.NotificationID), e.Lane, s.k.Task(e.TaskID).Push,
-				s.k.LegacyAttempts(p, e.NotificationID), s.k.TaskDeliveries(e.TaskID), s.k.Task(e.TaskID).Hash}, done: make(chan struct{}), group: group}
+			O: string(op.Outcome), R: op.Reason, M: idMs(e.ID), X: op.Replay, I: e.Indexed}, group: group}
+		r.keys[0] = s.k.Record(p, e.NotificationID)
 		if len(ops) == 1 && op.Kind == OpDone && op.Outcome == Delivered && e.Indexed && !e.Redelivery && !op.Replay {
 			created, _ := strconv.ParseInt(r.js.M, 10, 64)
 			rec := DeliveryRecord{TaskID: e.TaskID, ConfigID: e.ConfigID, EventID: e.EventID, Status: string(Delivered),
@@ -622,6 +623,14 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 			return []int{Applied}, nil
 		}
 		reqs[0].js.X = true // the script adds the attempt to the record found
+	}
+	for i, r := range reqs {
+		op := ops[i]
+		e := op.Entry
+		r.js.A, r.js.W, r.js.D, r.js.F = string(op.Attempt), ms(op.Now), ms(op.Due), ms(op.First)
+		tk := s.k.Task(e.TaskID)
+		r.keys = [6]string{r.keys[0], e.Lane, tk.Push, s.k.LegacyAttempts(p, e.NotificationID), s.k.TaskDeliveries(e.TaskID), tk.Hash}
+		r.done = make(chan struct{})
 	}
 	s.outboxBatch.do(batchKey{p, holder}, reqs, func(batch []*outboxReq) { s.runOutboxOps(ctx, p, holder, batch) })
 	out := make([]int, len(reqs))

@@ -13,7 +13,6 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -340,9 +339,10 @@ func (s *Store) Applied(ctx context.Context, taskID, key string) (Applied, error
 func (s *Store) commitKeys(c Commit) []string {
 	tk := s.k.Task(c.TaskID)
 	p := s.k.Partition(c.TaskID)
-	keys := []string{tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
+	keys := make([]string, 0, 14)
+	keys = append(keys, tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
 		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending"),
-		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), tk.Idempotency, s.k.Offers(p), s.k.Deadlines(p)}
+		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), tk.Idempotency, s.k.Offers(p), s.k.Deadlines(p))
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
@@ -353,16 +353,12 @@ func (s *Store) commitKeys(c Commit) []string {
 // commit that is sent twice apply once; once, when not nil, records the
 // commit's idempotency key.
 func (s *Store) commitArgs(c Commit, commitID string, once *Once) (commitArgs, error) {
-	jsonOf := func(m map[string]string) string {
-		if len(m) == 0 {
-			return ""
+	var configs map[string]string
+	if len(c.PushConfigs) > 0 {
+		configs = make(map[string]string, len(c.PushConfigs))
+		for id, v := range c.PushConfigs {
+			configs[id] = string(v)
 		}
-		b, _ := json.Marshal(m) // (strings only: cannot fail)
-		return string(b)
-	}
-	configs := make(map[string]string, len(c.PushConfigs))
-	for id, v := range c.PushConfigs {
-		configs[id] = string(v)
 	}
 	flags, err := deliverFlags(c)
 	if err != nil {
@@ -389,8 +385,8 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) (commitArgs, e
 		Task:       c.TaskID,
 		MaxLen:     s.maxLen,
 		TTL:        c.ExpireAfter.Milliseconds(),
-		Extra:      jsonOf(reserveFields(c)),
-		SetConfigs: jsonOf(configs),
+		Extra:      stringMapJSON(reserveFields(c)),
+		SetConfigs: stringMapJSON(configs),
 		Flags:      flags,
 		Lanes:      s.k.LanePrefix(c.TaskID),
 		Records:    s.k.RecordPrefix(p),

@@ -2,8 +2,6 @@ package health
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +32,7 @@ func TestAConfigHealthWriteIsOneReadAndOneWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := commandCalls(t, rdb)
+	got := redistest.CommandCalls(t, rdb)
 	want := map[string]int{"get": 6, "set": 6}
 	for name, n := range want {
 		if got[name] != n {
@@ -58,23 +56,4 @@ func TestAConfigHealthWriteIsOneReadAndOneWrite(t *testing.T) {
 	if ttl := rdb.PTTL(ctx, s.k.ConfigHealth("t1", "c")).Val(); ttl <= 59*time.Minute || ttl > time.Hour {
 		t.Fatalf("t1/c's health expires in %v, want ConfigKeep (1h)", ttl)
 	}
-}
-
-// commandCalls is INFO commandstats as calls per command name.
-func commandCalls(t *testing.T, rdb redis.UniversalClient) map[string]int {
-	t.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, l := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(l), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-		out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.Atoi(calls)
-	}
-	return out
 }

@@ -42,7 +42,7 @@ func TestAnEndpointsFlushWithinABucketWritesItsHashOnce(t *testing.T) {
 	}
 	at := t0.Add(26*time.Hour + time.Minute) // the same bucket
 	flush(at, ok("a", at), ConfigRef{"t1", "c"})
-	got := commandCalls(t, rdb)
+	got := redistest.CommandCalls(t, rdb)
 	for name, n := range map[string]int{"hmget": 1, "hset": 1, "hincrby": 1, "zadd": 2, "pexpire": 2} {
 		if got[name] != n {
 			t.Errorf("%s ran %d times, want %d (all: %v)", name, got[name], n, got)

@@ -3,8 +3,6 @@ package taskstore
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -56,17 +54,7 @@ func TestOffersDroppedTogetherTakeOneZremPerPartition(t *testing.T) {
 	if n := rdb.ZCard(ctx, s.k.Offers(0)).Val() + rdb.ZCard(ctx, s.k.Offers(1)).Val(); n != 0 {
 		t.Fatalf("%d offer records left", n)
 	}
-	info, err := rdb.Info(ctx, "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	zrems := 0
-	for _, l := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "cmdstat_zrem:calls="); ok {
-			n, _, _ := strings.Cut(rest, ",")
-			zrems, _ = strconv.Atoi(n)
-		}
-	}
+	zrems := redistest.CommandCalls(t, rdb)["zrem"]
 	if zrems != 2 {
 		t.Fatalf("%d ZREMs removed 12 records of 2 partitions, want 2", zrems)
 	}

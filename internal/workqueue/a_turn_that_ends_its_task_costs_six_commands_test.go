@@ -2,8 +2,6 @@ package workqueue
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -44,7 +42,7 @@ func TestATurnThatEndsItsTaskCostsSixCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	turn("task-1")
-	got := commandCalls(t, rdb)
+	got := redistest.CommandCalls(t, rdb)
 	for name, n := range map[string]int{"xadd": 1, "xreadgroup": 1, "set": 1, "del": 1, "xack": 1, "xdel": 1} {
 		if got[name] != n {
 			t.Errorf("%s ran %d times, want %d (all: %v)", name, got[name], n, got)
@@ -61,23 +59,4 @@ func TestATurnThatEndsItsTaskCostsSixCommands(t *testing.T) {
 	if n := rdb.Exists(ctx, c.lease("q", "task-1")).Val(); n != 0 {
 		t.Error("the lease of a final turn is left")
 	}
-}
-
-// commandCalls is INFO commandstats as calls per command name.
-func commandCalls(t *testing.T, rdb redis.UniversalClient) map[string]int {
-	t.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, l := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(l), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-		out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.Atoi(calls)
-	}
-	return out
 }

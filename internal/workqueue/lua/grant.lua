@@ -54,6 +54,12 @@ local function wait()
   return {0}
 end
 local cur = redis.call('GET', KEYS[2])
+-- The attempt of the lease this grant takes over, when KEYS[2] holds a
+-- live lease on this very entry (its holder late to renew; on the embedded
+-- store, whose keys do not expire, gone): this grant is a later attempt,
+-- even if the holder renewed since this claim's XAUTOCLAIM raised the
+-- count (a renewal sets it back to the held attempt).
+local heldAttempt
 if cur then
   local a = string.find(cur, ' ', 1, true)
   local b = string.find(cur, ' ', a + 1, true)
@@ -76,6 +82,7 @@ if cur then
       end
       return wait()
     end
+    heldAttempt = tonumber(string.match(string.sub(cur, 1, a - 1), '^[^.]*%.[^.]*%.(%d+)$'))
   end
 end
 local at = entryID
@@ -83,5 +90,9 @@ if turn > 0 then
   at = entryID .. '/' .. turn
 end
 local n = deliveries()
+if heldAttempt and n <= heldAttempt then
+  n = heldAttempt + 1
+  redis.call('XCLAIM', KEYS[1], 'workers', consumer, 0, entryID, 'RETRYCOUNT', n, 'JUSTID')
+end
 redis.call('SET', KEYS[2], leaseID .. '.' .. n .. ' ' .. at .. ' ' .. consumer, 'PX', leaseMs)
 return {1, n}

@@ -59,3 +59,26 @@ func TestATurnTakenOverWhileItsHolderRenewsIsItsNextAttempt(t *testing.T) {
 		t.Fatalf("claim after the second lease expired = %+v, %v; want attempt 3", third, err)
 	}
 }
+
+// A claim whose SET NX of a fresh turn's lease was sent again (its answer
+// lost) finds its own lease there: that is still the turn's first attempt.
+func TestAClaimThatFindsItsOwnLeaseGrantsTheSameAttempt(t *testing.T) {
+	t.Parallel()
+	c, ctx := newClaims(t)
+	if err := c.Offer(ctx, "q", "task-b", "m1", 1); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: layout.Group, Consumer: "w1", Streams: []string{c.stream("q"), ">"}, Count: 1, Block: -1}).Result()
+	if err != nil || len(res) != 1 || len(res[0].Messages) != 1 {
+		t.Fatalf("read = %v, %v", res, err)
+	}
+	w := &Work{Queue: "q", TaskID: "task-b", Turn: 1, entry: res[0].Messages[0].ID, LeaseID: "cQ.0123abcd"}
+	if err := c.rdb.Set(ctx, c.lease("q", "task-b"), leaseValue(w.LeaseID+".1", w, "w1"), time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := grantScript.Run(ctx, c.rdb, []string{c.stream("q"), c.lease("q", "task-b")}, grantScript.Args(&grantArgs{
+		EntryID: w.entry, LeaseID: w.LeaseID, LeaseMs: time.Hour.Milliseconds(), Consumer: "w1", Turn: 1, Delivered: 1})...).Int64Slice()
+	if err != nil || len(got) != 2 || got[0] != 1 || got[1] != 1 {
+		t.Fatalf("grant over the claim's own lease = %v, %v; want granted as attempt 1", got, err)
+	}
+}

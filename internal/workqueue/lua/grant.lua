@@ -82,7 +82,9 @@ if cur then
       end
       return wait()
     end
-    heldAttempt = tonumber(string.match(string.sub(cur, 1, a - 1), '^[^.]*%.[^.]*%.(%d+)$'))
+    if string.sub(cur, 1, #leaseID + 1) ~= leaseID .. '.' then -- (not this claim's own SET NX, sent again)
+      heldAttempt = tonumber(string.match(string.sub(cur, 1, a - 1), '^[^.]*%.[^.]*%.(%d+)$'))
+    end
   end
 end
 local at = entryID

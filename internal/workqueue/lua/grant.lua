@@ -26,7 +26,12 @@
 -- the count is the attempt number of the next grant. The lease id carries
 -- it, so that renew.lua keeps it as it is: an XCLAIM ... JUSTID leaves the
 -- count alone on Redis, and raises it on the embedded store (miniredis),
--- unless told the count (RETRYCOUNT).
+-- unless told the count (RETRYCOUNT). A grant over a live lease on this
+-- very entry (a takeover from a holder late to renew, or, on the embedded
+-- store, whose keys do not expire, from one that is gone) is at least the
+-- held lease's attempt plus one, and sets the count to it: the holder may
+-- have renewed (the count back to its attempt) since the claim's
+-- XAUTOCLAIM raised it.
 -- Returns {1, attempt} when granted, {0} when not. An entry whose turn is
 -- known is dropped (acknowledged and deleted: {0}) when its turn is at or
 -- below the done marker's, or at or below the turn of a live lease on

@@ -26,7 +26,12 @@
 -- the count is the attempt number of the next grant. The lease id carries
 -- it, so that renew.lua keeps it as it is: an XCLAIM ... JUSTID leaves the
 -- count alone on Redis, and raises it on the embedded store (miniredis),
--- unless told the count (RETRYCOUNT).
+-- unless told the count (RETRYCOUNT). A grant over a live lease on this
+-- very entry (a takeover from a holder late to renew, or, on the embedded
+-- store, whose keys do not expire, from one that is gone) is at least the
+-- held lease's attempt plus one, and sets the count to it: the holder may
+-- have renewed (the count back to its attempt) since the claim's
+-- XAUTOCLAIM raised it.
 -- Returns {1, attempt} when granted, {0} when not. An entry whose turn is
 -- known is dropped (acknowledged and deleted: {0}) when its turn is at or
 -- below the done marker's, or at or below the turn of a live lease on
@@ -54,6 +59,12 @@ local function wait()
   return {0}
 end
 local cur = redis.call('GET', KEYS[2])
+-- The attempt of the lease this grant takes over, when KEYS[2] holds a
+-- live lease on this very entry (its holder late to renew; on the embedded
+-- store, whose keys do not expire, gone): this grant is a later attempt,
+-- even if the holder renewed since this claim's XAUTOCLAIM raised the
+-- count (a renewal sets it back to the held attempt).
+local heldAttempt
 if cur then
   local a = string.find(cur, ' ', 1, true)
   local b = string.find(cur, ' ', a + 1, true)
@@ -76,6 +87,9 @@ if cur then
       end
       return wait()
     end
+    if string.sub(cur, 1, #leaseID + 1) ~= leaseID .. '.' then -- (not this claim's own SET NX, sent again)
+      heldAttempt = tonumber(string.match(string.sub(cur, 1, a - 1), '^[^.]*%.[^.]*%.(%d+)$'))
+    end
   end
 end
 local at = entryID
@@ -83,5 +97,9 @@ if turn > 0 then
   at = entryID .. '/' .. turn
 end
 local n = deliveries()
+if heldAttempt and n <= heldAttempt then
+  n = heldAttempt + 1
+  redis.call('XCLAIM', KEYS[1], 'workers', consumer, 0, entryID, 'RETRYCOUNT', n, 'JUSTID')
+end
 redis.call('SET', KEYS[2], leaseID .. '.' .. n .. ' ' .. at .. ' ' .. consumer, 'PX', leaseMs)
 return {1, n}

@@ -22,8 +22,11 @@
 -- marker "done <entry id> <turn - 1>" (deleted when the turn is unknown).
 -- Returns 1, or 0 when the lease is not (or no longer) this one (a done
 -- marker never is: lease ids are never "done").
+-- A lease id holds no space: one that does (a worker's, made up) could
+-- match the value's lease id and part of what follows it, and the rest
+-- read as another entry (a consumer name may hold spaces).
 local cur = redis.call('GET', KEYS[2])
-if not cur or string.sub(cur, 1, #leaseID + 1) ~= leaseID .. ' ' then
+if not cur or string.find(leaseID, ' ', 1, true) or string.sub(cur, 1, #leaseID + 1) ~= leaseID .. ' ' then
   return 0
 end
 local rest = string.sub(cur, #leaseID + 2)

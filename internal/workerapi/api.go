@@ -172,8 +172,8 @@ func (a *API) claim(c *fiber.Ctx) error {
 		}
 		wait = time.Duration(*req.WaitSeconds * float64(time.Second))
 	}
-	if len(req.WorkerID) > 128 {
-		return fail(c, fiber.StatusBadRequest, "bad_request", "workerId: at most 128 characters")
+	if len(req.WorkerID) > 128 || !visibleASCII(req.WorkerID) {
+		return fail(c, fiber.StatusBadRequest, "bad_request", "workerId: at most 128 visible ASCII characters (no spaces)")
 	}
 	worker := "worker-" + req.WorkerID
 	if req.WorkerID == "" {
@@ -441,4 +441,17 @@ func stateName(d a2a.Dialect, s a2a.TaskState) string {
 		return "TASK_STATE_" + strings.ToUpper(strings.ReplaceAll(string(s), "-", "_"))
 	}
 	return string(s)
+}
+
+// visibleASCII tells whether s is made of visible ASCII characters only
+// ('!' to '~'). A worker id names the claim's consumer in the queue and in
+// the lease the queue stores ("<lease id> <entry> <consumer>"), whose parts
+// are cut at spaces.
+func visibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '!' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }

@@ -94,8 +94,7 @@ func startBudgetRelay(t *testing.T, mut func(*config.Config)) (*relay, *redis.Cl
 	}
 	r := &relay{t: t, app: a, url: "http://" + a.Addr()}
 	t.Cleanup(r.stop)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := srv.Client()
 	return r, rdb
 }
 

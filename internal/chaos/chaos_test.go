@@ -187,8 +187,7 @@ func TestChaos(t *testing.T) {
 	st := loadSettings(t)
 	began := time.Now()
 	srv := redistest.Start(t, redistest.WithAOF()) // skips without redis-server (fails with CI=true)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := srv.Client()
 
 	dir := st.dir
 	if dir == "" {

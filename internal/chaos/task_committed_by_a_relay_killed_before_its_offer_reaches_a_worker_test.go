@@ -29,8 +29,7 @@ func TestTaskCommittedByARelayKilledBeforeItsOfferReachesAWorker(t *testing.T) {
 		t.Skip("builds relay: skipped with -short")
 	}
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := srv.Client()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir := t.TempDir()

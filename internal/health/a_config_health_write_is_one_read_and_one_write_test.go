@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/a2arelay/relay/internal/layout"
 	"github.com/a2arelay/relay/internal/redistest"
 )
@@ -20,8 +18,7 @@ func TestAConfigHealthWriteIsOneReadAndOneWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := srv.Client()
 	s, err := New(rdb, layout.New("p", 1), Config{ConfigKeep: time.Hour})
 	if err != nil {
 		t.Fatal(err)

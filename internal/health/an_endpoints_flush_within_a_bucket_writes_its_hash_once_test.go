@@ -20,8 +20,7 @@ func TestAnEndpointsFlushWithinABucketWritesItsHashOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := srv.Client()
 	s, err := New(rdb, layout.New("p", 1), Config{Keep: 48 * time.Hour, ConfigKeep: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)

@@ -15,13 +15,7 @@ func TestConfigHealthAPreviousRelayStoredIsReadAndAddedTo(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t, Config{ConfigKeep: 3 * time.Hour})
-	ms := func(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
-	old := s.k.ConfigHealth("t1", "c")
-	// The previous relay's config.lua wrote these fields.
-	if err := s.rdb.HSet(ctx, old, "endpoint", id("a"), "url", "https://x.test/a", "ok", "3", "failed", "2", "consec", "2",
-		"since", ms(t0), "lastErr", "timeout", "lastErrAt", ms(t0.Add(time.Second)), "lastOk", ms(t0.Add(-time.Minute))).Err(); err != nil {
-		t.Fatal(err)
-	}
+	old := storePreviousRelaysHealth(t, s, "t1", "c")
 	s.rdb.PExpire(ctx, old, time.Hour)
 	want := func(c ConfigHealth, ok, failed, consec int64, lastErr string) {
 		t.Helper()
@@ -65,4 +59,19 @@ func TestConfigHealthAPreviousRelayStoredIsReadAndAddedTo(t *testing.T) {
 	if ttl := s.rdb.PTTL(ctx, old).Val(); ttl <= 2*time.Hour || ttl > 3*time.Hour {
 		t.Fatalf("after an outcome it expires in %v, want ConfigKeep", ttl)
 	}
+}
+
+// storePreviousRelaysHealth stores config c of task as the previous
+// relay's config.lua did (a hash): endpoint a, 3 successes, the last a
+// minute before t0, and a run of 2 failures since t0, the last ("timeout")
+// a second after it. It returns the key.
+func storePreviousRelaysHealth(t *testing.T, s *Store, task, c string) string {
+	t.Helper()
+	ms := func(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+	old := s.k.ConfigHealth(task, c)
+	if err := s.rdb.HSet(context.Background(), old, "endpoint", id("a"), "url", "https://x.test/a", "ok", "3", "failed", "2", "consec", "2",
+		"since", ms(t0), "lastErr", "timeout", "lastErrAt", ms(t0.Add(time.Second)), "lastOk", ms(t0.Add(-time.Minute))).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return old
 }

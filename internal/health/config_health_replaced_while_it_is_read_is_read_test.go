@@ -2,7 +2,6 @@ package health
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -18,12 +17,7 @@ func TestConfigHealthReplacedWhileItIsReadIsRead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t, Config{ConfigKeep: 3 * time.Hour})
-	ms := func(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
-	old := s.k.ConfigHealth("t1", "c")
-	if err := s.rdb.HSet(ctx, old, "endpoint", id("a"), "url", "https://x.test/a", "ok", "3", "failed", "2", "consec", "2",
-		"since", ms(t0), "lastErr", "timeout", "lastErrAt", ms(t0.Add(time.Second)), "lastOk", ms(t0.Add(-time.Minute))).Err(); err != nil {
-		t.Fatal(err)
-	}
+	storePreviousRelaysHealth(t, s, "t1", "c")
 	// Another relay's flush, just before the hash is read.
 	flush := &beforeHGetAll{run: func() {
 		if err := s.RecordConfigs(ctx, []ConfigOutcomes{cfgFail("t1", "c", "a", 1, t0.Add(time.Minute))}); err != nil {

@@ -423,6 +423,15 @@ func (s *Server) URL() string {
 	return "redis://" + s.Addr()
 }
 
+// Client returns a client of the server, closed when the test ends: for a
+// test that reads the whole server (INFO commandstats, CommandCalls) or
+// stops and starts it.
+func (s *Server) Client() *redis.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	s.t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
 // Stop shuts the server down with SIGTERM (with AOF on, Redis flushes it)
 // and waits for it to exit. It does nothing if the server is not running.
 func (s *Server) Stop() {

@@ -93,8 +93,7 @@ func TestCommitsReadNoPushConfigHash(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := srv.Client()
 	s := New(rdb, layout.New("p", 4), groupcommit.New(rdb), Config{Outbox: true})
 	if _, err := s.Commit(ctx, Commit{TaskID: "t", Snapshot: []byte("s"), UpdatedAt: time.Now(), Events: [][]byte{[]byte("c")},
 		Deliver: []bool{true}, PushConfigs: map[string][]byte{"a": []byte("x"), "b": []byte("y")}}); err != nil {

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/a2arelay/relay/internal/groupcommit"
 	"github.com/a2arelay/relay/internal/layout"
 	"github.com/a2arelay/relay/internal/redistest"
@@ -21,8 +19,7 @@ func TestOffersDroppedTogetherTakeOneZremPerPartition(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := srv.Client()
 	s := New(rdb, layout.New("p", 2), groupcommit.New(rdb), Config{})
 	var made []Offer
 	for i := range 12 {

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/a2arelay/relay/internal/layout"
 	"github.com/a2arelay/relay/internal/redistest"
 )
@@ -21,8 +19,7 @@ func TestATurnThatEndsItsTaskCostsSixCommands(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := srv.Client()
 	c := New(rdb, rdb, nil, layout.New("p", 1))
 	turn := func(task string) {
 		t.Helper()

@@ -27,8 +27,10 @@ type mover struct {
 	log     *slog.Logger
 	mu      sync.Mutex
 	next    []time.Time // per partition: when to look next
-	// wake is when the sleeping run wakes next (zero: it is not sleeping);
-	// sooner tells it of a look due before then.
+	// wake is when the run's next pass is due (zero before its first; while
+	// a pass runs, the time of that pass, so that no retry scheduled during
+	// it signals: the sleep after it is worked out from next). sooner tells
+	// the sleeping run of a look due before wake.
 	wake   time.Time
 	sooner chan struct{}
 }

@@ -25,28 +25,30 @@ import (
 // a new bucket counts the task's bytes again in that bucket, a task's
 // bytes stay counted for at least a window after its last commit.
 //
-// What the tally adds: the counters in Redis lag the writes by up to
-// usageFlushEvery (a little more while Redis is unreachable: a flush that
-// fails keeps its sums for the next, up to usageTallyMax counters). Usage
-// adds what this relay holds to what Redis holds, so a relay sees its own
+// A finished task expires a task retention after its last commit and a
+// delivery record a delivery retention after it is made, so with a window
+// no shorter than either, every byte of a finished task or a record that
+// Redis still holds is counted. The count errs high, never low, for them
+// (but for what a relay that dies loses, below): a task that commits in
+// several buckets is counted in each, events cut from a stream stay
+// counted, and a snapshot that shrinks is not subtracted. What is counted is the data (snapshot growth, events, push
+// configs, NotificationBytes per notification); Redis's own overhead per
+// key and entry comes on top.
+//
+// The tally's cost: the counters in Redis lag the writes by up to
+// usageFlushEvery (longer while Redis is unreachable: a flush that fails
+// keeps its sums for the next, up to usageTallyMax counters). Usage adds
+// what this relay holds to what Redis holds, so a relay sees its own
 // writes at once and other relays' within an interval: a client may pass
 // a budget by about one interval of its writes through other relays. A
-// relay that dies (killed, or losing Redis for good) loses what it held,
-// at most its last interval's writes: the count errs low there, until each
-// task concerned commits in a new bucket (which counts it whole). A flush
+// relay that stops sends what it holds (Close); one that dies (killed, or
+// losing Redis for good) loses it, at most its last interval's writes:
+// the count errs low there, until each task concerned commits in a new
+// bucket (which counts it whole again). A flush
 // whose reply is lost and that go-redis sends again counts its sums twice
 // (errs high). Relays that count in their commit script (builds before the
 // tally) add to the same counters, with the same rule: both kinds count
 // side by side.
-// A finished task expires a task retention after its last commit and a
-// delivery record a delivery retention after it is made, so with a window
-// no shorter than either, every byte of a finished task or a record that
-// Redis still holds is counted. The count errs high, never low, for them:
-// a task that commits in several buckets is counted in each, events cut
-// from a stream stay counted, and a snapshot that shrinks is not
-// subtracted. What is counted is the data (snapshot growth, events, push
-// configs, NotificationBytes per notification); Redis's own overhead per
-// key and entry comes on top.
 //
 // The one gap: a task that is neither finished nor updated for a whole
 // window drops out of the count while Redis keeps it (relay keeps open

@@ -484,8 +484,8 @@ func (a *App) connect() error {
 func (a *App) poolSize() int { return 2*a.cfg.Partitions + a.cfg.DeliveryWorkers + 64 }
 
 // startBackground runs the delivery workers, the stream compactor, the
-// re-offerer, the deadline sweeper and the signing-key refresher until
-// Shutdown stops them.
+// re-offerer, the deadline sweeper, the usage tally's flusher and the
+// signing-key refresher until Shutdown stops them.
 func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor, reoffer *ingest.Reofferer, sweeper *ingest.DeadlineSweeper) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.stopBackground, a.background = cancel, make(chan struct{})
@@ -498,6 +498,7 @@ func (a *App) startBackground(w *delivery.Workers, compactor *ingest.Compactor, 
 		compacting.Go(func() { compactor.Run(ctx) })
 		compacting.Go(func() { reoffer.Run(ctx) })
 		compacting.Go(func() { sweeper.Run(ctx) })
+		compacting.Go(func() { a.store.RunUsage(ctx) }) // (closeStore sends what is left)
 		defer compacting.Wait()
 		var bridges sync.WaitGroup
 		if a.demoRouted {
@@ -536,7 +537,16 @@ func (a *App) deliveryConfig() delivery.Config {
 	}
 }
 
+// closeStore sends the task store's usage tally (its last write: nothing
+// commits any more), then closes Redis.
 func (a *App) closeStore() {
+	if a.store != nil && a.rdb != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := a.store.Close(ctx); err != nil {
+			a.log.Warn("sending the usage tally", "err", err)
+		}
+		cancel()
+	}
 	if a.streamRDB != nil {
 		_ = a.streamRDB.Close()
 		a.streamRDB = nil

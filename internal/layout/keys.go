@@ -161,8 +161,9 @@ func (k Keys) Index(p int, owner string) string {
 
 // Usage counts the bytes owner's commits stored in partition p during
 // usage bucket bucket (a number of bucket lengths since the Unix epoch,
-// taskstore's choice): one counter per partition, so that the commit
-// script counts in the task's own slot. The bucket comes before the owner,
+// taskstore's choice): one counter per partition, in the task's own slot
+// (relays before taskstore's usage tally counted in the commit script; the
+// tally's flushes spread over the slots). The bucket comes before the owner,
 // whose name may hold ":"; "" is the shared tenant of RELAY_AUTH=none.
 func (k Keys) Usage(p int, owner string, bucket int64) string {
 	t := k.Tag(p)

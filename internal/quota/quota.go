@@ -11,12 +11,14 @@
 // between adds what it admits itself. A request is admitted with what its
 // agent estimates it will write in answer, when the agent estimates
 // (ingest.Estimator: the demo's echo and steps), and the commit that
-// starts the turn counts that estimate in Redis as the task's reserve
-// (taskstore's Reservations), so the next read sees it. A client can
-// therefore pass a budget by what other instances admit for it within
-// one Refresh, and by what agents that do not estimate write for requests
-// admitted under the budget (a worker's artifacts): agents are never
-// refused mid-task.
+// starts the turn counts that estimate as the task's reserve (taskstore's
+// Reservations), so the next read sees it: this instance's at once, other
+// instances' once the committing instance sends its usage tally (about a
+// second later). A client can therefore pass a budget by what other
+// instances admit for it within one Refresh and what they have counted
+// but not yet sent, and by what agents that do not estimate write for
+// requests admitted under the budget (a worker's artifacts): agents are
+// never refused mid-task.
 //
 // The tasks figure is each partition's index of the client's tasks, which
 // also lists tasks that expired since; when it says the client is at its

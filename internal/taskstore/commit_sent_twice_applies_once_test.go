@@ -3,6 +3,7 @@ package taskstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,8 +31,8 @@ func TestCommitSentTwiceAppliesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := commitScript.Run(ctx, rdb, keys, commitScript.Args(&args)...).StringSlice()
-	if err != nil || len(again) != 1 || again[0] != first[0] {
-		t.Fatalf("replay = %v, %v; want the first run's ids %v", again, err, first)
+	if err != nil || !slices.Equal(again, first) || len(again) != 2 {
+		t.Fatalf("replay = %v, %v; want the first run's reply %v (an id, then the usage added)", again, err, first)
 	}
 	if n, _ := rdb.XLen(ctx, tk.Events).Result(); n != 1 {
 		t.Fatalf("events after a replay: %d, want 1", n)

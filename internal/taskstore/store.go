@@ -99,6 +99,9 @@ type Store struct {
 	urlExtended urlNotes
 	// drops are the offer records to remove together (DropOfferSoon).
 	drops offerDrops
+	// tally sums what commits add to the usage counters until FlushUsage
+	// sends it (usage_tally.go).
+	tally usageTally
 }
 
 // New returns a Store over rdb, with its keys named by k; its commits share
@@ -296,7 +299,13 @@ func (s *Store) commit1(ctx context.Context, c Commit, once *Once) ([]string, *A
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := s.batch.Eval(ctx, commitScript.Script, s.commitKeys(c), commitScript.Args(&args)...).StringSlice()
+	return s.commitRun(ctx, c, &args)
+}
+
+// commitRun runs the commit script with args, made for c, and counts in
+// the usage tally what it adds to c's owner's usage.
+func (s *Store) commitRun(ctx context.Context, c Commit, args *commitArgs) ([]string, *Applied, error) {
+	res, err := s.batch.Eval(ctx, commitScript.Script, s.commitKeys(c), commitScript.Args(args)...).StringSlice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "CONFLICT") {
 			return nil, nil, ErrConflict
@@ -310,7 +319,12 @@ func (s *Store) commit1(ctx context.Context, c Commit, once *Once) ([]string, *A
 		a := appliedOf(res[1])
 		return nil, &a, nil
 	}
-	return res, nil, nil
+	if len(res) == 0 {
+		return nil, nil, errors.New("taskstore: commit: empty reply")
+	}
+	last := len(res) - 1 // the ids, then what the owner's usage gains
+	s.tallyAdd(c.TaskID, c.Owner, c.UpdatedAt, res[last])
+	return res[:last], nil, nil
 }
 
 // appliedOf splits a stored idempotency record: the hash, then the answer.
@@ -339,10 +353,10 @@ func (s *Store) Applied(ctx context.Context, taskID, key string) (Applied, error
 func (s *Store) commitKeys(c Commit) []string {
 	tk := s.k.Task(c.TaskID)
 	p := s.k.Partition(c.TaskID)
-	keys := make([]string, 0, 14)
+	keys := make([]string, 0, 13)
 	keys = append(keys, tk.Hash, tk.Events, s.k.Index(p, c.Owner), tk.Push, tk.Base, s.k.Compact(p),
 		s.k.TaskDeliveries(c.TaskID), s.k.Deliveries(p), s.k.StatusIndex(p, "pending"),
-		s.k.Usage(p, c.Owner, s.usage.bucket(c.UpdatedAt)), tk.Idempotency, s.k.Offers(p), s.k.Deadlines(p))
+		tk.Idempotency, s.k.Offers(p), s.k.Deadlines(p))
 	if s.outbox {
 		keys = append(keys, s.k.Outbox(p))
 	}
@@ -396,7 +410,6 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) (commitArgs, e
 		Inline:     OutboxInlineMax,
 		Usage:      commitUsage(c),
 		Bucket:     s.usage.bucket(c.UpdatedAt),
-		UsageTTL:   s.usage.ttl().Milliseconds(),
 		NoteBytes:  NotificationBytes,
 		Once:       once.Key,
 		OnceHash:   once.Hash,
@@ -431,7 +444,6 @@ type commitArgs struct {
 	Inline     int      `lua:"inline,number"`
 	Usage      int64    `lua:"usage,number"`
 	Bucket     int64    `lua:"bucket"`
-	UsageTTL   int64    `lua:"usageTTL,number"`
 	NoteBytes  int      `lua:"noteBytes,number"`
 	Once       string   `lua:"once"`
 	OnceHash   string   `lua:"onceHash"`
@@ -452,7 +464,7 @@ var commitScript = layout.ScriptOf[commitArgs](usageLua + commitLua)
 // secrets); a config deleted meanwhile stays deleted.
 func (s *Store) ReplacePushConfig(ctx context.Context, taskID, id string, config []byte) error {
 	tk := s.k.Task(taskID)
-	keys := []string{tk.Hash, tk.Push, s.k.Usage(s.k.Partition(taskID), "", 0)} // (counts nothing)
+	keys := []string{tk.Hash, tk.Push} // (counts nothing)
 	if err := pushSetScript.Run(ctx, s.rdb, keys, pushSetScript.Args(s.pushSetArgs(id, config, "", 1<<30, true, time.Time{}))...).Err(); err != nil && !strings.HasPrefix(err.Error(), "NOTFOUND") {
 		return fmt.Errorf("taskstore: replace push config: %w", err)
 	}
@@ -472,10 +484,11 @@ func (s *Store) SetPushConfig(ctx context.Context, owner, taskID, id string, con
 	}
 	tk := s.k.Task(taskID)
 	now := time.Now()
-	keys := []string{tk.Hash, tk.Push, s.k.Usage(s.k.Partition(taskID), owner, s.usage.bucket(now))}
-	err := pushSetScript.Run(ctx, s.rdb, keys, pushSetScript.Args(s.pushSetArgs(id, config, accept, max, false, now))...).Err()
+	keys := []string{tk.Hash, tk.Push}
+	add, err := pushSetScript.Run(ctx, s.rdb, keys, pushSetScript.Args(s.pushSetArgs(id, config, accept, max, false, now))...).Text()
 	switch {
 	case err == nil:
+		s.tallyAdd(taskID, owner, now, add)
 		return nil
 	case strings.HasPrefix(err.Error(), "NOTFOUND"):
 		return ErrNotFound
@@ -499,7 +512,6 @@ func (s *Store) pushSetArgs(id string, config []byte, accept string, max int, on
 		OnlyReplace: onlyReplace,
 		Usage:       usage,
 		Bucket:      s.usage.bucket(now),
-		UsageTTL:    s.usage.ttl().Milliseconds(),
 		Accept:      accept,
 	}
 }
@@ -513,7 +525,6 @@ type pushSetArgs struct {
 	OnlyReplace bool   `lua:"onlyReplace"`
 	Usage       int    `lua:"usage,number"`
 	Bucket      int64  `lua:"bucket"`
-	UsageTTL    int64  `lua:"usageTTL,number"`
 	Accept      string `lua:"accept"`
 }
 

@@ -15,22 +15,40 @@ import (
 // it (internal/quota holds clients to their budgets).
 //
 // Bytes are counted when they are written, in counters kept per partition,
-// owner and time bucket (layout.Keys.Usage): the commit script adds what a
-// commit stores to the counter of the task's partition, so it counts in the
-// task's own hash slot with one INCRBY, on Redis Cluster too. A counter
-// expires a usage window (and a bucket) after it is made, so it forgets
-// what was written long ago, as Redis does; and since the first commit of a
-// task in a new bucket counts the task's bytes again in that bucket, a
-// task's bytes stay counted for at least a window after its last commit.
+// owner and time bucket (layout.Keys.Usage). The commit script says what a
+// commit adds to the counter of the task's partition (and keeps the task's
+// own count in its hash, below); this relay sums those adds per counter
+// (usage_tally.go) and sends the sums every usageFlushEvery, one INCRBY
+// (and PEXPIRE NX) per counter, not one per commit. A counter expires a
+// usage window (and a bucket) after it is made, so it forgets what was
+// written long ago, as Redis does; and since the first commit of a task in
+// a new bucket counts the task's bytes again in that bucket, a task's
+// bytes stay counted for at least a window after its last commit.
+//
 // A finished task expires a task retention after its last commit and a
 // delivery record a delivery retention after it is made, so with a window
 // no shorter than either, every byte of a finished task or a record that
-// Redis still holds is counted. The count errs high, never low, for them:
-// a task that commits in several buckets is counted in each, events cut
-// from a stream stay counted, and a snapshot that shrinks is not
-// subtracted. What is counted is the data (snapshot growth, events, push
+// Redis still holds is counted. The count errs high, never low, for them
+// (but for what a relay that dies loses, below): a task that commits in
+// several buckets is counted in each, events cut from a stream stay
+// counted, and a snapshot that shrinks is not subtracted. What is counted is the data (snapshot growth, events, push
 // configs, NotificationBytes per notification); Redis's own overhead per
 // key and entry comes on top.
+//
+// The tally's cost: the counters in Redis lag the writes by up to
+// usageFlushEvery (longer while Redis is unreachable: a flush that fails
+// keeps its sums for the next, up to usageTallyMax counters). Usage adds
+// what this relay holds to what Redis holds, so a relay sees its own
+// writes at once and other relays' within an interval: a client may pass
+// a budget by about one interval of its writes through other relays. A
+// relay that stops sends what it holds (Close); one that dies (killed, or
+// losing Redis for good) loses it, at most its last interval's writes:
+// the count errs low there, until each task concerned commits in a new
+// bucket (which counts it whole again). A flush
+// whose reply is lost and that go-redis sends again counts its sums twice
+// (errs high). Relays that count in their commit script (builds before the
+// tally) add to the same counters, with the same rule: both kinds count
+// side by side.
 //
 // The one gap: a task that is neither finished nor updated for a whole
 // window drops out of the count while Redis keeps it (relay keeps open
@@ -45,6 +63,17 @@ var usageLua string
 
 // usageBuckets is how many buckets a usage window spans.
 const usageBuckets = 4
+
+// usageFlushEvery is how often a relay sends its usage tally to Redis:
+// how long the counters may lag its writes. Under load each flush replaces
+// thousands of INCRBYs (one per commit) by one per counter written in the
+// interval (partitions × owners × buckets).
+const usageFlushEvery = time.Second
+
+// usageTallyMax bounds the counters whose sums a failed flush keeps for
+// the next: past it, they are dropped (errs low). A flush that succeeds
+// empties the tally.
+const usageTallyMax = 1 << 16
 
 // NotificationBytes is what the usage counts for each notification a commit
 // makes: its delivery record with a few attempts, its outbox or lane entry
@@ -156,8 +185,9 @@ type Usage struct {
 }
 
 // Usage reads owner's usage at now, in one round trip: the counters of
-// every live bucket (one MGET per partition: they share its slot), and the
-// size of every partition's index.
+// every live bucket (one MGET per partition: they share its slot), plus
+// what this relay's tally holds for them, and the size of every
+// partition's index.
 func (s *Store) Usage(ctx context.Context, owner string, now time.Time) (Usage, error) {
 	pipe := s.rdb.Pipeline()
 	buckets := s.usage.live(now)
@@ -187,6 +217,7 @@ func (s *Store) Usage(ctx context.Context, owner string, now time.Time) (Usage, 
 			u.Bytes += n
 		}
 	}
+	u.Bytes += s.tally.held(owner, s.k.Partitions(), buckets)
 	for _, c := range sizes {
 		u.Tasks += c.Val()
 	}

@@ -23,20 +23,17 @@
 -- KEYS[8] the partition's delivery stream (lane tokens, consumer group
 --   "workers"), on the lanes path
 -- KEYS[9] the partition's status index of pending records, on the lanes path
--- KEYS[10] the usage counter of the task's owner in this partition and
---   usage bucket (layout.Keys.Usage, usage.go): the bytes the commit stores
---   are added to it
--- KEYS[11] the task's idempotency record (layout.TaskKeys.Idempotency), always
+-- KEYS[10] the task's idempotency record (layout.TaskKeys.Idempotency), always
 --   given, touched only by a commit with an idempotency key (once, below):
 --   a hash of 'k' .. key -> request hash .. answer, and a ring of the keys
 --   it holds ('n': keys recorded so far, 's' .. (n % onceMax) -> key), so
 --   that the key recorded onceMax keys ago is forgotten when a new one comes
--- KEYS[12] the partition's offers zset (layout.Keys.Offers), always given,
+-- KEYS[11] the partition's offers zset (layout.Keys.Offers), always given,
 --   touched only by a commit that records an offer (ARGV offer, below)
--- KEYS[13] the partition's deadline zset (layout.Keys.Deadlines), always
+-- KEYS[12] the partition's deadline zset (layout.Keys.Deadlines), always
 --   given, touched only when the commit starts a turn under a deadline or
 --   ends a turn that has one (deadline, below)
--- KEYS[14] the partition's outbox stream, given only when notifications go
+-- KEYS[13] the partition's outbox stream, given only when notifications go
 --   through the outbox (RELAY_DELIVERY_PATH=outbox, internal/outbox) instead of
 --   lanes: each gets an outbox entry, and its record is made when the
 --   outbox's owner reports it; the commit lists it in KEYS[7] under its
@@ -67,7 +64,7 @@
 --   keep       delivery record retention in ms
 --   commitID   the commit's id: a commit sent again (a client retry
 --              after a lost reply) finds its own id stored and gets
---              its stream ids back
+--              its reply back (its stream ids and add)
 --   inline     on the outbox path, the largest event (bytes) that
 --              the outbox entry of its first config carries ('b',
 --              with its version 'v'), so that the owner need not
@@ -77,8 +74,7 @@
 --              entries of the event follow it and refer to it
 --   usage      bytes the commit stores, but for its notifications:
 --              the snapshot's growth, the events, the push configs
---   bucket     the usage bucket of KEYS[10]
---   usageTTL   ms KEYS[10] lives once made (usage.go)
+--   bucket     the usage bucket of the commit (usage.go)
 --   noteBytes  bytes counted for each notification made (its
 --              record, its outbox or lane entry, its index entries)
 --   once       the commit's idempotency key ("": none). A commit
@@ -91,7 +87,7 @@
 --   onceTTL    ms the record lives after its latest key (a finished
 --              task's record expires with the task if sooner)
 --   offer      the task's turn this commit makes claimable in a work
---              queue, recorded in KEYS[12] (member offer, score now)
+--              queue, recorded in KEYS[11] (member offer, score now)
 --              in this same step ("": none; taskstore's Offer, its
 --              format), so that a relay dying before it offers the
 --              turn to the queue leaves it to be offered by another
@@ -102,7 +98,7 @@
 --              phase w (waiting) or r (claimed), "" for none):
 --              "" nothing; "turn <waitMs> <runMs>" the commit
 --              starts a turn under these limits (phase w since now,
---              listed in KEYS[13] at now + waitMs when waitMs > 0),
+--              listed in KEYS[12] at now + waitMs when waitMs > 0),
 --              unless the task's record is of a claimed turn
 --              (phase r: a turn claimed while the task was
 --              interrupted, whose agent takes the task up again),
@@ -130,12 +126,13 @@
 --              above, one per argument, appended in order (as many as
 --              flags has flags)
 -- Usage (usage.go): the task hash keeps 'us', the bytes counted for the task
--- so far, and 'ub', the bucket they were last counted in. A commit adds
--- what it stores to KEYS[10] (usage.lua's countUsage); the first commit of
--- a task in a new bucket adds the task's whole count again, so that a
--- task's bytes stay counted for a usage window after its last commit,
--- which is as long as they live. That is one INCRBY per commit (and a
--- PEXPIRE when it makes the counter).
+-- so far, and 'ub', the bucket they were last counted in. A commit counts
+-- what it stores (usage.lua's countUsage); the first commit of a task in a
+-- new bucket counts the task's whole count again, so that a task's bytes
+-- stay counted for a usage window after its last commit, which is as long
+-- as they live. The script writes no usage counter: it returns what the
+-- owner's counter of bucket gains (add, below), and relay's tally adds it
+-- (usage_tally.go), summed with other commits' about once a second.
 -- Storage grows with what happened, not with copies of it: an event
 -- stream entry holds the event and its task version ('e', 'v'), never a
 -- task; lanes hold references to entries, never copies. The task after
@@ -161,12 +158,16 @@
 -- what it cuts into the task's checkpoint (KEYS[5]: the task as it was just
 -- before the stream's first entry), so that every entry still stored can
 -- be rendered exactly.
--- Returns the event stream ids, or the error "CONFLICT <current version>",
--- or {'once', <what the key's first commit recorded>} (ARGV once).
-local outbox = KEYS[14]
+-- Returns the event stream ids followed by add, the bytes the owner's usage
+-- counter of bucket gains (countUsage; "0" for none), or the error
+-- "CONFLICT <current version>", or {'once', <what the key's first commit
+-- recorded>} (ARGV once). The task hash keeps the reply (cids), which a
+-- commit sent again gets back whole: its first run's reply was lost, so
+-- the add it carries is counted once.
+local outbox = KEYS[13]
 local onceN
 if once ~= '' then
-  local got = redis.call('HMGET', KEYS[11], 'k' .. once, 'n')
+  local got = redis.call('HMGET', KEYS[10], 'k' .. once, 'n')
   if got[1] then
     return {'once', got[1]} -- this key was committed already: the caller replays its answer
   end
@@ -327,14 +328,15 @@ if made and renew then
 end
 redis.call('ZADD', KEYS[3], now, task)
 if offer ~= '' then
-  redis.call('ZADD', KEYS[12], now, offer)
+  redis.call('ZADD', KEYS[11], now, offer)
 end
 if stored[4] ~= bucket then
   fields[#fields + 1] = 'ub'
   fields[#fields + 1] = bucket
 end
+local counted, add = countUsage(bucket, stored[4], stored[5], usage + notes * noteBytes)
 fields[#fields + 1] = 'us'
-fields[#fields + 1] = countUsage(KEYS[10], bucket, usageTTL, stored[4], stored[5], usage + notes * noteBytes)
+fields[#fields + 1] = counted
 -- A stream a quarter (at least 16 entries) over its length is listed for
 -- compaction (looked at every 8th version).
 if #ids > 0 and ver % 8 == 0 and redis.call('XLEN', KEYS[2]) > maxLen + math.max(16, math.floor(maxLen / 4)) then
@@ -342,18 +344,18 @@ if #ids > 0 and ver % 8 == 0 and redis.call('XLEN', KEYS[2]) > maxLen + math.max
 end
 if once ~= '' then
   local slot = 's' .. (onceN % onceMax)
-  local old = redis.call('HGET', KEYS[11], slot)
+  local old = redis.call('HGET', KEYS[10], slot)
   if old then
-    redis.call('HDEL', KEYS[11], 'k' .. old)
+    redis.call('HDEL', KEYS[10], 'k' .. old)
   end
-  redis.call('HSET', KEYS[11], 'n', onceN, slot, once, 'k' .. once, onceHash .. onceAnswer)
-  redis.call('PEXPIRE', KEYS[11], (ttl > 0 and math.min(ttl, onceTTL)) or onceTTL)
+  redis.call('HSET', KEYS[10], 'n', onceN, slot, once, 'k' .. once, onceHash .. onceAnswer)
+  redis.call('PEXPIRE', KEYS[10], (ttl > 0 and math.min(ttl, onceTTL)) or onceTTL)
 end
 if deadline == '' then
   -- the turn's deadline stays as it is
 elseif string.sub(deadline, 1, 3) == 'end' then
   if (stored[7] or '') ~= '' then
-    redis.call('ZREM', KEYS[13], task)
+    redis.call('ZREM', KEYS[12], task)
     fields[#fields + 1] = 'dl'
     fields[#fields + 1] = ''
   end
@@ -363,21 +365,22 @@ elseif string.sub(stored[7] or '', 1, 2) ~= 'r ' then
   if kind == 'run' then
     fields[#fields + 1] = 'r ' .. waitMs .. ' ' .. runMs .. ' ' .. now
     if tonumber(runMs) > 0 then
-      redis.call('ZADD', KEYS[13], string.format('%d', tonumber(now) + tonumber(runMs)), task)
+      redis.call('ZADD', KEYS[12], string.format('%d', tonumber(now) + tonumber(runMs)), task)
     end
   else
     fields[#fields + 1] = 'w ' .. waitMs .. ' ' .. runMs .. ' ' .. now
     if tonumber(waitMs) > 0 then
-      redis.call('ZADD', KEYS[13], string.format('%d', tonumber(now) + tonumber(waitMs)), task)
+      redis.call('ZADD', KEYS[12], string.format('%d', tonumber(now) + tonumber(waitMs)), task)
     end
   end
 end
+ids[#ids + 1] = add
 fields[#fields + 1] = 'cid'
 fields[#fields + 1] = commitID
--- cids as cjson.encode writes it: stream ids need no escaping, and an
--- empty table is an object.
+-- cids, the reply, as cjson.encode writes it: stream ids and add need no
+-- escaping.
 fields[#fields + 1] = 'cids'
-fields[#fields + 1] = #ids > 0 and '["' .. table.concat(ids, '","') .. '"]' or '{}'
+fields[#fields + 1] = '["' .. table.concat(ids, '","') .. '"]'
 redis.call('HSET', KEYS[1], unpack(fields))
 if ttl > 0 then
   local ttlS = string.format('%d', ttl)

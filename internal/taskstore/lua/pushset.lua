@@ -6,9 +6,6 @@
 --   (commit.lua), gets the config's accept string, or loses its entry, and
 --   the entries of configs deleted since)
 -- KEYS[2] task push-config hash
--- KEYS[3] the usage counter of the task's owner in this partition and usage
---   bucket (layout.Keys.Usage): a stored config's bytes are added to it by
---   usage.lua's countUsage, as commit.lua adds a commit's
 -- ARGV, by name (layout.Named binds each to the local of its name, as
 -- pushSetArgs in store.go declares them):
 --   id           the config id
@@ -17,14 +14,17 @@
 --   onlyReplace  "1": only replace a config that exists (a rewrite must
 --                not bring back a config deleted meanwhile); returns 0
 --                when there is none
---   usage        bytes to count for the config (0: count nothing)
---   bucket       the usage bucket of KEYS[3]
---   usageTTL     ms KEYS[3] lives once made
+--   usage        bytes to count for the config (0: count nothing), by
+--                usage.lua's countUsage, as commit.lua counts a commit's
+--   bucket       the usage bucket of the write (usage.go)
 --   accept       the event classes the config takes (taskstore/filter.go;
 --                "": every event). A rewrite (onlyReplace) keeps the
 --                config's filter and ignores it
--- Returns 1 when stored, or an error starting "NOTFOUND " / "FULL ". (Each
--- message needs a space: Redis 7 prefixes a one-word error reply with "ERR ".)
+-- Returns, when stored, add: the bytes the owner's usage counter of bucket
+-- gains (countUsage; "0" for none), which relay's tally adds to it
+-- (usage_tally.go); 0 when onlyReplace finds no config; or an error
+-- starting "NOTFOUND " / "FULL ". (Each message needs a space: Redis 7
+-- prefixes a one-word error reply with "ERR ".)
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('NOTFOUND task does not exist')
 end
@@ -56,12 +56,15 @@ if onlyReplace ~= '1' then
     end
   end
 end
+local add = '0'
 if usage > 0 then
   local stored = redis.call('HMGET', KEYS[1], 'ub', 'us')
-  redis.call('HSET', KEYS[1], 'ub', bucket, 'us', countUsage(KEYS[3], bucket, usageTTL, stored[1], stored[2], usage))
+  local counted
+  counted, add = countUsage(bucket, stored[1], stored[2], usage)
+  redis.call('HSET', KEYS[1], 'ub', bucket, 'us', counted)
 end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
-return 1
+return add

@@ -574,7 +574,7 @@ type opJSON struct {
 	R string `json:"r"`
 	M string `json:"m"`
 	X bool   `json:"x,omitempty"`
-	I bool   `json:"i,omitempty"`
+	I bool   `json:"i,omitempty"` // OutboxEntry.Indexed
 }
 
 // FinishOutbox applies op, an op of partition p's owner holder, and

@@ -26,9 +26,11 @@
 --   now         ms, by the caller's clock
 --   keep        delivery record retention in ms
 -- The task's lanes (a list per push config, read with HKEYS) are named
--- from lanes and the config ids: they cannot be in KEYS, as the configs
--- are known only once read, but they share the hash tag of the task's
--- partition, so they live in the same slot as KEYS.
+-- from lanes and the config ids, and the records of the notifications the
+-- entries cut name from records and the notification ids (as commit.lua
+-- computes them): they cannot be in KEYS, as they are known only once
+-- read, but they share the hash tag of the task's partition, so they live
+-- in the same slot as KEYS.
 -- Returns 1 when cut, 0 when something changed (plan again).
 if (redis.call('HGET', KEYS[4], 'id') or '') ~= from or #redis.call('XRANGE', KEYS[2], last, last) == 0 then
   return 0

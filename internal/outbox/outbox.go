@@ -592,13 +592,14 @@ func (s *Store) FinishOutbox(ctx context.Context, p int, holder string, op Outbo
 // FinishOutboxOps applies ops in order, as FinishOutbox does one, and
 // returns their results.
 //
-// The usual op, a delivered first attempt of an entry its commit indexed,
-// needs no script: its record is new, so it is one SET (NX: a record made
-// meanwhile by another owner, or by this very report sent before, is left
-// to the script, which adds the attempt to it once). A record made here
-// expires a retention after the notification's commit, as the task's
-// delivery index does at the earliest (commit.lua), so that it is listed
-// for as long as it lives.
+// The usual op, a delivered first attempt of an entry its commit listed
+// (OutboxEntry.Indexed), needs no script: its record is new, so it is one
+// SET (NX: a record made meanwhile by another owner, or by this very report
+// sent before, is left to the script, which adds the attempt to it once).
+// A record made here expires a retention after the notification's commit,
+// as the task's delivery index does at the earliest when the commit wrote
+// it (commit.lua; else the event's stream entry lists it), so that it is
+// listed for as long as it lives.
 func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops []OutboxOp) ([]int, error) {
 	ms := func(t time.Time) string {
 		if t.IsZero() {

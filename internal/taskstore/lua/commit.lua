@@ -351,8 +351,8 @@ while i <= #ARGV do
   end
   i = i + 1
 end
--- The task's delivery index lives at least the retention after its newest
--- notification: set to 1.5 retentions and renewed (its deadline kept in
+-- The task's delivery index, when the commit writes it, lives at least the
+-- retention after its newest notification: set to 1.5 retentions and renewed (its deadline kept in
 -- the task hash, 'dx') once less than a retention is left, not at every
 -- commit. Its members past the retention point at expired records, which
 -- listings skip; they are cut at each renewal, so that the index of a task

@@ -435,7 +435,7 @@ func (a *App) openStore(ctx context.Context) error {
 	a.batch = batch
 	onOutbox := a.cfg.DeliveryPath == "outbox"
 	a.store = taskstore.New(a.rdb, a.layout, batch, taskstore.Config{EventsMaxLen: a.cfg.TaskEventsMaxLen,
-		DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox,
+		DeliveryRetention: a.cfg.DeliveryRetention, TaskRetention: a.cfg.TaskRetention, Outbox: onOutbox,
 		UsageWindow: max(a.cfg.TaskRetention, a.cfg.DeliveryRetention)})
 	a.outbox = outbox.New(a.rdb, a.layout, batch, outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox})
 	a.leases = leader.New(a.rdb, a.layout)

@@ -142,6 +142,30 @@ func testUpgradeFrom(t *testing.T, old, path string) {
 			t.Errorf("tasks/get %s:\n after  %s\n before %s", id, res.Result, was)
 		}
 	}
+	// Each task lists its five deliveries (in the delivery index the
+	// previous relay wrote), once each, delivered once their reports land.
+	for _, id := range ids {
+		for wait := time.Now().Add(10 * time.Second); ; {
+			status, _, body := get(t, r.url+"/v1/deliveries?task="+id)
+			var out struct{ Deliveries []struct{ ID, Status string } }
+			if status != 200 || json.Unmarshal(body, &out) != nil {
+				t.Fatalf("deliveries of %s: %d %s", id, status, body)
+			}
+			seen := map[string]bool{}
+			for _, d := range out.Deliveries {
+				if d.Status == "delivered" {
+					seen[d.ID] = true
+				}
+			}
+			if len(out.Deliveries) == 5 && len(seen) == 5 {
+				break
+			}
+			if time.Now().After(wait) {
+				t.Fatalf("deliveries of %s after the upgrade: %s, want 5 delivered, each once", id, body)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
 
 // delivered waits until path has had n distinct notifications answered

@@ -59,7 +59,8 @@ func (s *pullStack) claimed(t *testing.T, id string) string {
 	return got.Work.LeaseID
 }
 
-// counts are a task's committed events and its notifications.
+// counts are a task's committed events and its notifications (named by
+// its event stream, or listed in its delivery index).
 func (s *pullStack) counts(t *testing.T, id string) (events, notes int64) {
 	t.Helper()
 	ctx := context.Background()
@@ -67,11 +68,19 @@ func (s *pullStack) counts(t *testing.T, id string) (events, notes int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	notes, err = s.rdb.ZCard(ctx, s.k.TaskDeliveries(id)).Result()
+	// The configs the stream's entries name, and what the delivery index lists.
+	es, err := s.rdb.XRange(ctx, s.store.EventsKey(id), "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return events, notes
+	for _, e := range es {
+		notes += int64(len(layout.DecodeEventEntry(e.Values).Configs))
+	}
+	indexed, err := s.rdb.ZCard(ctx, s.k.TaskDeliveries(id)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events, notes + indexed
 }
 
 func chunk(text string) a2a.Event {

@@ -252,7 +252,12 @@ func (k Keys) LegacyAttempts(p int, id string) string { return k.LegacyAttemptsP
 // LegacyAttemptsPrefix is to LegacyAttempts what RecordPrefix is to Record.
 func (k Keys) LegacyAttemptsPrefix(p int) string { return k.Tag(p) + "dla:" }
 
-// TaskDeliveries is the zset of a task's notification ids by creation ms.
+// TaskDeliveries is the zset of a task's notification ids by ms that its
+// event stream does not name (EventEntry.Configs names the rest, whence
+// the task's deliveries are listed): those of entries compaction cut,
+// those replayed for a config an entry does not name, every one of a task
+// whose stream may expire before its records (taskstore.Config.TaskRetention),
+// and a previous relay's.
 func (k Keys) TaskDeliveries(taskID string) string {
 	return k.Tag(k.Partition(taskID)) + "dl:task:" + taskID
 }

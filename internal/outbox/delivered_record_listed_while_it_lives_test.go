@@ -12,12 +12,14 @@ import (
 
 // storeKeeping is a one-partition store with retention keep on the outbox
 // path or the lanes, and one commit of task "run" (one event, config c1):
-// on the outbox path, its outbox entries.
+// on the outbox path, its outbox entries. Its task retention is shorter,
+// so its commits list their notifications in the task's delivery index.
 func storeKeeping(t *testing.T, keep time.Duration, outbox bool) (*fixture, []OutboxEntry) {
 	t.Helper()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	s := newFixture(rdb, storeConfig{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: keep, Outbox: outbox})
+	s := newFixture(rdb, storeConfig{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: keep, TaskRetention: keep / 2,
+		Outbox: outbox})
 	if err := s.EnsureGroups(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -12,14 +12,15 @@ import (
 	"github.com/a2arelay/relay/internal/taskstore"
 )
 
-// A task's delivery index outlives its newest notification by at least the
-// retention, and is not renewed at every commit: only once less than a
-// retention of it is left.
+// A task's delivery index (written by the commit when the task retention is
+// shorter than the records': its event stream may expire before them)
+// outlives its newest notification by at least the retention, and is not
+// renewed at every commit: only once less than a retention of it is left.
 func TestDeliveryIndexOutlivesTheRetentionRenewedOnlyWhenShort(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	s := newFixture(rdb, storeConfig{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: time.Hour})
+	s := newFixture(rdb, storeConfig{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: time.Hour, TaskRetention: time.Minute})
 	cfg := map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)}
 	index := s.k.TaskDeliveries("t")
 	deadline := func() int64 {
@@ -71,7 +72,8 @@ func TestDeliveryIndexOutlivesTheRetentionRenewedOnlyWhenShort(t *testing.T) {
 // the members older than 1.5 retentions, whose records have expired (half
 // a retention spares clocks that differ), are cut when the index is
 // renewed, so that it holds about two retentions of them. On both
-// delivery paths.
+// delivery paths (with a task retention shorter than the records', which
+// has the commit write the index).
 func TestDeliveryIndexOfATaskThatNeverEndsIsCutToTheRetention(t *testing.T) {
 	t.Parallel()
 	for _, outbox := range []bool{false, true} {
@@ -80,7 +82,8 @@ func TestDeliveryIndexOfATaskThatNeverEndsIsCutToTheRetention(t *testing.T) {
 			ctx := context.Background()
 			rdb, prefix := redistest.New(t)
 			keep := time.Hour
-			s := newFixture(rdb, storeConfig{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: keep, Outbox: outbox})
+			s := newFixture(rdb, storeConfig{Prefix: strings.TrimSuffix(prefix, ":"), Partitions: 1, DeliveryRetention: keep, TaskRetention: keep / 2,
+				Outbox: outbox})
 			index := s.k.TaskDeliveries("t")
 			commitN(t, s, "t", 1, 3, map[string][]byte{"c1": []byte(`{"url":"http://127.0.0.1/hook"}`)})
 			old, err := rdb.ZRange(ctx, index, 0, -1).Result()

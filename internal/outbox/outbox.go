@@ -51,9 +51,15 @@ type OutboxEntry struct {
 	// Redelivery marks a notification an operator queued again: its record
 	// exists (pending) and keeps its attempts.
 	Redelivery bool
-	// Indexed: the commit listed the notification in its task's delivery
-	// index (entries of a previous relay were not).
+	// Indexed: the commit listed the notification, in its task's delivery
+	// index or in its event's stream entry (entries of an older relay were
+	// not: the owner's report indexes them).
 	Indexed bool
+	// Named: the commit named the notification's config in its event's
+	// stream entry (layout.EventEntry.Configs), whence it is listed under
+	// its event's ms; else (Indexed) it is in the task's delivery index
+	// under this entry's ms.
+	Named bool
 	// Event and Version: the event and the task version it made, when the
 	// entry carries them (the first config's entry of a small event; see
 	// taskstore.OutboxInlineMax). Nil: read it from the task's stream.
@@ -284,8 +290,9 @@ func (s *Store) waitingEntries(ctx context.Context, p int) ([]OutboxEntry, error
 
 // waitingIndex lists partition p's waiting notifications without a record
 // (of task taskID unless "") as index entries: the notification id, and its
-// commit ms, the score the task's delivery index gives it. Their pending
-// records go into recs.
+// commit ms (the score of the status indexes and of the task's delivery
+// index), or, in a task's listing, its event's ms when the event's stream
+// entry names it (records.go). Their pending records go into recs.
 func (s *Store) waitingIndex(ctx context.Context, p int, taskID string, recs map[string]DeliveryRecord) ([]IndexEntry, error) {
 	es, err := s.waitingEntries(ctx, p)
 	if err != nil {
@@ -314,7 +321,11 @@ func (s *Store) waitingIndex(ctx context.Context, p int, taskID string, recs map
 	for i, e := range mine {
 		if exists[i].Val() == 0 {
 			r := waitingRecord(e)
-			out = append(out, IndexEntry{TaskID: e.NotificationID, Score: r.Created.UnixMilli()})
+			score := r.Created.UnixMilli()
+			if e.Named && taskID != "" {
+				score = idMsInt(e.EventID)
+			}
+			out = append(out, IndexEntry{TaskID: e.NotificationID, Score: score})
 			recs[e.NotificationID] = r
 		}
 	}
@@ -372,6 +383,7 @@ func (s *Store) outboxEntryOf(m redis.XMessage) OutboxEntry {
 	e.NotificationID, _ = m.Values["n"].(string)
 	e.Redelivery = m.Values["r"] != nil
 	e.Indexed = m.Values["i"] != nil
+	e.Named = m.Values["i"] == "s"
 	if b, ok := m.Values["b"].(string); ok {
 		v, _ := m.Values["v"].(string)
 		if ver, err := strconv.ParseInt(v, 10, 64); err == nil {
@@ -562,7 +574,7 @@ type opJSON struct {
 	R string `json:"r"`
 	M string `json:"m"`
 	X bool   `json:"x,omitempty"`
-	I bool   `json:"i,omitempty"`
+	I bool   `json:"i,omitempty"` // OutboxEntry.Indexed
 }
 
 // FinishOutbox applies op, an op of partition p's owner holder, and
@@ -580,13 +592,14 @@ func (s *Store) FinishOutbox(ctx context.Context, p int, holder string, op Outbo
 // FinishOutboxOps applies ops in order, as FinishOutbox does one, and
 // returns their results.
 //
-// The usual op, a delivered first attempt of an entry its commit indexed,
-// needs no script: its record is new, so it is one SET (NX: a record made
-// meanwhile by another owner, or by this very report sent before, is left
-// to the script, which adds the attempt to it once). A record made here
-// expires a retention after the notification's commit, as the task's
-// delivery index does at the earliest (commit.lua), so that it is listed
-// for as long as it lives.
+// The usual op, a delivered first attempt of an entry its commit listed
+// (OutboxEntry.Indexed), needs no script: its record is new, so it is one
+// SET (NX: a record made meanwhile by another owner, or by this very report
+// sent before, is left to the script, which adds the attempt to it once).
+// A record made here expires a retention after the notification's commit,
+// as the task's delivery index does at the earliest when the commit wrote
+// it (commit.lua; else the event's stream entry lists it), so that it is
+// listed for as long as it lives.
 func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops []OutboxOp) ([]int, error) {
 	ms := func(t time.Time) string {
 		if t.IsZero() {

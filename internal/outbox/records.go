@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"slices"
@@ -111,8 +112,9 @@ func (s *Store) legacyDelivery(ctx context.Context, p int, id string) (DeliveryR
 // notification id): newest first.
 type IndexEntry = zindex.Entry
 
-// DeliveryFilter selects delivery records. With TaskID the task's own index
-// is read; otherwise the status indexes of every partition are merged.
+// DeliveryFilter selects delivery records. With TaskID the task's own
+// deliveries are read (taskIndex); otherwise the status indexes of every
+// partition are merged.
 type DeliveryFilter struct {
 	TaskID, ConfigID, Status string
 	Cursor                   *IndexEntry
@@ -123,8 +125,9 @@ type DeliveryFilter struct {
 // cursor of the next page (nil at the end).
 func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryRecord, *IndexEntry, error) {
 	var keys []string
+	scan := func(cursor *IndexEntry) ([]IndexEntry, error) { return zindex.Scan(ctx, s.rdb, keys, cursor, f.Limit) }
 	if f.TaskID != "" {
-		keys = []string{s.k.TaskDeliveries(f.TaskID)}
+		scan = func(cursor *IndexEntry) ([]IndexEntry, error) { return s.taskIndex(ctx, f.TaskID, cursor, f.Limit) }
 	} else {
 		statuses := IndexedStatuses
 		if f.Status != "" {
@@ -141,7 +144,8 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 	}
 	// Notifications waiting in an outbox have no record yet: they are
 	// listed, pending, from the outboxes (outbox.go: waitingIndex), read
-	// once per listing. (The commit lists them in their task's index too.)
+	// once per listing. (The commit lists them in their task's deliveries
+	// too, under the same ms.)
 	var waiting []IndexEntry
 	waitingRecs := map[string]DeliveryRecord{}
 	if f.Status == "" || f.Status == "pending" {
@@ -159,7 +163,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 	var out []DeliveryRecord
 	cursor := f.Cursor
 	for budget := 20*f.Limit + 200; len(out) < f.Limit && budget > 0; {
-		entries, err := zindex.Scan(ctx, s.rdb, keys, cursor, f.Limit)
+		entries, err := scan(cursor)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -187,6 +191,77 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 	}
 	return out, cursor, nil
 }
+
+// taskIndex returns up to limit of task taskID's notifications after cursor
+// (nil: from the newest), newest first: those its event stream names
+// (each entry names the configs its commit queued it for, under the
+// entry's ms; lua/named.lua reads them) merged with those its delivery
+// index lists (the notifications the stream does not name: cut from it by
+// compaction, replayed for another config, made while the task's
+// retention was shorter than the records', or by a previous relay), each
+// once. A notification is in one of them, under one ms, so that pages
+// never list it twice (the notification a compaction moves meanwhile
+// keeps its event's ms).
+func (s *Store) taskIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) ([]IndexEntry, error) {
+	indexed, err := zindex.Scan(ctx, s.rdb, []string{s.k.TaskDeliveries(taskID)}, cursor, limit)
+	if err != nil {
+		return nil, err
+	}
+	named, err := s.namedIndex(ctx, taskID, cursor, limit)
+	if err != nil {
+		return nil, err
+	}
+	return zindex.Merge(named, indexed, cursor, limit), nil
+}
+
+// namedIndex returns up to limit of the notifications task taskID's event
+// stream names after cursor, newest first.
+func (s *Store) namedIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) ([]IndexEntry, error) {
+	from := "+"
+	if cursor != nil {
+		if cursor.Score < 0 {
+			return nil, nil
+		}
+		from = strconv.FormatInt(cursor.Score, 10) // (the whole ms: entries after the cursor in it are kept below)
+	}
+	step := max(limit, 64)
+	var out []IndexEntry
+	for {
+		res, err := namedScript.Run(ctx, s.rdb, []string{s.k.Task(taskID).Events}, namedScript.Args(&namedArgs{From: from, Count: step})...).StringSlice()
+		if err != nil {
+			return nil, fmt.Errorf("outbox: list task deliveries: %w", err)
+		}
+		if len(res) < 2 {
+			return nil, fmt.Errorf("outbox: list task deliveries: unexpected reply %q", res)
+		}
+		for i := 2; i+1 < len(res); i += 2 {
+			ms := idMsInt(res[i])
+			for _, c := range layout.EventConfigs(res[i+1]) {
+				out = append(out, IndexEntry{TaskID: s.k.NotificationID(taskID, res[i], c), Score: ms})
+			}
+		}
+		out = zindex.Merge(out, nil, cursor, len(out))
+		// Entries not read yet are of the last one's ms or older: once the
+		// limit-th found is newer, none of them comes before it.
+		if res[1] != "1" || (len(out) >= limit && out[limit-1].Score > idMsInt(res[0])) {
+			break
+		}
+		from = "(" + res[0]
+	}
+	return out[:min(limit, len(out))], nil
+}
+
+// namedArgs are lua/named.lua's arguments, each read there by its lua name
+// (layout.Named), where each is described.
+type namedArgs struct {
+	From  string `lua:"from"`
+	Count int    `lua:"count,number"`
+}
+
+//go:embed lua/named.lua
+var namedLua string
+
+var namedScript = layout.ScriptOf[namedArgs](namedLua)
 
 // listedDelivery is Delivery for a listing: a notification without a
 // record is one of waiting (the listing read the outboxes once), or not

@@ -228,13 +228,13 @@ func TestLaneRunResumesAfterACrash(t *testing.T) {
 // notificationID finds the notification id of event id of task "run".
 func (s *Store) notificationID(t *testing.T, eventID string) string {
 	t.Helper()
-	ids, err := s.rdb.ZRange(context.Background(), s.k.TaskDeliveries("run"), 0, -1).Result()
+	list, _, err := s.ListDeliveries(context.Background(), DeliveryFilter{TaskID: "run", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, nid := range ids {
-		if r, _ := s.Delivery(context.Background(), nid); r.EventID == eventID {
-			return nid
+	for _, r := range list {
+		if r.EventID == eventID {
+			return r.ID
 		}
 	}
 	t.Fatalf("no notification for event %s", eventID)

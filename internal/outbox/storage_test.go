@@ -32,8 +32,8 @@ func TestEventStoredOnceLanesReferToIt(t *testing.T) {
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("event stream %v, %v", entries, err)
 	}
-	if v := entries[0].Values; len(v) != 2 || v["e"] != `{"e":1}` || v["v"] != "1" {
-		t.Fatalf("stream entry %v: want the event and its version alone", v)
+	if v := entries[0].Values; len(v) != 3 || v["e"] != `{"e":1}` || v["v"] != "1" || (v["d"] != "a\nb" && v["d"] != "b\na") {
+		t.Fatalf("stream entry %v: want the event, its version and the configs it was queued for alone", v)
 	}
 	for _, c := range []string{"a", "b"} {
 		lane, err := s.rdb.LRange(ctx, s.k.Lane("once", c), 0, -1).Result()

@@ -38,6 +38,7 @@ type storeConfig struct {
 	Partitions        int
 	EventsMaxLen      int
 	DeliveryRetention time.Duration
+	TaskRetention     time.Duration // shorter than DeliveryRetention: commits write the task's delivery index
 	AttemptsKept      int
 	Outbox            bool
 }
@@ -48,7 +49,7 @@ func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 	return &fixture{
 		Store: New(rdb, k, b, Config{DeliveryRetention: c.DeliveryRetention, AttemptsKept: c.AttemptsKept, Outbox: c.Outbox}),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
-			DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
+			DeliveryRetention: c.DeliveryRetention, TaskRetention: c.TaskRetention, Outbox: c.Outbox}),
 		maxLen: strconv.Itoa(cmp.Or(c.EventsMaxLen, 1000)),
 	}
 }

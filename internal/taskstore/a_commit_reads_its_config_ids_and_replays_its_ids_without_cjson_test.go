@@ -106,8 +106,8 @@ func TestACommitStoresItsNumbersAsBefore(t *testing.T) {
 	}
 	var carried, want []string
 	for _, e := range entries {
-		if e.Values["i"] != "1" {
-			t.Fatalf("outbox entry %v: i is not 1", e.Values)
+		if e.Values["i"] != "s" {
+			t.Fatalf("outbox entry %v: i is not s (named by its event's entry)", e.Values)
 		}
 		if _, ok := e.Values["b"]; ok {
 			carried = append(carried, e.Values["v"].(string))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2arelay/relay/internal/layout"
 	"github.com/a2arelay/relay/internal/redistest"
 )
 
@@ -76,12 +77,17 @@ func TestCommitsUnderAnIdempotencyKeyApplyOnce(t *testing.T) {
 	}
 }
 
-// notifications counts the notifications made for task: its delivery index.
+// notifications counts the notifications made for task: the configs its
+// event stream's entries name.
 func notifications(t *testing.T, s *Store, task string) int64 {
 	t.Helper()
-	n, err := s.rdb.ZCard(context.Background(), s.k.TaskDeliveries(task)).Result()
+	es, err := s.rdb.XRange(context.Background(), s.k.Task(task).Events, "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
+	}
+	var n int64
+	for _, e := range es {
+		n += int64(len(layout.DecodeEventEntry(e.Values).Configs))
 	}
 	return n
 }

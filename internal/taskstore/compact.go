@@ -42,6 +42,10 @@ type (
 		From       string `lua:"from"`
 		Checkpoint []byte `lua:"checkpoint"`
 		CompactLen int    `lua:"compactLen,number"`
+		Records    string `lua:"records"`
+		Part       int    `lua:"part"`
+		Now        int64  `lua:"now"`
+		Keep       int64  `lua:"keep,number"`
 	}
 )
 
@@ -148,7 +152,7 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 		case err != nil:
 			return false, fmt.Errorf("taskstore: compaction of %s: %w", taskID, err)
 		}
-		done, err := compactScript.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p)},
+		done, err := compactScript.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Push, tk.Base, s.k.Compact(p), s.k.Outbox(p), s.k.TaskDeliveries(taskID)},
 			compactScript.Args(&compactArgs{
 				Task:       taskID,
 				Lanes:      s.k.LanePrefix(taskID),
@@ -158,6 +162,10 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 				From:       from,
 				Checkpoint: snap,
 				CompactLen: at,
+				Records:    s.k.RecordPrefix(p),
+				Part:       p,
+				Now:        now.UnixMilli(),
+				Keep:       s.keep.Milliseconds(),
 			})...).Int()
 		if err != nil {
 			return false, fmt.Errorf("taskstore: compact: %w", err)

@@ -61,6 +61,14 @@ type Config struct {
 	// and the task's delivery index, are kept (default 7 days): the
 	// outbox's Config.DeliveryRetention.
 	DeliveryRetention time.Duration
+	// TaskRetention is how long a finished task's keys live (the longest
+	// Commit.ExpireAfter given; 0: none given). A commit names each of its
+	// notifications in its event's stream entry, whence the task's
+	// deliveries are listed, unless the stream may expire before their
+	// records (TaskRetention or the commit's ExpireAfter shorter than
+	// DeliveryRetention): then it lists them in the task's delivery index
+	// (layout.Keys.TaskDeliveries), as the previous relay did.
+	TaskRetention time.Duration
 	// Outbox has commits append new notifications to the partitions'
 	// outboxes instead of the lanes: the outbox's Config.Outbox.
 	Outbox bool
@@ -87,6 +95,7 @@ type Store struct {
 	batch   *groupcommit.Batcher
 	maxLen  string
 	keep    time.Duration
+	indexed bool // the task retention is shorter than keep (Config.TaskRetention)
 	outbox  bool
 	onceMax int
 	onceTTL time.Duration
@@ -113,6 +122,7 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		batch:      batch,
 		maxLen:     strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
 		keep:       cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
+		indexed:    cfg.TaskRetention > 0 && cfg.TaskRetention < cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 		outbox:     cfg.Outbox,
 		onceMax:    cmp.Or(cfg.OnceKeys, 128),
 		onceTTL:    cmp.Or(cfg.OnceWindow, 24*time.Hour),
@@ -406,6 +416,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) (commitArgs, e
 		Records:    s.k.RecordPrefix(p),
 		Part:       p,
 		Keep:       s.keep.Milliseconds(),
+		Indexed:    s.indexed || (c.ExpireAfter > 0 && c.ExpireAfter < s.keep),
 		CommitID:   commitID,
 		Inline:     OutboxInlineMax,
 		Usage:      commitUsage(c),
@@ -440,6 +451,7 @@ type commitArgs struct {
 	Records    string   `lua:"records"`
 	Part       int      `lua:"part"`
 	Keep       int64    `lua:"keep,number"`
+	Indexed    bool     `lua:"indexed"`
 	CommitID   string   `lua:"commitID"`
 	Inline     int      `lua:"inline,number"`
 	Usage      int64    `lua:"usage,number"`

@@ -60,23 +60,45 @@ local function outboxFloor(outbox, task)
   return floor
 end
 
--- eventOf reads the event, its version and its turn's traceparent ('e',
--- 'v', 't') from the entry of stream that lane entry h refers to: false,
+-- eventOf reads the event, its version, its turn's traceparent and the
+-- configs its commit queued it for ('e', 'v', 't', 'd': layout/event.go)
+-- from the entry of stream that lane entry h refers to: false, false,
 -- false, false when it is gone, or when h carries its event (written by a
--- previous relay); the traceparent is false when the commit had none.
+-- previous relay); the traceparent is false when the commit had none, the
+-- configs when it named none.
 local function eventOf(stream, h)
-  local ev, ver, tp = false, false, false
+  local ev, ver, tp, cf = false, false, false, false
   if h and not string.find(h, '\n', 1, true) then
     local eid = entryOf(h)
     local entry = redis.call('XRANGE', stream, eid, eid)[1]
     if entry then
       local f = entry[2]
       for j = 1, #f, 2 do
-        if f[j] == 'e' then ev = f[j + 1] elseif f[j] == 'v' then ver = f[j + 1] elseif f[j] == 't' then tp = f[j + 1] end
+        if f[j] == 'e' then ev = f[j + 1] elseif f[j] == 'v' then ver = f[j + 1] elseif f[j] == 't' then tp = f[j + 1]
+        elseif f[j] == 'd' then cf = f[j + 1] end
       end
     end
   end
-  return ev, ver, tp
+  return ev, ver, tp, cf
+end
+
+-- entryConfigs is field 'd' of an event stream entry as XRANGE returns it
+-- ({id, {field, value, ...}}): the ids of the configs its commit queued
+-- it for, joined by newlines (layout.EventConfigSep), or false.
+local function entryConfigs(entry)
+  local f = entry[2]
+  for j = 1, #f, 2 do
+    if f[j] == 'd' then
+      return f[j + 1]
+    end
+  end
+  return false
+end
+
+-- namesConfig tells whether d, an entry's field 'd' (or false), names
+-- config.
+local function namesConfig(d, config)
+  return d and string.find('\n' .. d .. '\n', '\n' .. config .. '\n', 1, true) ~= nil
 end
 
 

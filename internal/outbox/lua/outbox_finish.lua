@@ -24,8 +24,9 @@
 --   m = the notification's commit ms, d = due ms (park), f = first attempt
 --   ms (park), r = reason (dead),
 --   x = true: the op may repeat a previous owner's (see below),
---   i = true: the commit listed the notification in the task's delivery
---   index already (commit.lua)}, kind:
+--   i = true: the commit listed the notification already, in the task's
+--   delivery index or by naming its config in its event's stream entry
+--   (commit.lua)}, kind:
 --   "done"   an attempt ended: delivered, dead, gone (410: the config is
 --            disabled), drop (the config was deleted) or skip (the event expired)
 --   "park"   an attempt failed and is to be retried: the notification goes
@@ -40,8 +41,8 @@
 --            notification, not yet attempted): a lane that was empty gets a
 --            retry due at d for its first attempt, instead of a token
 -- A notification has no record until the owner reports it: the op makes
--- one (and lists it in the task's delivery index unless marked i, which
--- expires it a retention after its commit). Only
+-- one (and lists it in the task's delivery index unless marked i; one
+-- marked i expires a retention after its commit). Only
 -- an op marked x reads the record first (a previous owner may have made
 -- it, or this very report: its attempt is not logged twice), and an append
 -- marked x leaves a lane that holds the notification already as it is. (A
@@ -56,20 +57,22 @@
 local owner = redis.call('GET', KEYS[1]) == holder
 local index = statusIndexes(5)
 local statusOf = {delivered = 'delivered', retry = 'failed', dead = 'dead', gone = 'disabled', drop = 'dropped', skip = 'dropped'}
--- record returns op's record, made (and indexed) when there is none.
--- The task's delivery index lives at least the retention after its newest
--- record (as on the lanes path, commit.lua): it is set to 1.5 retentions
--- once less than a retention is left, looked at once per index and call.
+-- record returns op's record, made (and indexed, unless the commit listed
+-- it) when there is none. The task's delivery index lives at least the
+-- retention after its newest record (as commit.lua keeps it): it is set to
+-- 1.5 retentions once less than a retention is left, looked at once per
+-- index and call.
 local expiring = {}
 local function record(op, b)
   local r = op.x and recRead(KEYS[b], KEYS[b + 3])
   if not r then
     r = recNew(op.t, op.c, op.e, op.m)
     if op.i then
-      -- The commit indexed it, and keeps the index at least a retention
-      -- after the commit: the record expires a retention after the commit
-      -- too (as one the lanes path makes at the commit), so that it is
-      -- listed for as long as it lives, however late it is reported.
+      -- The commit listed it: in its event's stream entry, or in the index
+      -- it keeps at least a retention after the commit. The record
+      -- expires a retention after the commit (as one the lanes path makes
+      -- at the commit), so that it is listed for as long as it lives,
+      -- however late it is reported.
       r.at = string.format('%d', tonumber(op.m) + tonumber(keep))
       return r
     end

@@ -4,8 +4,10 @@
 -- one), after whatever is queued for its (task, config) pair already, and
 -- keeps its id. A replayed notification may have no record left (expired,
 -- or never made: its first attempt was skipped or lost): one is made,
--- pending, and listed in the task's delivery index; one that has a record
--- keeps it (and its attempts), back to pending. One still queued (its
+-- pending; one that has a record keeps it (and its attempts), back to
+-- pending. Each is listed in the task's delivery index unless its event's
+-- stream entry names its config (field d, layout/event.go), whence the
+-- task's deliveries are listed already. One still queued (its
 -- record pending or failed) is left where it is: it goes out anyway, and
 -- queuing it twice would put it twice in its lane. Notifications whose
 -- event has been cut from the task's stream meanwhile are left out.
@@ -36,13 +38,15 @@ local index = statusIndexes(5)
 local firstLane = 5 + args.statuses
 local firstNote = firstLane + #args.configs
 local queued, waiting, gone = 0, 0, 0
+local indexed = false
 for i, note in ipairs(args.notes) do
   local rk, la = KEYS[firstNote + 2 * (i - 1)], KEYS[firstNote + 2 * (i - 1) + 1]
   local config = args.configs[note.c]
   local r = recRead(rk, la)
+  local entry = not (r and (r.status == 'pending' or r.status == 'failed')) and redis.call('XRANGE', KEYS[4], note.e, note.e)[1]
   if r and (r.status == 'pending' or r.status == 'failed') then
     waiting = waiting + 1
-  elseif #redis.call('XRANGE', KEYS[4], note.e, note.e) == 0 then
+  elseif not entry then
     gone = gone + 1
   else
     if r then
@@ -55,7 +59,10 @@ for i, note in ipairs(args.notes) do
     else
       recWrite(rk, recNew(args.task, config, note.e, now), keep)
     end
-    redis.call('ZADD', KEYS[3], 'NX', now, note.n)
+    if not namesConfig(entryConfigs(entry), config) then
+      redis.call('ZADD', KEYS[3], 'NX', now, note.n)
+      indexed = true
+    end
     redis.call('ZADD', index.pending, now, note.n)
     if args.outbox then
       redis.call('XADD', KEYS[2], '*', 't', args.task, 'c', config, 'e', note.e, 'n', note.n, 'r', 1)
@@ -65,7 +72,7 @@ for i, note in ipairs(args.notes) do
     queued = queued + 1
   end
 end
-if queued > 0 and redis.call('PTTL', KEYS[3]) < keep then
+if indexed and redis.call('PTTL', KEYS[3]) < keep then
   redis.call('PEXPIRE', KEYS[3], math.floor(keep * 1.5))
 end
 return {queued, waiting, gone}

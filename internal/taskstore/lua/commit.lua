@@ -17,9 +17,10 @@
 -- KEYS[3] partition task index (zset: score = update time ms, member = task id)
 -- KEYS[4] task push-config hash (config id -> config)
 -- KEYS[5] the task's checkpoint   KEYS[6] the partition's compaction zset
--- KEYS[7] the task's delivery index (zset of the task's notification ids by
---   creation ms): the commit lists each notification in it, and keeps it
---   from expiring (below)
+-- KEYS[7] the task's delivery index (zset of notification ids by ms), written
+--   only with ARGV indexed: then the commit lists each notification in it
+--   instead of naming its config in the event's entry, and keeps it from
+--   expiring (below)
 -- KEYS[8] the partition's delivery stream (lane tokens, consumer group
 --   "workers"), on the lanes path
 -- KEYS[9] the partition's status index of pending records, on the lanes path
@@ -36,10 +37,12 @@
 -- KEYS[13] the partition's outbox stream, given only when notifications go
 --   through the outbox (RELAY_DELIVERY_PATH=outbox, internal/outbox) instead of
 --   lanes: each gets an outbox entry, and its record is made when the
---   outbox's owner reports it; the commit lists it in KEYS[7] under its
---   outbox entry's ms (the record's creation time), so that the owner's
---   report of a delivered first attempt is the record alone
---   (internal/outbox); the entry says so with its field i
+--   outbox's owner reports it. The event's entry names its config (or,
+--   with ARGV indexed, the commit lists it in KEYS[7] under its outbox entry's
+--   ms, the record's creation time), so that the owner's report of a
+--   delivered first attempt is the record alone (internal/outbox); the
+--   outbox entry says so with its field i: 's' named by the event's entry,
+--   '1' listed in KEYS[7]
 -- ARGV, by name (layout.Named binds each to the local of its name, as
 -- commitArgs in store.go declares them, the numbers through tonumber):
 --   expected   the version the change was computed from ("0": the
@@ -62,6 +65,12 @@
 --              the record of notification n is records .. n
 --   part       the partition number, which heads notification ids
 --   keep       delivery record retention in ms
+--   indexed    "1": list each notification in the task's delivery index
+--              (KEYS[7]) instead of naming its config in the event's
+--              entry: the task's event stream may expire before the
+--              notifications' records (a task retention shorter than
+--              keep). "0": name them (the listing reads the stream;
+--              compact.lua lists those of the entries it cuts)
 --   commitID   the commit's id: a commit sent again (a client retry
 --              after a lost reply) finds its own id stored and gets
 --              its reply back (its stream ids and add)
@@ -149,7 +158,11 @@
 --                                        previous relay wrote "…\n<event>\n<snapshot>")
 --   <p>deliveries                        stream of lane tokens (KEYS[8])
 --   <p>dl:<notificationId>               the delivery record (lib.lua: recWrite)
---   <p>dl:task:<task>                    the task's delivery index (KEYS[7])
+--   <p>dl:task:<task>                    the task's delivery index (KEYS[7]): the
+--                                        notifications the task's event stream does not
+--                                        name (with indexed, cut by compact.lua, replayed
+--                                        for a config the entry does not name, or made
+--                                        by a previous relay)
 --   <p>dl:status:<status>                zset of notification ids by update ms, for every
 --                                        status but delivered (listed per task; a new
 --                                        record is pending: KEYS[9])
@@ -255,68 +268,92 @@ if configs and (setConfigs ~= '' or not stored[6]) then
 end
 configs = configs or {}
 local i = firstEvent
+-- Each notification is named in its event's entry ('d': the ids of the
+-- configs queued for, joined by newlines, layout/event.go), so that the
+-- task's deliveries are listed from its event stream; with indexed (or for
+-- a config whose id holds a newline, which no valid id does) it is listed
+-- in the task's delivery index instead.
 -- (The index's renewal, below, first cuts its members older than 1.5
 -- retentions: their records have expired, with half a retention to spare
 -- for clocks that differ, as this relay's and Redis's may: a record
 -- expires by Redis's clock, a retention after its commit.)
 local index = KEYS[7]
+local indexing = indexed == '1'
 local renew = tonumber(stored[3] or '0') < tonumber(now) + keep
-if renew and cur > 0 and #configs > 0 then
-  redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', tonumber(now) - math.floor(keep * 1.5)))
+local made = false
+local function list(score, nid)
+  if not made and renew and cur > 0 then
+    redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. string.format('%d', tonumber(now) - math.floor(keep * 1.5)))
+  end
+  made = true
+  redis.call('ZADD', index, score, nid)
 end
 local ids = {}
 local n = 0
-local made = false
 local notes = 0
 while i <= #ARGV do
   n = n + 1
   local class = string.sub(flags, n, n)
-  local deliver = class ~= '0' and #configs > 0
   local ev = ARGV[i]
+  local takers = {}
+  local named = {}
+  if class ~= '0' then
+    for _, cfg in ipairs(configs) do
+      if not accept or not accept[cfg] or string.find(accept[cfg], class, 1, true) then
+        takers[#takers + 1] = cfg
+        if not indexing and not string.find(cfg, '\n', 1, true) then
+          named[#named + 1] = cfg
+        end
+      end
+    end
+  end
   local id
-  if trace ~= '' then
+  if #named > 0 and trace ~= '' then
+    id = redis.call('XADD', KEYS[2], '*', 'e', ev, 'v', verS, 't', trace, 'd', table.concat(named, '\n'))
+  elseif #named > 0 then
+    id = redis.call('XADD', KEYS[2], '*', 'e', ev, 'v', verS, 'd', table.concat(named, '\n'))
+  elseif trace ~= '' then
     id = redis.call('XADD', KEYS[2], '*', 'e', ev, 'v', verS, 't', trace)
   else
     id = redis.call('XADD', KEYS[2], '*', 'e', ev, 'v', verS)
   end
   ids[n] = id
-  if deliver then
-    local carry = outbox and #ev <= inline
-    local of = task .. '|' .. id .. '|'
-    for _, cfg in ipairs(configs) do
-      local takes = not accept or not accept[cfg] or string.find(accept[cfg], class, 1, true)
-      if takes then
-        local nid = part .. '.' .. string.sub(redis.sha1hex(of .. cfg), 1, 32)
-        notes = notes + 1
-        if outbox then
-          local oid
-          if carry and trace ~= '' then
-            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', '1', 'b', ev, 'v', verS, 'p', trace)
-            carry = false
-          elseif carry then
-            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', '1', 'b', ev, 'v', verS)
-            carry = false
-          else
-            oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', '1')
-          end
-          redis.call('ZADD', index, string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
-          made = true
-        else
-          recWrite(records .. nid, recNew(task, cfg, id, now), keep)
-          redis.call('ZADD', index, now, nid)
-          made = true
-          redis.call('ZADD', KEYS[9], now, nid)
-          if redis.call('RPUSH', lanes .. cfg, id .. ' ' .. nid) == 1 then
-            redis.call('XADD', KEYS[8], '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
-          end
-        end
+  local carry = outbox and #ev <= inline
+  local of = task .. '|' .. id .. '|'
+  for _, cfg in ipairs(takers) do
+    local nid = part .. '.' .. string.sub(redis.sha1hex(of .. cfg), 1, 32)
+    local listed = indexing or string.find(cfg, '\n', 1, true)
+    local mark = listed and '1' or 's'
+    notes = notes + 1
+    if outbox then
+      local oid
+      if carry and trace ~= '' then
+        oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', mark, 'b', ev, 'v', verS, 'p', trace)
+        carry = false
+      elseif carry then
+        oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', mark, 'b', ev, 'v', verS)
+        carry = false
+      else
+        oid = redis.call('XADD', outbox, '*', 't', task, 'c', cfg, 'e', id, 'n', nid, 'i', mark)
+      end
+      if listed then
+        list(string.sub(oid, 1, string.find(oid, '-', 1, true) - 1), nid)
+      end
+    else
+      recWrite(records .. nid, recNew(task, cfg, id, now), keep)
+      if listed then
+        list(now, nid)
+      end
+      redis.call('ZADD', KEYS[9], now, nid)
+      if redis.call('RPUSH', lanes .. cfg, id .. ' ' .. nid) == 1 then
+        redis.call('XADD', KEYS[8], '*', 't', task, 'c', cfg, 'a', 1, 'f', 0)
       end
     end
   end
   i = i + 1
 end
--- The task's delivery index lives at least the retention after its newest
--- notification: set to 1.5 retentions and renewed (its deadline kept in
+-- The task's delivery index, when the commit writes it, lives at least the
+-- retention after its newest notification: set to 1.5 retentions and renewed (its deadline kept in
 -- the task hash, 'dx') once less than a retention is left, not at every
 -- commit. Its members past the retention point at expired records, which
 -- listings skip; they are cut at each renewal, so that the index of a task

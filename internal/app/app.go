@@ -67,8 +67,10 @@ type App struct {
 	streams  *ingest.Streams
 	layout   layout.Keys
 	store    *taskstore.Store
-	outbox   *outbox.Store
-	leases   *leader.Leases
+	// hosts are the webhook hosts that passed URL validation.
+	hosts  *taskstore.HostValidations
+	outbox *outbox.Store
+	leases *leader.Leases
 	// throttle keeps the webhooks' delivery limits.
 	throttle *throttle.Throttle
 	demo     *ingest.Demo
@@ -242,7 +244,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		}
 	}
 	if a.cfg.WebhookValidation {
-		if deps.Validator, err = delivery.NewValidator(delivery.ValidatorDeps{Store: a.store, Transport: guard.Transport()},
+		if deps.Validator, err = delivery.NewValidator(delivery.ValidatorDeps{Store: a.hosts, Transport: guard.Transport()},
 			delivery.ValidatorConfig{Timeout: a.cfg.DeliveryTimeout, TTL: a.cfg.WebhookValidationTTL}); err != nil {
 			return fmt.Errorf("app: %w", err)
 		}
@@ -441,6 +443,11 @@ func (a *App) openStore(ctx context.Context) error {
 	a.leases = leader.New(a.rdb, a.layout)
 	var err error // (a slot in flight outlives the longest attempt)
 	if a.throttle, err = throttle.New(a.rdb, a.layout, throttle.Config{Lease: a.cfg.DeliveryTimeout + 5*time.Second}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	// The parts of the task store beside it (taskstore.Deps).
+	parts := taskstore.Deps{RDB: a.rdb, Keys: a.layout, Batch: batch}
+	if a.hosts, err = taskstore.NewHostValidations(parts); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -25,6 +25,8 @@ type testStore struct {
 	*outbox.Store
 	*tasks
 	*leader.Leases
+	// hosts are the task store's host validations (ValidatorDeps.Store).
+	hosts *taskstore.HostValidations
 }
 
 // Partitions is the partition count the outbox and the task store share.
@@ -47,7 +49,16 @@ func newTestStore(rdb redis.UniversalClient, c storeConfig) *testStore {
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
 			DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
 		Leases: leader.New(rdb, k),
+		hosts:  must(taskstore.NewHostValidations(taskstore.Deps{RDB: rdb, Keys: k, Batch: b})),
 	}
+}
+
+// must is v, for a constructor's arguments the test knows are valid.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // consumer returns a new relay's consumer of the store's outbox (what

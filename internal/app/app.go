@@ -68,9 +68,11 @@ type App struct {
 	layout   layout.Keys
 	store    *taskstore.Store
 	// hosts are the webhook hosts that passed URL validation.
-	hosts  *taskstore.HostValidations
-	outbox *outbox.Store
-	leases *leader.Leases
+	hosts *taskstore.HostValidations
+	// compaction cuts the task streams back (the Compactor's).
+	compaction *taskstore.Compaction
+	outbox     *outbox.Store
+	leases     *leader.Leases
 	// throttle keeps the webhooks' delivery limits.
 	throttle *throttle.Throttle
 	demo     *ingest.Demo
@@ -264,7 +266,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	compactor, err := ingest.NewCompactor(ingest.CompactorDeps{Store: a.store, Leader: a.leases, Holder: holder, Log: a.log},
+	compactor, err := ingest.NewCompactor(ingest.CompactorDeps{Store: a.compaction, Leader: a.leases, Holder: holder, Log: a.log},
 		ingest.CompactorConfig{})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
@@ -448,6 +450,9 @@ func (a *App) openStore(ctx context.Context) error {
 	// The parts of the task store beside it (taskstore.Deps).
 	parts := taskstore.Deps{RDB: a.rdb, Keys: a.layout, Batch: batch}
 	if a.hosts, err = taskstore.NewHostValidations(parts); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.compaction, err = taskstore.NewCompaction(parts, taskstore.CompactionConfig{EventsMaxLen: a.cfg.TaskEventsMaxLen}); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

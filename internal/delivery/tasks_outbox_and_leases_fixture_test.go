@@ -27,6 +27,8 @@ type testStore struct {
 	*leader.Leases
 	// hosts are the task store's host validations (ValidatorDeps.Store).
 	hosts *taskstore.HostValidations
+	// compaction is the task store's compaction (CompactorDeps.Store).
+	compaction *taskstore.Compaction
 }
 
 // Partitions is the partition count the outbox and the task store share.
@@ -50,6 +52,8 @@ func newTestStore(rdb redis.UniversalClient, c storeConfig) *testStore {
 			DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
 		Leases: leader.New(rdb, k),
 		hosts:  must(taskstore.NewHostValidations(taskstore.Deps{RDB: rdb, Keys: k, Batch: b})),
+		compaction: must(taskstore.NewCompaction(taskstore.Deps{RDB: rdb, Keys: k, Batch: b},
+			taskstore.CompactionConfig{EventsMaxLen: c.EventsMaxLen})),
 	}
 }
 

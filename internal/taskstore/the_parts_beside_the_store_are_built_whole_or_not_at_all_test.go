@@ -27,6 +27,8 @@ func TestThePartsBesideTheStoreAreBuiltWholeOrNotAtAll(t *testing.T) {
 	}{
 		{"hosts, no rdb", second(NewHostValidations(Deps{Keys: ok.Keys})), "RDB is required"},
 		{"hosts, no keys", second(NewHostValidations(Deps{RDB: rdb})), "Keys is required"},
+		{"compaction, no rdb", second(NewCompaction(Deps{Keys: ok.Keys}, CompactionConfig{})), "RDB is required"},
+		{"compaction, negative length", second(NewCompaction(ok, CompactionConfig{EventsMaxLen: -1})), "EventsMaxLen"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
 			t.Errorf("%s: got error %v, want one naming %q", tc.name, tc.err, tc.want)
@@ -37,6 +39,7 @@ func TestThePartsBesideTheStoreAreBuiltWholeOrNotAtAll(t *testing.T) {
 		err  error
 	}{
 		{"hosts without a batch", second(NewHostValidations(noBatch))},
+		{"compaction without a batch", second(NewCompaction(noBatch, CompactionConfig{}))},
 	} {
 		if tc.err != nil {
 			t.Errorf("%s: %v", tc.name, tc.err)

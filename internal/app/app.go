@@ -69,6 +69,8 @@ type App struct {
 	store    *taskstore.Store
 	// hosts are the webhook hosts that passed URL validation.
 	hosts *taskstore.HostValidations
+	// urls lists push configs under their webhook URLs.
+	urls *taskstore.URLIndex
 	// compaction cuts the task streams back (the Compactor's).
 	compaction *taskstore.Compaction
 	outbox     *outbox.Store
@@ -199,7 +201,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: Standard Webhooks keys: %w", err)
 	}
 	hub := ingest.NewHub()
-	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: a.store, Hub: hub, Observe: a.metrics.Committed, Tracer: a.tracer},
+	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: a.store, URLs: a.urls, Hub: hub, Observe: a.metrics.Committed, Tracer: a.tracer},
 		ingest.CommitterConfig{Retention: a.cfg.TaskRetention, Limits: ingest.TaskLimits{MaxHistory: a.cfg.TaskMaxHistory,
 			MaxArtifacts: a.cfg.TaskMaxArtifacts, Turn: taskstore.TurnLimits{Wait: a.cfg.TaskMaxWait, Run: a.cfg.TaskMaxRun},
 			SkillTurn: a.skillTurns()}})
@@ -303,7 +305,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err := a.startGRPC(ctx); err != nil {
 		return err
 	}
-	replay, err := delivery.NewReplayer(a.outbox, a.store, delivery.ReplayConfig{MaxNotifications: a.cfg.ReplayMaxNotifications, Observer: a.metrics})
+	replay, err := delivery.NewReplayer(delivery.ReplayerDeps{Events: a.outbox, Configs: a.store, URLs: a.urls}, delivery.ReplayConfig{MaxNotifications: a.cfg.ReplayMaxNotifications, Observer: a.metrics})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -438,9 +440,10 @@ func (a *App) openStore(ctx context.Context) error {
 	batch := groupcommit.New(a.rdb)
 	a.batch = batch
 	onOutbox := a.cfg.DeliveryPath == "outbox"
+	usageWindow := max(a.cfg.TaskRetention, a.cfg.DeliveryRetention)
 	a.store = taskstore.New(a.rdb, a.layout, batch, taskstore.Config{EventsMaxLen: a.cfg.TaskEventsMaxLen,
 		DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox,
-		UsageWindow: max(a.cfg.TaskRetention, a.cfg.DeliveryRetention)})
+		UsageWindow: usageWindow})
 	a.outbox = outbox.New(a.rdb, a.layout, batch, outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox})
 	a.leases = leader.New(a.rdb, a.layout)
 	var err error // (a slot in flight outlives the longest attempt)
@@ -450,6 +453,9 @@ func (a *App) openStore(ctx context.Context) error {
 	// The parts of the task store beside it (taskstore.Deps).
 	parts := taskstore.Deps{RDB: a.rdb, Keys: a.layout, Batch: batch}
 	if a.hosts, err = taskstore.NewHostValidations(parts); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.urls, err = taskstore.NewURLIndex(parts, taskstore.URLIndexConfig{Horizon: usageWindow + a.cfg.DeliveryRetention}); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	if a.compaction, err = taskstore.NewCompaction(parts, taskstore.CompactionConfig{EventsMaxLen: a.cfg.TaskEventsMaxLen}); err != nil {

@@ -29,6 +29,8 @@ type testStore struct {
 	hosts *taskstore.HostValidations
 	// compaction is the task store's compaction (CompactorDeps.Store).
 	compaction *taskstore.Compaction
+	// urls is the task store's URL index (CommitterDeps.URLs).
+	urls *taskstore.URLIndex
 }
 
 // Partitions is the partition count the outbox and the task store share.
@@ -52,6 +54,7 @@ func newTestStore(rdb redis.UniversalClient, c storeConfig) *testStore {
 			DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
 		Leases: leader.New(rdb, k),
 		hosts:  must(taskstore.NewHostValidations(taskstore.Deps{RDB: rdb, Keys: k, Batch: b})),
+		urls:   must(taskstore.NewURLIndex(taskstore.Deps{RDB: rdb, Keys: k, Batch: b}, taskstore.URLIndexConfig{})),
 		compaction: must(taskstore.NewCompaction(taskstore.Deps{RDB: rdb, Keys: k, Batch: b},
 			taskstore.CompactionConfig{EventsMaxLen: c.EventsMaxLen})),
 	}

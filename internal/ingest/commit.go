@@ -33,6 +33,11 @@ type Store interface {
 	// Turn deadlines (deadline.go).
 	ClaimTurn(ctx context.Context, taskID string, now time.Time, limits taskstore.TurnLimits) (expired string, err error)
 	DropDeadline(ctx context.Context, taskID string) error
+}
+
+// URLIndex lists push configs under their webhook URLs (taskstore.URLIndex
+// implements it).
+type URLIndex interface {
 	// IndexPushURL lists a push config under its webhook URL before the
 	// config is stored (taskstore's urlindex.go: replays by URL read it).
 	IndexPushURL(ctx context.Context, rawURL, taskID, configID string, now time.Time) error
@@ -45,6 +50,7 @@ const maxConflictRetries = 16
 // Committer validates task events and commits them through the Store.
 type Committer struct {
 	store     Store
+	urls      URLIndex
 	now       func() time.Time
 	retention time.Duration
 	hub       *Hub
@@ -60,6 +66,9 @@ type Committer struct {
 type CommitterDeps struct {
 	// Store commits to Redis (required).
 	Store Store
+	// URLs lists the push configs of every commit, and of the Service,
+	// under their webhook URLs (required).
+	URLs URLIndex
 	// Hub is told of every commit (required).
 	Hub *Hub
 	// Now is the clock (default time.Now).
@@ -162,6 +171,8 @@ func NewCommitter(d CommitterDeps, cfg CommitterConfig) (*Committer, error) {
 	switch {
 	case d.Store == nil || d.Hub == nil:
 		return nil, errors.New("ingest: committer: Store and Hub are required")
+	case d.URLs == nil:
+		return nil, errors.New("ingest: committer: URLs is required")
 	case cfg.Retention < 0:
 		return nil, fmt.Errorf("ingest: committer: Retention (%s) must not be negative", cfg.Retention)
 	}
@@ -172,7 +183,7 @@ func NewCommitter(d CommitterDeps, cfg CommitterConfig) (*Committer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Committer{store: d.Store, now: now, retention: cmp.Or(cfg.Retention, 7*24*time.Hour), hub: d.Hub,
+	return &Committer{store: d.Store, urls: d.URLs, now: now, retention: cmp.Or(cfg.Retention, 7*24*time.Hour), hub: d.Hub,
 		views: newViewCache(8192, now), observe: d.Observe, tracer: d.Tracer, limits: cfg.Limits.withDefaults(), turns: cfg.Limits.anyTurn()}, nil
 }
 
@@ -219,7 +230,7 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	}
 	pc := make(map[string][]byte, len(push))
 	for _, p := range push {
-		if err := c.store.IndexPushURL(ctx, p.URL, t.ID, p.ID, now); err != nil {
+		if err := c.urls.IndexPushURL(ctx, p.URL, t.ID, p.ID, now); err != nil {
 			return a2a.TaskView{}, fmt.Errorf("ingest: index push config: %w", err)
 		}
 		if pc[p.ID], err = json.Marshal(p); err != nil {

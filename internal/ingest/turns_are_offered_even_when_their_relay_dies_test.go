@@ -42,7 +42,7 @@ func newOfferStack(t *testing.T, broken bool) *offerStack {
 	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
 	clock := &fakeClock{t: time.Now()}
 	hub := NewHub()
-	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub, Now: clock.now}, CommitterConfig{Retention: time.Hour})
+	commit := mustCommitter(CommitterDeps{Store: store, URLs: urlsOn(rdb, k), Hub: hub, Now: clock.now}, CommitterConfig{Retention: time.Hour})
 	claims := workqueue.New(rdb, rdb, nil, k)
 	pull := mustPull(PullDeps{Queue: claims, Commit: commit, Load: commit.Load, Log: log}, PullConfig{Lease: time.Minute})
 	var agent Agent = pull.Queue("q")

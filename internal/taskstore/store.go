@@ -91,12 +91,6 @@ type Store struct {
 	onceMax int
 	onceTTL time.Duration
 	usage   usageClock
-	// urlHorizon is how long the URL index keeps a config (urlindex.go):
-	// a task and then its notifications' records can be kept that long.
-	urlHorizon time.Duration
-	// urlExtended notes when this relay last set the expiry of each URL
-	// index it writes (urlindex.go).
-	urlExtended urlNotes
 	// drops are the offer records to remove together (DropOfferSoon).
 	drops offerDrops
 }
@@ -105,16 +99,15 @@ type Store struct {
 // round trips through batch.
 func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, cfg Config) *Store {
 	return &Store{
-		rdb:        rdb,
-		k:          k,
-		batch:      batch,
-		maxLen:     strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
-		keep:       cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
-		outbox:     cfg.Outbox,
-		onceMax:    cmp.Or(cfg.OnceKeys, 128),
-		onceTTL:    cmp.Or(cfg.OnceWindow, 24*time.Hour),
-		usage:      newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
-		urlHorizon: cmp.Or(cfg.UsageWindow, 7*24*time.Hour) + cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
+		rdb:     rdb,
+		k:       k,
+		batch:   batch,
+		maxLen:  strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
+		keep:    cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
+		outbox:  cfg.Outbox,
+		onceMax: cmp.Or(cfg.OnceKeys, 128),
+		onceTTL: cmp.Or(cfg.OnceWindow, 24*time.Hour),
+		usage:   newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
 	}
 }
 

@@ -3,6 +3,7 @@ package taskstore
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -27,6 +28,8 @@ func TestThePartsBesideTheStoreAreBuiltWholeOrNotAtAll(t *testing.T) {
 	}{
 		{"hosts, no rdb", second(NewHostValidations(Deps{Keys: ok.Keys})), "RDB is required"},
 		{"hosts, no keys", second(NewHostValidations(Deps{RDB: rdb})), "Keys is required"},
+		{"url index, no batch", second(NewURLIndex(noBatch, URLIndexConfig{})), "Batch is required"},
+		{"url index, negative horizon", second(NewURLIndex(ok, URLIndexConfig{Horizon: -time.Hour})), "Horizon"},
 		{"compaction, no rdb", second(NewCompaction(Deps{Keys: ok.Keys}, CompactionConfig{})), "RDB is required"},
 		{"compaction, negative length", second(NewCompaction(ok, CompactionConfig{EventsMaxLen: -1})), "EventsMaxLen"},
 	} {

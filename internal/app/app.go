@@ -71,6 +71,8 @@ type App struct {
 	hosts *taskstore.HostValidations
 	// urls lists push configs under their webhook URLs.
 	urls *taskstore.URLIndex
+	// turns keeps the claims, deadlines and offers of task turns.
+	turns *taskstore.Turns
 	// compaction cuts the task streams back (the Compactor's).
 	compaction *taskstore.Compaction
 	outbox     *outbox.Store
@@ -201,7 +203,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: Standard Webhooks keys: %w", err)
 	}
 	hub := ingest.NewHub()
-	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: a.store, URLs: a.urls, Hub: hub, Observe: a.metrics.Committed, Tracer: a.tracer},
+	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: a.store, Turns: a.turns, URLs: a.urls, Hub: hub, Observe: a.metrics.Committed, Tracer: a.tracer},
 		ingest.CommitterConfig{Retention: a.cfg.TaskRetention, Limits: ingest.TaskLimits{MaxHistory: a.cfg.TaskMaxHistory,
 			MaxArtifacts: a.cfg.TaskMaxArtifacts, Turn: taskstore.TurnLimits{Wait: a.cfg.TaskMaxWait, Run: a.cfg.TaskMaxRun},
 			SkillTurn: a.skillTurns()}})
@@ -258,12 +260,12 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: %w", err)
 	}
 	holder := "relay-" + uuid.NewString()
-	reoffer, err := ingest.NewReofferer(ingest.ReoffererDeps{Store: a.store, Queue: a.claims, Leader: a.leases,
+	reoffer, err := ingest.NewReofferer(ingest.ReoffererDeps{Store: a.turns, Queue: a.claims, Leader: a.leases,
 		Holder: holder, Log: a.log}, ingest.ReoffererConfig{After: a.cfg.WorkerReofferAfter})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	sweeper, err := ingest.NewDeadlineSweeper(ingest.DeadlineSweeperDeps{Store: a.store, Commit: commit, Leader: a.leases,
+	sweeper, err := ingest.NewDeadlineSweeper(ingest.DeadlineSweeperDeps{Store: a.turns, Commit: commit, Leader: a.leases,
 		Holder: holder, Log: a.log}, ingest.DeadlineSweeperConfig{})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
@@ -456,6 +458,9 @@ func (a *App) openStore(ctx context.Context) error {
 		return fmt.Errorf("app: %w", err)
 	}
 	if a.urls, err = taskstore.NewURLIndex(parts, taskstore.URLIndexConfig{Horizon: usageWindow + a.cfg.DeliveryRetention}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.turns, err = taskstore.NewTurns(parts); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	if a.compaction, err = taskstore.NewCompaction(parts, taskstore.CompactionConfig{EventsMaxLen: a.cfg.TaskEventsMaxLen}); err != nil {

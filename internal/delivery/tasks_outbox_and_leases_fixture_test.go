@@ -31,6 +31,8 @@ type testStore struct {
 	compaction *taskstore.Compaction
 	// urls is the task store's URL index (CommitterDeps.URLs).
 	urls *taskstore.URLIndex
+	// turns is the task store's turn bookkeeping (CommitterDeps.Turns).
+	turns *taskstore.Turns
 }
 
 // Partitions is the partition count the outbox and the task store share.

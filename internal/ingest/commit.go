@@ -29,6 +29,11 @@ type Store interface {
 	Commit(ctx context.Context, c taskstore.Commit) ([]string, error)
 	CommitOnce(ctx context.Context, c taskstore.Commit, once taskstore.Once) ([]string, *taskstore.Applied, error)
 	Applied(ctx context.Context, taskID, key string) (taskstore.Applied, error)
+}
+
+// TurnStore is what the commit path keeps of task turns beside its commits
+// (taskstore.Turns implements it).
+type TurnStore interface {
 	DropOfferSoon(o taskstore.Offer)
 	// Turn deadlines (deadline.go).
 	ClaimTurn(ctx context.Context, taskID string, now time.Time, limits taskstore.TurnLimits) (expired string, err error)
@@ -50,6 +55,7 @@ const maxConflictRetries = 16
 // Committer validates task events and commits them through the Store.
 type Committer struct {
 	store     Store
+	turnStore TurnStore
 	urls      URLIndex
 	now       func() time.Time
 	retention time.Duration
@@ -66,6 +72,9 @@ type Committer struct {
 type CommitterDeps struct {
 	// Store commits to Redis (required).
 	Store Store
+	// Turns records the claims, deadlines and offers of task turns
+	// (required).
+	Turns TurnStore
 	// URLs lists the push configs of every commit, and of the Service,
 	// under their webhook URLs (required).
 	URLs URLIndex
@@ -171,8 +180,8 @@ func NewCommitter(d CommitterDeps, cfg CommitterConfig) (*Committer, error) {
 	switch {
 	case d.Store == nil || d.Hub == nil:
 		return nil, errors.New("ingest: committer: Store and Hub are required")
-	case d.URLs == nil:
-		return nil, errors.New("ingest: committer: URLs is required")
+	case d.Turns == nil || d.URLs == nil:
+		return nil, errors.New("ingest: committer: Turns and URLs are required")
 	case cfg.Retention < 0:
 		return nil, fmt.Errorf("ingest: committer: Retention (%s) must not be negative", cfg.Retention)
 	}
@@ -183,7 +192,7 @@ func NewCommitter(d CommitterDeps, cfg CommitterConfig) (*Committer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Committer{store: d.Store, urls: d.URLs, now: now, retention: cmp.Or(cfg.Retention, 7*24*time.Hour), hub: d.Hub,
+	return &Committer{store: d.Store, turnStore: d.Turns, urls: d.URLs, now: now, retention: cmp.Or(cfg.Retention, 7*24*time.Hour), hub: d.Hub,
 		views: newViewCache(8192, now), observe: d.Observe, tracer: d.Tracer, limits: cfg.Limits.withDefaults(), turns: cfg.Limits.anyTurn()}, nil
 }
 
@@ -287,9 +296,9 @@ func (c *Committer) AppendOffered(ctx context.Context, taskID string, offer task
 
 // DropOfferSoon removes the record of an offer that is in its work queue
 // now, within a few tens of milliseconds, together with the others of its
-// partition (taskstore.Store.DropOfferSoon: one ZREM for many under load).
+// partition (taskstore.Turns.DropOfferSoon: one ZREM for many under load).
 // It does not wait; a record it fails to remove is the Reofferer's.
-func (c *Committer) DropOfferSoon(o taskstore.Offer) { c.store.DropOfferSoon(o) }
+func (c *Committer) DropOfferSoon(o taskstore.Offer) { c.turnStore.DropOfferSoon(o) }
 
 // Appended is what an append under an idempotency key did (AppendOnce).
 type Appended struct {

@@ -24,8 +24,8 @@ func TestCommittersRaceOnOneTask(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
 	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
-	a := mustCommitter(CommitterDeps{Store: store, URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
-	b := mustCommitter(CommitterDeps{Store: store, URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
+	a := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
+	b := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
 	task := a2a.Task{ID: "race", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}
 	if _, err := a.Create(ctx, task, a2a.V03, nil); err != nil {
 		t.Fatal(err)
@@ -75,8 +75,8 @@ func TestStaleCachedViewDoesNotRefuseALegalChange(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
 	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
-	a := mustCommitter(CommitterDeps{Store: store, URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
-	b := mustCommitter(CommitterDeps{Store: store, URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
+	a := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
+	b := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
 	task := a2a.Task{ID: "stale", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
 	if _, err := a.Create(ctx, task, a2a.V03, nil); err != nil { // a caches it as submitted
 		t.Fatal(err)

@@ -24,7 +24,7 @@ func TestFilteredListCountReadsABoundedIndex(t *testing.T) {
 	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
 	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
-	commit := mustCommitter(CommitterDeps{Store: store, URLs: urlsOn(rdb, keys), Hub: hub}, CommitterConfig{Retention: time.Hour})
+	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: hub}, CommitterConfig{Retention: time.Hour})
 	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: idleAgent{}}, Config{ListCountMax: 10})
 	alice := tenant.With(context.Background(), "key:alice")
 	for i := range 25 {

@@ -40,7 +40,7 @@ func TestGateHoldsNewTasksOnly(t *testing.T) {
 	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
 	gate := &countingGate{}
 	hub := NewHub()
-	commit := mustCommitter(CommitterDeps{Store: store, URLs: urlsOn(rdb, keys), Hub: hub}, CommitterConfig{})
+	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: hub}, CommitterConfig{})
 	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: idleAgent{}}, Config{Gate: gate})
 	msg := func(id string) a2a.Message {
 		return a2a.Message{MessageID: id, Role: a2a.RoleUser, Parts: []a2a.Part{{Kind: a2a.PartText, Text: "hi"}}}

@@ -34,8 +34,8 @@ func TestCachedViewOfAnExpiredTaskIsNotUsed(t *testing.T) {
 	keys := layout.New(strings.TrimSuffix(prefix, ":"), 1)
 	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
 	clock := &fakeClock{t: time.Now()}
-	a := mustCommitter(CommitterDeps{Store: store, URLs: urlsOn(rdb, keys), Hub: NewHub(), Now: clock.now}, CommitterConfig{})
-	b := mustCommitter(CommitterDeps{Store: store, URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
+	a := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub(), Now: clock.now}, CommitterConfig{})
+	b := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
 	msg := func(text string) a2a.Event {
 		return a2a.Event{Kind: a2a.EventMessage, TaskID: "same", Message: &a2a.Message{MessageID: text, Role: a2a.RoleUser,
 			Parts: []a2a.Part{{Kind: a2a.PartText, Text: text}}}}

@@ -1,12 +1,20 @@
 // Package taskstore keeps tasks in Redis: the snapshot of each task's
 // latest version, its event stream, its push configs and the index that
-// lists a client's tasks. Commit is the one write of task state: it checks
-// the version, writes the snapshot, appends the events and enqueues their
-// notifications for the outbox in one atomic step. It stores opaque bytes
-// and knows nothing of A2A (callers bring snapshots and events encoded),
-// and never delivers anything (the outbox and delivery do). It also counts
-// what each owner stores, for storage budgets (usage.go says how, and what
-// the count bounds).
+// lists a client's tasks (Store). Commit is the one write of task state: it
+// checks the version, writes the snapshot, appends the events and enqueues
+// their notifications for the outbox in one atomic step. It stores opaque
+// bytes and knows nothing of A2A (callers bring snapshots and events
+// encoded), and never delivers anything (the outbox and delivery do). It
+// also counts what each owner stores, for storage budgets (usage.go says
+// how, and what the count bounds).
+//
+// Beside the Store, over the same Redis and keys (Deps), each with its own
+// constructor and the narrow side its callers use: URLIndex, the push
+// configs listed by webhook URL (urlindex.go); Turns, the claims,
+// deadlines and offer records of task turns (deadline.go, offers.go);
+// Compaction, the compactor's side of the event streams (compact.go); and
+// HostValidations, the webhook hosts that passed URL validation
+// (validation.go). None of them writes a task's state.
 package taskstore
 
 import (
@@ -91,8 +99,6 @@ type Store struct {
 	onceMax int
 	onceTTL time.Duration
 	usage   usageClock
-	// drops are the offer records to remove together (DropOfferSoon).
-	drops offerDrops
 }
 
 // New returns a Store over rdb, with its keys named by k; its commits share

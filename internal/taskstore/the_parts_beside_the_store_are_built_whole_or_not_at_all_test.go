@@ -30,6 +30,8 @@ func TestThePartsBesideTheStoreAreBuiltWholeOrNotAtAll(t *testing.T) {
 		{"hosts, no keys", second(NewHostValidations(Deps{RDB: rdb})), "Keys is required"},
 		{"url index, no batch", second(NewURLIndex(noBatch, URLIndexConfig{})), "Batch is required"},
 		{"url index, negative horizon", second(NewURLIndex(ok, URLIndexConfig{Horizon: -time.Hour})), "Horizon"},
+		{"turns, no batch", second(NewTurns(noBatch)), "Batch is required"},
+		{"turns, no keys", second(NewTurns(Deps{RDB: rdb, Batch: ok.Batch})), "Keys is required"},
 		{"compaction, no rdb", second(NewCompaction(Deps{Keys: ok.Keys}, CompactionConfig{})), "RDB is required"},
 		{"compaction, negative length", second(NewCompaction(ok, CompactionConfig{EventsMaxLen: -1})), "EventsMaxLen"},
 	} {

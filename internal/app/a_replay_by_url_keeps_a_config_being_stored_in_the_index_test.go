@@ -26,14 +26,14 @@ func TestAReplayByURLKeepsAConfigBeingStoredInTheIndex(t *testing.T) {
 
 	// A SendMessage that has listed its config under the URL, and has not
 	// yet stored its task.
-	if err := r.app.store.IndexPushURL(ctx, s.url("/u"), "task-being-created", "c", time.Now()); err != nil {
+	if err := r.app.urls.IndexPushURL(ctx, s.url("/u"), "task-being-created", "c", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	status, ans := replay(t, r, map[string]any{"url": s.url("/u"), "since": rfc3339(since)})
 	if status != http.StatusAccepted || ans.Configs != 1 || ans.TasksGone != 0 {
 		t.Fatalf("replay: %d %+v, want the stored config alone, and no task counted gone", status, ans)
 	}
-	if _, listed, err := r.app.store.URLConfigSince(ctx, s.url("/u"), "task-being-created", "c"); err != nil || !listed {
+	if _, listed, err := r.app.urls.URLConfigSince(ctx, s.url("/u"), "task-being-created", "c"); err != nil || !listed {
 		t.Fatalf("the config being stored is no longer in the URL's index (%v): later replays by URL miss it", err)
 	}
 }

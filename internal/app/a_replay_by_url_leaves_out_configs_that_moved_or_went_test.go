@@ -59,7 +59,7 @@ func TestAReplayByURLLeavesOutConfigsThatMovedOrWent(t *testing.T) {
 			t.Fatalf("replayed %s, not one of task a's", h.body)
 		}
 	}
-	listed, err := r.app.store.URLConfigs(context.Background(), s.url("/old"), time.Now().Add(time.Hour), 10)
+	listed, err := r.app.urls.URLConfigs(context.Background(), s.url("/old"), time.Now().Add(time.Hour), 10)
 	if err != nil || len(listed) != 1 || listed[0].TaskID != tasks["a"] || listed[0].ConfigID != "c-a" {
 		t.Fatalf("the index of /old lists %+v, %v; want task a's config alone", listed, err)
 	}

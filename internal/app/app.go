@@ -67,8 +67,16 @@ type App struct {
 	streams  *ingest.Streams
 	layout   layout.Keys
 	store    *taskstore.Store
-	outbox   *outbox.Store
-	leases   *leader.Leases
+	// hosts are the webhook hosts that passed URL validation.
+	hosts *taskstore.HostValidations
+	// urls lists push configs under their webhook URLs.
+	urls *taskstore.URLIndex
+	// turns keeps the claims, deadlines and offers of task turns.
+	turns *taskstore.Turns
+	// compaction cuts the task streams back (the Compactor's).
+	compaction *taskstore.Compaction
+	outbox     *outbox.Store
+	leases     *leader.Leases
 	// throttle keeps the webhooks' delivery limits.
 	throttle *throttle.Throttle
 	demo     *ingest.Demo
@@ -195,7 +203,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: Standard Webhooks keys: %w", err)
 	}
 	hub := ingest.NewHub()
-	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: a.store, Hub: hub, Observe: a.metrics.Committed, Tracer: a.tracer},
+	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: a.store, Turns: a.turns, URLs: a.urls, Hub: hub, Observe: a.metrics.Committed, Tracer: a.tracer},
 		ingest.CommitterConfig{Retention: a.cfg.TaskRetention, Limits: ingest.TaskLimits{MaxHistory: a.cfg.TaskMaxHistory,
 			MaxArtifacts: a.cfg.TaskMaxArtifacts, Turn: taskstore.TurnLimits{Wait: a.cfg.TaskMaxWait, Run: a.cfg.TaskMaxRun},
 			SkillTurn: a.skillTurns()}})
@@ -242,7 +250,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 		}
 	}
 	if a.cfg.WebhookValidation {
-		if deps.Validator, err = delivery.NewValidator(delivery.ValidatorDeps{Store: a.store, Transport: guard.Transport()},
+		if deps.Validator, err = delivery.NewValidator(delivery.ValidatorDeps{Store: a.hosts, Transport: guard.Transport()},
 			delivery.ValidatorConfig{Timeout: a.cfg.DeliveryTimeout, TTL: a.cfg.WebhookValidationTTL}); err != nil {
 			return fmt.Errorf("app: %w", err)
 		}
@@ -252,17 +260,17 @@ func (a *App) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("app: %w", err)
 	}
 	holder := "relay-" + uuid.NewString()
-	reoffer, err := ingest.NewReofferer(ingest.ReoffererDeps{Store: a.store, Queue: a.claims, Leader: a.leases,
+	reoffer, err := ingest.NewReofferer(ingest.ReoffererDeps{Store: a.turns, Queue: a.claims, Leader: a.leases,
 		Holder: holder, Log: a.log}, ingest.ReoffererConfig{After: a.cfg.WorkerReofferAfter})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	sweeper, err := ingest.NewDeadlineSweeper(ingest.DeadlineSweeperDeps{Store: a.store, Commit: commit, Leader: a.leases,
+	sweeper, err := ingest.NewDeadlineSweeper(ingest.DeadlineSweeperDeps{Store: a.turns, Commit: commit, Leader: a.leases,
 		Holder: holder, Log: a.log}, ingest.DeadlineSweeperConfig{})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	compactor, err := ingest.NewCompactor(ingest.CompactorDeps{Store: a.store, Leader: a.leases, Holder: holder, Log: a.log},
+	compactor, err := ingest.NewCompactor(ingest.CompactorDeps{Store: a.compaction, Leader: a.leases, Holder: holder, Log: a.log},
 		ingest.CompactorConfig{})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
@@ -299,7 +307,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err := a.startGRPC(ctx); err != nil {
 		return err
 	}
-	replay, err := delivery.NewReplayer(a.outbox, a.store, delivery.ReplayConfig{MaxNotifications: a.cfg.ReplayMaxNotifications, Observer: a.metrics})
+	replay, err := delivery.NewReplayer(delivery.ReplayerDeps{Events: a.outbox, Configs: a.store, URLs: a.urls}, delivery.ReplayConfig{MaxNotifications: a.cfg.ReplayMaxNotifications, Observer: a.metrics})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -434,13 +442,28 @@ func (a *App) openStore(ctx context.Context) error {
 	batch := groupcommit.New(a.rdb)
 	a.batch = batch
 	onOutbox := a.cfg.DeliveryPath == "outbox"
+	usageWindow := max(a.cfg.TaskRetention, a.cfg.DeliveryRetention)
 	a.store = taskstore.New(a.rdb, a.layout, batch, taskstore.Config{EventsMaxLen: a.cfg.TaskEventsMaxLen,
 		DeliveryRetention: a.cfg.DeliveryRetention, TaskRetention: a.cfg.TaskRetention, Outbox: onOutbox,
-		UsageWindow: max(a.cfg.TaskRetention, a.cfg.DeliveryRetention)})
+		UsageWindow: usageWindow})
 	a.outbox = outbox.New(a.rdb, a.layout, batch, outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox})
 	a.leases = leader.New(a.rdb, a.layout)
 	var err error // (a slot in flight outlives the longest attempt)
 	if a.throttle, err = throttle.New(a.rdb, a.layout, throttle.Config{Lease: a.cfg.DeliveryTimeout + 5*time.Second}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	// The parts of the task store beside it (taskstore.Deps).
+	parts := taskstore.Deps{RDB: a.rdb, Keys: a.layout, Batch: batch}
+	if a.hosts, err = taskstore.NewHostValidations(parts); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.urls, err = taskstore.NewURLIndex(parts, taskstore.URLIndexConfig{Horizon: usageWindow + a.cfg.DeliveryRetention}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.turns, err = taskstore.NewTurns(parts); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.compaction, err = taskstore.NewCompaction(parts, taskstore.CompactionConfig{EventsMaxLen: a.cfg.TaskEventsMaxLen, DeliveryRetention: a.cfg.DeliveryRetention}); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -23,7 +23,7 @@ func TestQueueBackendsNameTheirQueues(t *testing.T) {
 	cfg.Agent.Skills = []config.SkillConfig{{ID: "up", Name: "Up", Backend: "http://127.0.0.1:1/"}, {ID: "plain", Name: "Plain"},
 		{ID: "demo", Name: "Demo", Backend: "demo"}}
 	a := &App{cfg: cfg, log: testLogger(), layout: layout.New("offers", 1)}
-	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: &taskstore.Store{}, Hub: ingest.NewHub()}, ingest.CommitterConfig{})
+	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: &taskstore.Store{}, Turns: &taskstore.Turns{}, URLs: &taskstore.URLIndex{}, Hub: ingest.NewHub()}, ingest.CommitterConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func TestValidationPlusPostOutlivesTheLease(t *testing.T) {
 	cfg := Config{Timeout: 200 * time.Millisecond}
 	lease := outbox.ConsumerConfig{Attempt: cfg.Timeout, LaneLease: 300 * time.Millisecond} // the defaults' 10s : 15s
 	validating := func(d *Deps) {
-		d.Validator = mustValidator(ValidatorDeps{Store: store, Transport: fx.guard.Transport()}, ValidatorConfig{Timeout: cfg.Timeout, TTL: time.Hour})
+		d.Validator = mustValidator(ValidatorDeps{Store: store.hosts, Transport: fx.guard.Transport()}, ValidatorConfig{Timeout: cfg.Timeout, TTL: time.Hour})
 	}
 	w1 := mustNew(t, fx.deps(store.consumer(t, lease), validating), cfg)
 	w2 := mustNew(t, fx.deps(store.consumer(t, lease), validating), cfg) // another instance
@@ -176,7 +176,7 @@ func TestUnvalidatedHostGetsOneGETPerAttempt(t *testing.T) {
 	}))
 	defer victim.Close()
 	guard, _ := ssrf.NewGuard([]string{"127.0.0.0/8"})
-	v := mustValidator(ValidatorDeps{Store: store, Transport: guard.Transport()}, ValidatorConfig{Timeout: time.Second, TTL: time.Hour})
+	v := mustValidator(ValidatorDeps{Store: store.hosts, Transport: guard.Transport()}, ValidatorConfig{Timeout: time.Second, TTL: time.Hour})
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() { _ = v.Check(ctx, victim.URL+"/hook/"+strconv.Itoa(i)) })

@@ -66,7 +66,7 @@ func TestRedeliveredOldEventKeepsItsVersion(t *testing.T) {
 		}
 		drain()
 	}
-	compactor, err := ingest.NewCompactor(ingest.CompactorDeps{Store: store, Leader: store, Holder: "test",
+	compactor, err := ingest.NewCompactor(ingest.CompactorDeps{Store: store.compaction, Leader: store, Holder: "test",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, ingest.CompactorConfig{})
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,11 @@ type ReplayEvents interface {
 // (taskstore.Store implements it).
 type ReplayConfigs interface {
 	PushConfigs(ctx context.Context, taskID string) (map[string]string, error)
+}
+
+// ReplayURLs is what a replay by URL reads of the index of the push configs
+// by webhook URL, and drops from it (taskstore.URLIndex implements it).
+type ReplayURLs interface {
 	URLConfigs(ctx context.Context, rawURL string, until time.Time, max int) ([]taskstore.URLConfig, error)
 	URLConfigSince(ctx context.Context, rawURL, taskID, configID string) (time.Time, bool, error)
 	ForgetURLConfigs(ctx context.Context, rawURL string, stale []taskstore.URLConfig) error
@@ -45,6 +50,13 @@ type ReplayConfigs interface {
 // ReplayObserver is told of each replay (metrics.Metrics implements it).
 type ReplayObserver interface {
 	Replayed(queued, waiting int, truncated bool)
+}
+
+// ReplayerDeps are what a Replayer reads.
+type ReplayerDeps struct {
+	Events  ReplayEvents
+	Configs ReplayConfigs
+	URLs    ReplayURLs
 }
 
 // ReplayConfig configures a Replayer. Zero values take the defaults.
@@ -63,6 +75,7 @@ type ReplayConfig struct {
 type Replayer struct {
 	events  ReplayEvents
 	configs ReplayConfigs
+	urls    ReplayURLs
 	max     int
 	obs     ReplayObserver
 	now     func() time.Time
@@ -71,10 +84,11 @@ type Replayer struct {
 // maxReplayConfigs bounds the configs a replay by URL reads from the index.
 const maxReplayConfigs = 1000
 
-// NewReplayer returns a Replayer over events and configs.
-func NewReplayer(events ReplayEvents, configs ReplayConfigs, cfg ReplayConfig) (*Replayer, error) {
-	if events == nil || configs == nil {
-		return nil, errors.New("delivery: replayer: events and configs are required")
+// NewReplayer returns a Replayer over d, or an error naming what is
+// missing or out of range.
+func NewReplayer(d ReplayerDeps, cfg ReplayConfig) (*Replayer, error) {
+	if d.Events == nil || d.Configs == nil || d.URLs == nil {
+		return nil, errors.New("delivery: replayer: Events, Configs and URLs are required")
 	}
 	if cfg.MaxNotifications < 0 {
 		return nil, errors.New("delivery: replayer: MaxNotifications must not be negative")
@@ -83,7 +97,7 @@ func NewReplayer(events ReplayEvents, configs ReplayConfigs, cfg ReplayConfig) (
 	if now == nil {
 		now = time.Now
 	}
-	return &Replayer{events: events, configs: configs, max: cmp.Or(cfg.MaxNotifications, 1000), obs: cfg.Observer, now: now}, nil
+	return &Replayer{events: d.Events, configs: d.Configs, urls: d.URLs, max: cmp.Or(cfg.MaxNotifications, 1000), obs: cfg.Observer, now: now}, nil
 }
 
 // Max is the bound of one replay.
@@ -218,7 +232,7 @@ func (r *Replayer) byTask(ctx context.Context, taskID, configID string) ([]targe
 		t.configs = append(t.configs, id)
 		t.setAccept(id, raw)
 		if u := configURL(raw); u != "" {
-			if at, ok, err := r.configs.URLConfigSince(ctx, u, taskID, id); err != nil {
+			if at, ok, err := r.urls.URLConfigSince(ctx, u, taskID, id); err != nil {
 				return nil, err
 			} else if ok {
 				t.since[id] = at
@@ -236,7 +250,7 @@ func (r *Replayer) byTask(ctx context.Context, taskID, configID string) ([]targe
 // the index's, checked against the configs stored now (stale ones are
 // dropped from the index).
 func (r *Replayer) byURL(ctx context.Context, rawURL string, until time.Time, res *ReplayResult) ([]target, error) {
-	listed, err := r.configs.URLConfigs(ctx, rawURL, until.Add(sinceSlack), maxReplayConfigs+1)
+	listed, err := r.urls.URLConfigs(ctx, rawURL, until.Add(sinceSlack), maxReplayConfigs+1)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +295,7 @@ func (r *Replayer) byURL(ctx context.Context, rawURL string, until time.Time, re
 		out[i].since[c.ConfigID] = c.Since
 		out[i].setAccept(c.ConfigID, raw)
 	}
-	if err := r.configs.ForgetURLConfigs(ctx, rawURL, stale); err != nil {
+	if err := r.urls.ForgetURLConfigs(ctx, rawURL, stale); err != nil {
 		return nil, err
 	}
 	if len(out) == 0 {

@@ -25,6 +25,14 @@ type testStore struct {
 	*outbox.Store
 	*tasks
 	*leader.Leases
+	// hosts are the task store's host validations (ValidatorDeps.Store).
+	hosts *taskstore.HostValidations
+	// compaction is the task store's compaction (CompactorDeps.Store).
+	compaction *taskstore.Compaction
+	// urls is the task store's URL index (CommitterDeps.URLs).
+	urls *taskstore.URLIndex
+	// turns is the task store's turn bookkeeping (CommitterDeps.Turns).
+	turns *taskstore.Turns
 }
 
 // Partitions is the partition count the outbox and the task store share.
@@ -47,7 +55,19 @@ func newTestStore(rdb redis.UniversalClient, c storeConfig) *testStore {
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
 			DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
 		Leases: leader.New(rdb, k),
+		hosts:  must(taskstore.NewHostValidations(taskstore.Deps{RDB: rdb, Keys: k, Batch: b})),
+		urls:   must(taskstore.NewURLIndex(taskstore.Deps{RDB: rdb, Keys: k, Batch: b}, taskstore.URLIndexConfig{})),
+		compaction: must(taskstore.NewCompaction(taskstore.Deps{RDB: rdb, Keys: k, Batch: b},
+			taskstore.CompactionConfig{EventsMaxLen: c.EventsMaxLen, DeliveryRetention: c.DeliveryRetention})),
 	}
+}
+
+// must is v, for a constructor's arguments the test knows are valid.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // consumer returns a new relay's consumer of the store's outbox (what

@@ -18,7 +18,7 @@ import (
 )
 
 // Validations remembers which webhook hosts proved they want relay's
-// notifications (taskstore.Store implements it), shared by every instance.
+// notifications (taskstore.HostValidations implements it), shared by every instance.
 type Validations interface {
 	HostValidated(ctx context.Context, host string) (bool, error)
 	MarkHostValidated(ctx context.Context, host string, ttl time.Duration) error

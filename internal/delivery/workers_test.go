@@ -248,7 +248,7 @@ func newFixtureWith(t testing.TB, cfg storeConfig, d a2a.Dialect, taskID string,
 	}
 	srv := httptest.NewServer(hook)
 	t.Cleanup(srv.Close)
-	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: store, Hub: ingest.NewHub()}, ingest.CommitterConfig{Retention: time.Hour})
+	commit, err := ingest.NewCommitter(ingest.CommitterDeps{Store: store, Turns: store.turns, URLs: store.urls, Hub: ingest.NewHub()}, ingest.CommitterConfig{Retention: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

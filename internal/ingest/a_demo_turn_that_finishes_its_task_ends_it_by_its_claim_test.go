@@ -52,7 +52,7 @@ func TestADemoTurnThatFinishesItsTaskEndsItByItsClaim(t *testing.T) {
 	l := layout.New(prefix+"f", 2)
 	store := taskstore.New(rdb, l, groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
-	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{})
+	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, l), URLs: urlsOn(rdb, l), Hub: hub}, CommitterConfig{})
 	q := &endsRecorder{Claims: workqueue.New(rdb, rdb, nil, l)}
 	log := slog.New(slog.DiscardHandler)
 	pull := mustPull(PullDeps{Queue: q, Commit: commit, Load: commit.Load, Log: log}, PullConfig{Lease: time.Hour})

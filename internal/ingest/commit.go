@@ -29,10 +29,20 @@ type Store interface {
 	Commit(ctx context.Context, c taskstore.Commit) ([]string, error)
 	CommitOnce(ctx context.Context, c taskstore.Commit, once taskstore.Once) ([]string, *taskstore.Applied, error)
 	Applied(ctx context.Context, taskID, key string) (taskstore.Applied, error)
+}
+
+// TurnStore is what the commit path keeps of task turns beside its commits
+// (taskstore.Turns implements it).
+type TurnStore interface {
 	DropOfferSoon(o taskstore.Offer)
 	// Turn deadlines (deadline.go).
 	ClaimTurn(ctx context.Context, taskID string, now time.Time, limits taskstore.TurnLimits) (expired string, err error)
 	DropDeadline(ctx context.Context, taskID string) error
+}
+
+// URLIndex lists push configs under their webhook URLs (taskstore.URLIndex
+// implements it).
+type URLIndex interface {
 	// IndexPushURL lists a push config under its webhook URL before the
 	// config is stored (taskstore's urlindex.go: replays by URL read it).
 	IndexPushURL(ctx context.Context, rawURL, taskID, configID string, now time.Time) error
@@ -45,6 +55,8 @@ const maxConflictRetries = 16
 // Committer validates task events and commits them through the Store.
 type Committer struct {
 	store     Store
+	turnStore TurnStore
+	urls      URLIndex
 	now       func() time.Time
 	retention time.Duration
 	hub       *Hub
@@ -60,6 +72,12 @@ type Committer struct {
 type CommitterDeps struct {
 	// Store commits to Redis (required).
 	Store Store
+	// Turns records the claims, deadlines and offers of task turns
+	// (required).
+	Turns TurnStore
+	// URLs lists the push configs of every commit, and of the Service,
+	// under their webhook URLs (required).
+	URLs URLIndex
 	// Hub is told of every commit (required).
 	Hub *Hub
 	// Now is the clock (default time.Now).
@@ -162,6 +180,8 @@ func NewCommitter(d CommitterDeps, cfg CommitterConfig) (*Committer, error) {
 	switch {
 	case d.Store == nil || d.Hub == nil:
 		return nil, errors.New("ingest: committer: Store and Hub are required")
+	case d.Turns == nil || d.URLs == nil:
+		return nil, errors.New("ingest: committer: Turns and URLs are required")
 	case cfg.Retention < 0:
 		return nil, fmt.Errorf("ingest: committer: Retention (%s) must not be negative", cfg.Retention)
 	}
@@ -172,7 +192,7 @@ func NewCommitter(d CommitterDeps, cfg CommitterConfig) (*Committer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Committer{store: d.Store, now: now, retention: cmp.Or(cfg.Retention, 7*24*time.Hour), hub: d.Hub,
+	return &Committer{store: d.Store, turnStore: d.Turns, urls: d.URLs, now: now, retention: cmp.Or(cfg.Retention, 7*24*time.Hour), hub: d.Hub,
 		views: newViewCache(8192, now), observe: d.Observe, tracer: d.Tracer, limits: cfg.Limits.withDefaults(), turns: cfg.Limits.anyTurn()}, nil
 }
 
@@ -219,7 +239,7 @@ func (c *Committer) create(ctx context.Context, t a2a.Task, d a2a.Dialect, push 
 	}
 	pc := make(map[string][]byte, len(push))
 	for _, p := range push {
-		if err := c.store.IndexPushURL(ctx, p.URL, t.ID, p.ID, now); err != nil {
+		if err := c.urls.IndexPushURL(ctx, p.URL, t.ID, p.ID, now); err != nil {
 			return a2a.TaskView{}, fmt.Errorf("ingest: index push config: %w", err)
 		}
 		if pc[p.ID], err = json.Marshal(p); err != nil {
@@ -276,9 +296,9 @@ func (c *Committer) AppendOffered(ctx context.Context, taskID string, offer task
 
 // DropOfferSoon removes the record of an offer that is in its work queue
 // now, within a few tens of milliseconds, together with the others of its
-// partition (taskstore.Store.DropOfferSoon: one ZREM for many under load).
+// partition (taskstore.Turns.DropOfferSoon: one ZREM for many under load).
 // It does not wait; a record it fails to remove is the Reofferer's.
-func (c *Committer) DropOfferSoon(o taskstore.Offer) { c.store.DropOfferSoon(o) }
+func (c *Committer) DropOfferSoon(o taskstore.Offer) { c.turnStore.DropOfferSoon(o) }
 
 // Appended is what an append under an idempotency key did (AppendOnce).
 type Appended struct {

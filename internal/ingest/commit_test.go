@@ -22,9 +22,10 @@ func TestCommittersRaceOnOneTask(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
-	a := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{})
-	b := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{})
+	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
+	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
+	a := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
+	b := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
 	task := a2a.Task{ID: "race", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}
 	if _, err := a.Create(ctx, task, a2a.V03, nil); err != nil {
 		t.Fatal(err)
@@ -72,9 +73,10 @@ func TestStaleCachedViewDoesNotRefuseALegalChange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
-	a := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{})
-	b := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{})
+	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
+	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
+	a := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
+	b := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
 	task := a2a.Task{ID: "stale", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}
 	if _, err := a.Create(ctx, task, a2a.V03, nil); err != nil { // a caches it as submitted
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/a2arelay/relay/internal/taskstore"
 )
 
-// CompactStore is what the Compactor needs of Redis (taskstore.Store).
+// CompactStore is what the Compactor needs of Redis (taskstore.Compaction).
 type CompactStore interface {
 	CompactCandidates(ctx context.Context, n int, now time.Time) ([][]string, error)
 	Compact(ctx context.Context, taskID string, now time.Time, fold taskstore.Fold) (bool, error)

@@ -101,7 +101,7 @@ func (c *Committer) ClaimTurn(ctx context.Context, task a2a.Task, recorded bool)
 		// made now would time the client's silence.
 		limits = taskstore.TurnLimits{}
 	}
-	rec, err := c.store.ClaimTurn(ctx, task.ID, now, limits)
+	rec, err := c.turnStore.ClaimTurn(ctx, task.ID, now, limits)
 	if err != nil || rec == "" {
 		return err
 	}
@@ -126,14 +126,14 @@ func (c *Committer) ClaimTurn(ctx context.Context, task a2a.Task, recorded bool)
 func (c *Committer) ExpireTurn(ctx context.Context, taskID string) (failed bool, err error) {
 	rec, err := c.store.Load(ctx, taskID)
 	if errors.Is(err, taskstore.ErrNotFound) {
-		return false, c.store.DropDeadline(ctx, taskID)
+		return false, c.turnStore.DropDeadline(ctx, taskID)
 	}
 	if err != nil {
 		return false, err
 	}
 	turn, ok := taskstore.ParseTurn(rec.Deadline)
 	if !ok {
-		return false, c.store.DropDeadline(ctx, taskID)
+		return false, c.turnStore.DropDeadline(ctx, taskID)
 	}
 	now := c.now()
 	if due, ok := turn.Due(); !ok || now.Before(due) {
@@ -207,7 +207,7 @@ func failedAtDeadline(t a2a.Task) *DeadlineError {
 	return &DeadlineError{Limit: limit, Reason: strings.Join(text, " ")}
 }
 
-// DeadlineStore is what the DeadlineSweeper reads of Redis (taskstore.Store).
+// DeadlineStore is what the DeadlineSweeper reads of Redis (taskstore.Turns).
 type DeadlineStore interface {
 	Partitions() int
 	DueTurns(ctx context.Context, p, n int, now time.Time) ([]string, error)

@@ -41,7 +41,7 @@ func newDemoInstance(t *testing.T, addr, prefix string, lease time.Duration, cfg
 	l := layout.New(prefix, 2)
 	store := taskstore.New(rdb, l, groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
-	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{})
+	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, l), URLs: urlsOn(rdb, l), Hub: hub}, CommitterConfig{})
 	pull := mustPull(PullDeps{Queue: workqueue.New(rdb, rdb, nil, l), Commit: commit, Load: commit.Load, Log: log}, PullConfig{Lease: lease})
 	cfg.StepDelay = max(cfg.StepDelay, time.Millisecond)
 	demo, err := NewDemo(pull, cfg, log)

@@ -21,9 +21,10 @@ import (
 func TestFilteredListCountReadsABoundedIndex(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
-	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
+	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
+	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
-	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{Retention: time.Hour})
+	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: hub}, CommitterConfig{Retention: time.Hour})
 	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: idleAgent{}}, Config{ListCountMax: 10})
 	alice := tenant.With(context.Background(), "key:alice")
 	for i := range 25 {

@@ -36,10 +36,11 @@ func TestGateHoldsNewTasksOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
+	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
+	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
 	gate := &countingGate{}
 	hub := NewHub()
-	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{})
+	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: hub}, CommitterConfig{})
 	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: idleAgent{}}, Config{Gate: gate})
 	msg := func(id string) a2a.Message {
 		return a2a.Message{MessageID: id, Role: a2a.RoleUser, Parts: []a2a.Part{{Kind: a2a.PartText, Text: "hi"}}}

@@ -77,8 +77,7 @@ func TestOneFailingReofferDoesNotHoldUpTheOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := d.Store.(*taskstore.Store)
-	recordsBadThenGood(t, s, store)
+	recordsBadThenGood(t, s, s.store)
 	n, err := r.RunOnce(ctx)
 	if n != 1 || err == nil || !strings.Contains(err.Error(), "1 of 2") {
 		t.Fatalf("RunOnce = %d, %v; want 1 offered and an error counting 1 of 2 failed", n, err)
@@ -86,7 +85,7 @@ func TestOneFailingReofferDoesNotHoldUpTheOthers(t *testing.T) {
 	if s.queued(t) != 1 {
 		t.Fatalf("%d offers in queue q after the look, want 1: the bad queue's record blocks it", s.queued(t))
 	}
-	due, err := store.DueOffers(ctx, s.clock.now(), 10)
+	due, err := d.Store.DueOffers(ctx, s.clock.now(), 10)
 	if err != nil || len(due) != 1 || due[0].Queue != "bad" {
 		t.Fatalf("records left = %v, %v; want the bad queue's only", due, err)
 	}
@@ -106,7 +105,7 @@ func TestFailingReoffersAreLoggedOncePerInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recordsBadThenGood(t, s, d.Store.(*taskstore.Store))
+	recordsBadThenGood(t, s, s.store)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); r.Run(ctx) }()

@@ -25,7 +25,7 @@ func mustPull(d PullDeps, cfg PullConfig) *Pull {
 func TestPullConfigIsChecked(t *testing.T) {
 	t.Parallel()
 	q := &workqueue.Claims{}
-	commit := mustCommitter(CommitterDeps{Store: &taskstore.Store{}, Hub: NewHub()}, CommitterConfig{})
+	commit := mustCommitter(CommitterDeps{Store: &taskstore.Store{}, Turns: &taskstore.Turns{}, URLs: &taskstore.URLIndex{}, Hub: NewHub()}, CommitterConfig{})
 	load := func(context.Context, string) (a2a.TaskView, error) { return a2a.TaskView{}, nil }
 	for _, tc := range []struct {
 		name string

@@ -66,7 +66,7 @@ func (s *Service) storePush(ctx context.Context, c a2a.PushConfig) error {
 	if err := s.admit(ctx, int64(len(c.ID)+len(b)), false); err != nil {
 		return err
 	}
-	if err := s.store.IndexPushURL(ctx, c.URL, c.TaskID, c.ID, time.Now()); err != nil {
+	if err := s.commit.urls.IndexPushURL(ctx, c.URL, c.TaskID, c.ID, time.Now()); err != nil { // (the committer's index, which lists its commits' configs)
 		return wrapStore("index push config", err)
 	}
 	switch err := s.store.SetPushConfig(ctx, tenant.Owner(ctx), c.TaskID, c.ID, b, acceptOf(c.Options), s.cfg.MaxPushConfigs); {

@@ -11,7 +11,7 @@ import (
 	"github.com/a2arelay/relay/internal/taskstore"
 )
 
-// OfferStore is what the Reofferer needs of Redis (taskstore.Store).
+// OfferStore is what the Reofferer needs of Redis (taskstore.Turns).
 type OfferStore interface {
 	DueOffers(ctx context.Context, before time.Time, perPartition int) ([]taskstore.Offer, error)
 	DropOffer(ctx context.Context, o taskstore.Offer) error

@@ -21,8 +21,8 @@ func mustService(d ServiceDeps, cfg Config) *Service {
 // negative bound is an error naming it; zero bounds take their defaults.
 func TestServiceConfigIsChecked(t *testing.T) {
 	t.Parallel()
-	store := &taskstore.Store{}
-	commit := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{})
+	store, turns, urls := &taskstore.Store{}, &taskstore.Turns{}, &taskstore.URLIndex{}
+	commit := mustCommitter(CommitterDeps{Store: store, Turns: turns, URLs: urls, Hub: NewHub()}, CommitterConfig{})
 	ok := ServiceDeps{Store: store, Commit: commit, Hub: NewHub(), Agent: idleAgent{}}
 	for _, tc := range []struct {
 		name string

@@ -36,10 +36,11 @@ type deadlineStack struct {
 func newDeadlineStack(rdb redis.UniversalClient, k layout.Keys, clock *fakeClock, limits TaskLimits) *deadlineStack {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
-	commit := mustCommitter(CommitterDeps{Store: store, Hub: NewHub(), Now: clock.now}, CommitterConfig{Retention: time.Hour, Limits: limits})
+	turns := turnsOn(rdb, k)
+	commit := mustCommitter(CommitterDeps{Store: store, Turns: turns, URLs: urlsOn(rdb, k), Hub: NewHub(), Now: clock.now}, CommitterConfig{Retention: time.Hour, Limits: limits})
 	pull := mustPull(PullDeps{Queue: workqueue.New(rdb, rdb, nil, k), Commit: commit, Load: commit.Load, Log: log}, PullConfig{Lease: time.Hour})
 	pull.now = clock.now
-	sweeper, err := NewDeadlineSweeper(DeadlineSweeperDeps{Store: store, Commit: commit, Log: log}, DeadlineSweeperConfig{})
+	sweeper, err := NewDeadlineSweeper(DeadlineSweeperDeps{Store: turns, Commit: commit, Log: log}, DeadlineSweeperConfig{})
 	if err != nil {
 		panic(err)
 	}

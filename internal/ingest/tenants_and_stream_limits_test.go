@@ -23,9 +23,10 @@ import (
 func TestListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
-	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
+	k := layout.New(strings.TrimSuffix(prefix, ":"), 2)
+	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
 	hub := NewHub()
-	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub}, CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
+	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, k), URLs: urlsOn(rdb, k), Hub: hub}, CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
 	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: idleAgent{}}, Config{})
 	alice := tenant.With(context.Background(), "key:alice")
 	bob := tenant.With(context.Background(), "key:bob")

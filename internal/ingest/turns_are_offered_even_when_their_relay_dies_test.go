@@ -23,6 +23,7 @@ import (
 type offerStack struct {
 	rdb     redis.UniversalClient
 	k       layout.Keys
+	store   *taskstore.Store
 	clock   *fakeClock
 	commit  *Committer
 	pull    *Pull
@@ -42,7 +43,8 @@ func newOfferStack(t *testing.T, broken bool) *offerStack {
 	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
 	clock := &fakeClock{t: time.Now()}
 	hub := NewHub()
-	commit := mustCommitter(CommitterDeps{Store: store, Hub: hub, Now: clock.now}, CommitterConfig{Retention: time.Hour})
+	turns := turnsOn(rdb, k)
+	commit := mustCommitter(CommitterDeps{Store: store, Turns: turns, URLs: urlsOn(rdb, k), Hub: hub, Now: clock.now}, CommitterConfig{Retention: time.Hour})
 	claims := workqueue.New(rdb, rdb, nil, k)
 	pull := mustPull(PullDeps{Queue: claims, Commit: commit, Load: commit.Load, Log: log}, PullConfig{Lease: time.Minute})
 	var agent Agent = pull.Queue("q")
@@ -50,12 +52,12 @@ func newOfferStack(t *testing.T, broken bool) *offerStack {
 		agent = unreachableQueue{pull.Queue("q")}
 	}
 	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: NewRouter(agent, nil, nil), Log: log}, Config{})
-	reoffer, err := NewReofferer(ReoffererDeps{Store: store, Queue: claims, Leader: soleLeader{}, Holder: "test", Log: log, Now: clock.now},
+	reoffer, err := NewReofferer(ReoffererDeps{Store: turns, Queue: claims, Leader: soleLeader{}, Holder: "test", Log: log, Now: clock.now},
 		ReoffererConfig{After: reofferAfter})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &offerStack{rdb: rdb, k: k, clock: clock, commit: commit, pull: pull, svc: svc, reoffer: reoffer}
+	return &offerStack{rdb: rdb, k: k, store: store, clock: clock, commit: commit, pull: pull, svc: svc, reoffer: reoffer}
 }
 
 // unreachableQueue is the work queue "q" with its offers failing, as when

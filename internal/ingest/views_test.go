@@ -31,10 +31,11 @@ func TestCachedViewOfAnExpiredTaskIsNotUsed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 1), groupcommit.New(rdb), taskstore.Config{})
+	keys := layout.New(strings.TrimSuffix(prefix, ":"), 1)
+	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
 	clock := &fakeClock{t: time.Now()}
-	a := mustCommitter(CommitterDeps{Store: store, Hub: NewHub(), Now: clock.now}, CommitterConfig{})
-	b := mustCommitter(CommitterDeps{Store: store, Hub: NewHub()}, CommitterConfig{})
+	a := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub(), Now: clock.now}, CommitterConfig{})
+	b := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
 	msg := func(text string) a2a.Event {
 		return a2a.Event{Kind: a2a.EventMessage, TaskID: "same", Message: &a2a.Message{MessageID: text, Role: a2a.RoleUser,
 			Parts: []a2a.Part{{Kind: a2a.PartText, Text: text}}}}

@@ -25,6 +25,7 @@ type tasks = taskstore.Store
 type fixture struct {
 	*Store
 	*tasks
+	*taskstore.Compaction
 	// maxLen is the task store's EventsMaxLen, as its commit script takes it.
 	maxLen string
 }
@@ -50,6 +51,8 @@ func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 		Store: New(rdb, k, b, Config{DeliveryRetention: c.DeliveryRetention, AttemptsKept: c.AttemptsKept, Outbox: c.Outbox}),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
 			DeliveryRetention: c.DeliveryRetention, TaskRetention: c.TaskRetention, Outbox: c.Outbox}),
+		Compaction: must(taskstore.NewCompaction(taskstore.Deps{RDB: rdb, Keys: k, Batch: b},
+			taskstore.CompactionConfig{EventsMaxLen: c.EventsMaxLen, DeliveryRetention: c.DeliveryRetention})),
 		maxLen: strconv.Itoa(cmp.Or(c.EventsMaxLen, 1000)),
 	}
 }
@@ -84,4 +87,12 @@ func (f *fixture) candidates(ctx context.Context, p, n int, now time.Time) ([]st
 		return nil, err
 	}
 	return all[p], nil
+}
+
+// must is v, for a constructor's arguments the test knows are valid.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -17,7 +17,7 @@ func TestAURLIndexRemovedMeanwhileGetsItsExpiryAgain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
-	s := storeOn(rdb, strings.TrimSuffix(prefix, ":"), 4, Config{UsageWindow: 8 * time.Hour, DeliveryRetention: 8 * time.Hour})
+	s := urlIndexOn(rdb, strings.TrimSuffix(prefix, ":"), 4, URLIndexConfig{Horizon: 8*time.Hour + 8*time.Hour})
 	const url = "http://hooks.example/removed"
 	h, _ := urlHash(url)
 	key := s.k.URLConfigs(h)

@@ -24,8 +24,8 @@ func TestAURLIndexSetsItsExpiryOnceASlack(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	prefix = strings.TrimSuffix(prefix, ":")
-	cfg := Config{UsageWindow: 8 * time.Hour, DeliveryRetention: 8 * time.Hour}
-	s := storeOn(rdb, prefix, 4, cfg)
+	cfg := URLIndexConfig{Horizon: 8*time.Hour + 8*time.Hour} // (a usage window and a delivery retention)
+	s := urlIndexOn(rdb, prefix, 4, cfg)
 	horizon, slack := 16*time.Hour, time.Hour
 	if s.urlHorizon != horizon || urlSlack(horizon) != slack {
 		t.Fatalf("horizon %v, slack %v; the test assumes %v and %v", s.urlHorizon, urlSlack(horizon), horizon, slack)
@@ -45,7 +45,7 @@ func TestAURLIndexSetsItsExpiryOnceASlack(t *testing.T) {
 		}
 		return time.UnixMilli(ms)
 	}
-	index := func(s *Store, config string, at time.Time, want ...string) {
+	index := func(s *URLIndex, config string, at time.Time, want ...string) {
 		t.Helper()
 		if err := s.IndexPushURL(ctx, url, "task-"+config, config, at); err != nil {
 			t.Fatal(err)
@@ -82,7 +82,7 @@ func TestAURLIndexSetsItsExpiryOnceASlack(t *testing.T) {
 	// A slack on, the relay sets it again; another relay sets it with its
 	// first write.
 	index(s, "e", now.Add(61*time.Minute), "zadd", "pexpire")
-	index(storeOn(rdb, prefix, 4, cfg), "f", now.Add(62*time.Minute), "zadd", "pexpire")
+	index(urlIndexOn(rdb, prefix, 4, cfg), "f", now.Add(62*time.Minute), "zadd", "pexpire")
 }
 
 // sentLog records the names of the commands a client sends, without the

@@ -1,6 +1,7 @@
 package taskstore
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -49,10 +50,54 @@ type (
 	}
 )
 
+// Compaction is the stream compactor's side of the task store: it lists
+// the tasks whose event streams grew past their length (their partition's
+// compaction zset, layout.Keys.Compact, which commits fill) and cuts those
+// streams back, storing a checkpoint. It never writes a task's state or
+// appends events (Store.Commit does), and never decides when to run
+// (ingest.Compactor does).
+type Compaction struct {
+	rdb    redis.UniversalClient
+	k      layout.Keys
+	maxLen string
+	// keep is the delivery retention: the notifications of the entries a
+	// compaction cuts are listed in their task's delivery index while
+	// their records live (compact.lua).
+	keep time.Duration
+}
+
+// CompactionConfig configures a Compaction.
+type CompactionConfig struct {
+	// EventsMaxLen is the length of each task's event stream that is kept
+	// (default 1000): the Store's Config.EventsMaxLen, which its commits
+	// trim to.
+	EventsMaxLen int
+	// DeliveryRetention is how long delivery records are kept (default 7
+	// days): the Store's Config.DeliveryRetention.
+	DeliveryRetention time.Duration
+}
+
+// NewCompaction returns the compaction of the streams of d.RDB, named by
+// d.Keys (d.Batch is not used), or an error naming what is missing or out
+// of range.
+func NewCompaction(d Deps, cfg CompactionConfig) (*Compaction, error) {
+	if err := d.check("compaction", false); err != nil {
+		return nil, err
+	}
+	if cfg.EventsMaxLen < 0 {
+		return nil, fmt.Errorf("taskstore: compaction: EventsMaxLen (%d) must not be negative", cfg.EventsMaxLen)
+	}
+	if cfg.DeliveryRetention < 0 {
+		return nil, fmt.Errorf("taskstore: compaction: DeliveryRetention (%s) must not be negative", cfg.DeliveryRetention)
+	}
+	return &Compaction{rdb: d.RDB, k: d.Keys, maxLen: strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
+		keep: cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour)}, nil
+}
+
 // compactAt is the length over which a task's event stream is compacted:
 // a quarter (at least 16 entries) over the length kept, so that a stream
 // is cut now and then, not at every commit.
-func (s *Store) compactAt() int {
+func (s *Compaction) compactAt() int {
 	n, _ := strconv.Atoi(s.maxLen)
 	return n + max(16, n/4)
 }
@@ -75,7 +120,7 @@ const (
 // over them all costs one wake-up, not one per partition. A partition
 // whose read failed (a cluster node down) has none, and the error names it;
 // the others are returned all the same.
-func (s *Store) CompactCandidates(ctx context.Context, n int, now time.Time) ([][]string, error) {
+func (s *Compaction) CompactCandidates(ctx context.Context, n int, now time.Time) ([][]string, error) {
 	by := &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(n)}
 	cmds := make([]*redis.StringSliceCmd, s.k.Partitions())
 	pipe := s.rdb.Pipeline()
@@ -105,7 +150,7 @@ type Fold func(TaskAt) ([]byte, error)
 // entry left can still be rendered exactly. It returns whether it cut
 // anything; a compaction that raced with another is planned again, and
 // one that fails is put off for a minute (it cannot starve the others).
-func (s *Store) Compact(ctx context.Context, taskID string, now time.Time, fold Fold) (bool, error) {
+func (s *Compaction) Compact(ctx context.Context, taskID string, now time.Time, fold Fold) (bool, error) {
 	cut, err := s.compact(ctx, taskID, now, fold)
 	if err != nil {
 		key := s.k.Compact(s.k.Partition(taskID))
@@ -114,7 +159,7 @@ func (s *Store) Compact(ctx context.Context, taskID string, now time.Time, fold 
 	return cut, err
 }
 
-func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold Fold) (bool, error) {
+func (s *Compaction) compact(ctx context.Context, taskID string, now time.Time, fold Fold) (bool, error) {
 	tk := s.k.Task(taskID)
 	p := s.k.Partition(taskID)
 	at := s.compactAt()
@@ -141,7 +186,7 @@ func (s *Store) compact(ctx context.Context, taskID string, now time.Time, fold 
 		if err != nil {
 			return false, fmt.Errorf("taskstore: plan compaction: version %q: %w", ver, err)
 		}
-		state, err := s.TaskAt(ctx, taskID, last, v)
+		state, err := history{rdb: s.rdb, k: s.k}.taskAt(ctx, taskID, last, v)
 		if err != nil {
 			return false, err
 		}

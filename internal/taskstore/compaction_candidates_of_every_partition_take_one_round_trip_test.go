@@ -73,7 +73,7 @@ func TestCompactionCandidatesOfEveryPartitionTakeOneRoundTrip(t *testing.T) {
 	rt := &roundTrips{}
 	rdb.AddHook(rt)
 
-	got, err := s.CompactCandidates(ctx, 2, now)
+	got, err := must(NewCompaction(partsOf(s), CompactionConfig{})).CompactCandidates(ctx, 2, now)
 	if err != nil {
 		t.Fatal(err)
 	}

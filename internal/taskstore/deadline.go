@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/a2arelay/relay/internal/groupcommit"
 	"github.com/a2arelay/relay/internal/layout"
 )
 
@@ -26,6 +27,31 @@ import (
 // interrupted takes the task up again), the claim moves them (ClaimTurn),
 // the commit that ends the turn removes them: a store without limits
 // writes nothing.
+
+// Turns is a task's turn bookkeeping beside its commits, for the work
+// queues and the sweepers: the claims and deadlines of turns (ClaimTurn,
+// DropDeadline, DueTurns: this file) and the records of the turns offered
+// to work queues (DueOffers, DropOffer, DropOfferSoon: offers.go). The
+// commit that starts or ends a turn, or records its offer, writes both
+// (Store.Commit); Turns never writes a task's state, and never offers a
+// turn or fails one (ingest does).
+type Turns struct {
+	rdb   redis.UniversalClient
+	k     layout.Keys
+	batch *groupcommit.Batcher
+	// drops are the offer records to remove together (DropOfferSoon).
+	drops offerDrops
+}
+
+// NewTurns returns the turn bookkeeping of d.RDB, named by d.Keys, whose
+// offer removals share round trips through d.Batch, or an error naming
+// what is missing. It takes no config: nothing of it is set.
+func NewTurns(d Deps) (*Turns, error) {
+	if err := d.check("turns", true); err != nil {
+		return nil, err
+	}
+	return &Turns{rdb: d.RDB, k: d.Keys, batch: d.Batch}, nil
+}
 
 //go:embed lua/deadline.lua
 var deadlineLua string
@@ -140,7 +166,7 @@ func (t Turn) Due() (due time.Time, ok bool) {
 // command, and none is needed for a task without a record when limits has
 // no run limit. expired is the record when the turn's wait limit had
 // passed: nothing changed, and the turn must not be handed out.
-func (s *Store) ClaimTurn(ctx context.Context, taskID string, now time.Time, limits TurnLimits) (expired string, err error) {
+func (s *Turns) ClaimTurn(ctx context.Context, taskID string, now time.Time, limits TurnLimits) (expired string, err error) {
 	res, err := deadlineScript.Run(ctx, s.rdb, s.deadlineKeys(taskID), deadlineScript.Args(&deadlineArgs{
 		Action:    "claim",
 		Task:      taskID,
@@ -160,7 +186,7 @@ func (s *Store) ClaimTurn(ctx context.Context, taskID string, now time.Time, lim
 // DropDeadline unlists taskID from its partition's deadline zset when the
 // task has no turn record (its hash expired or was deleted); a task with
 // one stays listed.
-func (s *Store) DropDeadline(ctx context.Context, taskID string) error {
+func (s *Turns) DropDeadline(ctx context.Context, taskID string) error {
 	if err := deadlineScript.Run(ctx, s.rdb, s.deadlineKeys(taskID),
 		deadlineScript.Args(&deadlineArgs{Action: "drop", Task: taskID})...).Err(); err != nil {
 		return fmt.Errorf("taskstore: drop a deadline: %w", err)
@@ -168,13 +194,16 @@ func (s *Store) DropDeadline(ctx context.Context, taskID string) error {
 	return nil
 }
 
-func (s *Store) deadlineKeys(taskID string) []string {
+func (s *Turns) deadlineKeys(taskID string) []string {
 	return []string{s.k.Task(taskID).Hash, s.k.Deadlines(s.k.Partition(taskID))}
 }
 
+// Partitions is the number of partitions DueTurns lists (the Store's).
+func (s *Turns) Partitions() int { return s.k.Partitions() }
+
 // DueTurns lists up to n tasks of partition p whose turn reached its limit
 // by now, the earliest first.
-func (s *Store) DueTurns(ctx context.Context, p, n int, now time.Time) ([]string, error) {
+func (s *Turns) DueTurns(ctx context.Context, p, n int, now time.Time) ([]string, error) {
 	ids, err := s.rdb.ZRangeByScore(ctx, s.k.Deadlines(p), &redis.ZRangeBy{Min: "-inf",
 		Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(n)}).Result()
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"fmt"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/a2arelay/relay/internal/layout"
 )
 
@@ -40,6 +42,18 @@ var taskAtScript = layout.BareScriptOf[taskAtArgs](taskAtLua)
 // returns ErrNotFound when the task is gone (expired) or the event is no
 // longer stored.
 func (s *Store) TaskAt(ctx context.Context, taskID, eventID string, version int64) (TaskAt, error) {
+	return history{rdb: s.rdb, k: s.k}.taskAt(ctx, taskID, eventID, version)
+}
+
+// history reads the past versions of tasks: Store.TaskAt, and the
+// compaction's checkpoints (Compaction).
+type history struct {
+	rdb redis.UniversalClient
+	k   layout.Keys
+}
+
+// taskAt is Store.TaskAt.
+func (s history) taskAt(ctx context.Context, taskID, eventID string, version int64) (TaskAt, error) {
 	tk := s.k.Task(taskID)
 	res, err := taskAtScript.Run(ctx, s.rdb, []string{tk.Hash, tk.Events, tk.Base},
 		taskAtScript.Args(&taskAtArgs{EventID: eventID, Ver: version})...).Slice()

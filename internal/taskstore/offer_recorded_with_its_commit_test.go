@@ -18,6 +18,7 @@ func TestOfferIsRecordedWithItsCommitAndOnlyThen(t *testing.T) {
 	ctx := context.Background()
 	for _, outbox := range []bool{false, true} {
 		s, rdb, _ := newStore(t, 4)
+		turns := must(NewTurns(partsOf(s)))
 		s.outbox = outbox
 		const id = "task-offered"
 		offers := s.k.Offers(s.k.Partition(id))
@@ -43,15 +44,15 @@ func TestOfferIsRecordedWithItsCommitAndOnlyThen(t *testing.T) {
 		if n, _ := rdb.ZCard(ctx, offers).Result(); n != 1 {
 			t.Fatalf("outbox=%v: %d offer records after a refused commit and one without an offer, want 1", outbox, n)
 		}
-		if due, err := s.DueOffers(ctx, t0.Add(-time.Millisecond), 10); err != nil || len(due) != 0 {
+		if due, err := turns.DueOffers(ctx, t0.Add(-time.Millisecond), 10); err != nil || len(due) != 0 {
 			t.Fatalf("outbox=%v: offers due before the commit: %v, %v; want none", outbox, due, err)
 		}
-		due, err := s.DueOffers(ctx, t0, 10)
+		due, err := turns.DueOffers(ctx, t0, 10)
 		if want := (Offer{Queue: "jobs", TaskID: id, MessageID: "m1", Turn: 1, At: t0}); err != nil || len(due) != 1 || !due[0].At.Equal(want.At) ||
 			due[0].Queue != want.Queue || due[0].TaskID != want.TaskID || due[0].MessageID != want.MessageID || due[0].Turn != want.Turn {
 			t.Fatalf("outbox=%v: offers due at the commit: %v, %v; want %v", outbox, due, err, want)
 		}
-		if err := s.DropOffer(ctx, due[0]); err != nil {
+		if err := turns.DropOffer(ctx, due[0]); err != nil {
 			t.Fatal(err)
 		}
 		if n, _ := rdb.ZCard(ctx, offers).Result(); n != 0 {
@@ -69,6 +70,7 @@ func TestOfferIsNumberedByTheVersionItsCommitMakes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, rdb, _ := newStore(t, 4)
+	turns := must(NewTurns(partsOf(s)))
 	const id = "task-numbered"
 	for v := range int64(3) {
 		if _, err := s.Commit(ctx, Commit{TaskID: id, Version: v, Snapshot: []byte(`{}`), Events: [][]byte{[]byte(`{}`)},
@@ -76,7 +78,7 @@ func TestOfferIsNumberedByTheVersionItsCommitMakes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	due, err := s.DueOffers(ctx, t0, 10)
+	due, err := turns.DueOffers(ctx, t0, 10)
 	if err != nil || len(due) != 3 {
 		t.Fatalf("due offers = %v, %v; want 3, one per turn", due, err)
 	}
@@ -84,7 +86,7 @@ func TestOfferIsNumberedByTheVersionItsCommitMakes(t *testing.T) {
 		if o.Turn != int64(i+1) {
 			t.Errorf("offer %d: turn %d, want %d (the version its commit made)", i, o.Turn, i+1)
 		}
-		if err := s.DropOffer(ctx, o); err != nil {
+		if err := turns.DropOffer(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,11 +95,11 @@ func TestOfferIsNumberedByTheVersionItsCommitMakes(t *testing.T) {
 	if err := rdb.ZAdd(ctx, offers, redis.Z{Score: float64(t0.UnixMilli()), Member: old}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	due, err = s.DueOffers(ctx, t0, 10)
+	due, err = turns.DueOffers(ctx, t0, 10)
 	if err != nil || len(due) != 1 || due[0].Turn != 0 || due[0].MessageID != "m0" {
 		t.Fatalf("an earlier build's record reads as %v, %v; want turn 0 of m0", due, err)
 	}
-	if err := s.DropOffer(ctx, due[0]); err != nil {
+	if err := turns.DropOffer(ctx, due[0]); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := rdb.ZCard(ctx, offers).Result(); n != 0 {

@@ -68,7 +68,7 @@ func offerOf(member string, score float64) (Offer, error) {
 // before before, the oldest first, at most perPartition of each: one
 // ZRANGE per partition, in one pipeline. A record that is not an offer
 // (never written by relay) is removed.
-func (s *Store) DueOffers(ctx context.Context, before time.Time, perPartition int) ([]Offer, error) {
+func (s *Turns) DueOffers(ctx context.Context, before time.Time, perPartition int) ([]Offer, error) {
 	cmds := make([]*redis.ZSliceCmd, s.k.Partitions())
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range cmds {
@@ -97,7 +97,7 @@ func (s *Store) DueOffers(ctx context.Context, before time.Time, perPartition in
 
 // DropOffer removes o's record once the offer is in its work queue (o as
 // the commit recorded it, with its Turn).
-func (s *Store) DropOffer(ctx context.Context, o Offer) error {
+func (s *Turns) DropOffer(ctx context.Context, o Offer) error {
 	var cmd *redis.IntCmd
 	s.batch.Do(func(p redis.Pipeliner) { cmd = p.ZRem(ctx, s.k.Offers(s.k.Partition(o.TaskID)), o.member()) }) // (shares a round trip with other callers' commands)
 	if err := cmd.Err(); err != nil {
@@ -126,7 +126,7 @@ type offerDrops struct {
 // offerDropLinger and without waiting for it: in one ZREM with the other
 // records of o's partition given meanwhile. A removal that fails leaves
 // the records to the Reofferer (an offer made twice runs once).
-func (s *Store) DropOfferSoon(o Offer) {
+func (s *Turns) DropOfferSoon(o Offer) {
 	p := s.k.Partition(o.TaskID)
 	s.drops.mu.Lock()
 	defer s.drops.mu.Unlock()
@@ -138,7 +138,7 @@ func (s *Store) DropOfferSoon(o Offer) {
 }
 
 // dropOffersNow removes the records DropOfferSoon gathered.
-func (s *Store) dropOffersNow() {
+func (s *Turns) dropOffersNow() {
 	s.drops.mu.Lock()
 	pending := s.drops.pending
 	s.drops.pending = nil

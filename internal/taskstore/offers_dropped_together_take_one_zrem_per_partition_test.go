@@ -21,6 +21,7 @@ func TestOffersDroppedTogetherTakeOneZremPerPartition(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client()
 	s := New(rdb, layout.New("p", 2), groupcommit.New(rdb), Config{})
+	turns := must(NewTurns(partsOf(s)))
 	var made []Offer
 	for i := range 12 {
 		id := fmt.Sprintf("task-%d", i)
@@ -40,14 +41,14 @@ func TestOffersDroppedTogetherTakeOneZremPerPartition(t *testing.T) {
 	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s.drops.linger = time.Hour // (the test ends the linger itself, below)
+	turns.drops.linger = time.Hour // (the test ends the linger itself, below)
 	for _, o := range made {
-		s.DropOfferSoon(o)
+		turns.DropOfferSoon(o)
 	}
 	if n := rdb.ZCard(ctx, s.k.Offers(0)).Val() + rdb.ZCard(ctx, s.k.Offers(1)).Val(); n != 12 {
 		t.Fatalf("%d offer records before the linger ended, want 12", n)
 	}
-	s.dropOffersNow() // (what the linger's timer does)
+	turns.dropOffersNow() // (what the linger's timer does)
 	if n := rdb.ZCard(ctx, s.k.Offers(0)).Val() + rdb.ZCard(ctx, s.k.Offers(1)).Val(); n != 0 {
 		t.Fatalf("%d offer records left", n)
 	}

@@ -1,12 +1,20 @@
 // Package taskstore keeps tasks in Redis: the snapshot of each task's
 // latest version, its event stream, its push configs and the index that
-// lists a client's tasks. Commit is the one write of task state: it checks
-// the version, writes the snapshot, appends the events and enqueues their
-// notifications for the outbox in one atomic step. It stores opaque bytes
-// and knows nothing of A2A (callers bring snapshots and events encoded),
-// and never delivers anything (the outbox and delivery do). It also counts
-// what each owner stores, for storage budgets (usage.go says how, and what
-// the count bounds).
+// lists a client's tasks (Store). Commit is the one write of task state: it
+// checks the version, writes the snapshot, appends the events and enqueues
+// their notifications for the outbox in one atomic step. It stores opaque
+// bytes and knows nothing of A2A (callers bring snapshots and events
+// encoded), and never delivers anything (the outbox and delivery do). It
+// also counts what each owner stores, for storage budgets (usage.go says
+// how, and what the count bounds).
+//
+// Beside the Store, over the same Redis and keys (Deps), each with its own
+// constructor and the narrow side its callers use: URLIndex, the push
+// configs listed by webhook URL (urlindex.go); Turns, the claims,
+// deadlines and offer records of task turns (deadline.go, offers.go);
+// Compaction, the compactor's side of the event streams (compact.go); and
+// HostValidations, the webhook hosts that passed URL validation
+// (validation.go). None of them writes a task's state.
 package taskstore
 
 import (
@@ -100,14 +108,6 @@ type Store struct {
 	onceMax int
 	onceTTL time.Duration
 	usage   usageClock
-	// urlHorizon is how long the URL index keeps a config (urlindex.go):
-	// a task and then its notifications' records can be kept that long.
-	urlHorizon time.Duration
-	// urlExtended notes when this relay last set the expiry of each URL
-	// index it writes (urlindex.go).
-	urlExtended urlNotes
-	// drops are the offer records to remove together (DropOfferSoon).
-	drops offerDrops
 	// tally sums what commits add to the usage counters until FlushUsage
 	// sends it (usage_tally.go).
 	tally usageTally
@@ -117,17 +117,16 @@ type Store struct {
 // round trips through batch.
 func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, cfg Config) *Store {
 	return &Store{
-		rdb:        rdb,
-		k:          k,
-		batch:      batch,
-		maxLen:     strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
-		keep:       cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
-		indexed:    cfg.TaskRetention > 0 && cfg.TaskRetention < cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
-		outbox:     cfg.Outbox,
-		onceMax:    cmp.Or(cfg.OnceKeys, 128),
-		onceTTL:    cmp.Or(cfg.OnceWindow, 24*time.Hour),
-		usage:      newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
-		urlHorizon: cmp.Or(cfg.UsageWindow, 7*24*time.Hour) + cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
+		rdb:     rdb,
+		k:       k,
+		batch:   batch,
+		maxLen:  strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
+		keep:    cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
+		indexed: cfg.TaskRetention > 0 && cfg.TaskRetention < cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
+		outbox:  cfg.Outbox,
+		onceMax: cmp.Or(cfg.OnceKeys, 128),
+		onceTTL: cmp.Or(cfg.OnceWindow, 24*time.Hour),
+		usage:   newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
 	}
 }
 

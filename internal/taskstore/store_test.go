@@ -33,6 +33,23 @@ func storeOn(rdb redis.UniversalClient, prefix string, partitions int, cfg Confi
 	return New(rdb, layout.New(prefix, partitions), groupcommit.New(rdb), cfg)
 }
 
+// urlIndexOn returns a URL index with prefix and partitions on rdb.
+func urlIndexOn(rdb redis.UniversalClient, prefix string, partitions int, cfg URLIndexConfig) *URLIndex {
+	return must(NewURLIndex(Deps{RDB: rdb, Keys: layout.New(prefix, partitions), Batch: groupcommit.New(rdb)}, cfg))
+}
+
+// partsOf are the dependencies of the parts beside s: s's own, as the app
+// passes them.
+func partsOf(s *Store) Deps { return Deps{RDB: s.rdb, Keys: s.k, Batch: s.batch} }
+
+// must is v, for a constructor's arguments the test knows are valid.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func create(t *testing.T, s *Store, id string, at time.Time) {

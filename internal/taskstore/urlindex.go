@@ -1,6 +1,7 @@
 package taskstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/a2arelay/relay/internal/groupcommit"
 	"github.com/a2arelay/relay/internal/layout"
 )
 
@@ -49,6 +51,42 @@ import (
 // A member's score is the ms its config was first given the URL: a
 // notification of an event committed before then was never sent to it.
 // Readers take the members given their URL by a time, newest first.
+
+// URLIndex is the URL index: it lists, per webhook URL, the push configs
+// that send to it (see above), for replays by URL. It never stores a push
+// config (the Store does, after IndexPushURL) and never sends anything.
+type URLIndex struct {
+	rdb   redis.UniversalClient
+	k     layout.Keys
+	batch *groupcommit.Batcher
+	// urlHorizon is how long the index keeps a config: a task and then
+	// its notifications' records can be kept that long.
+	urlHorizon time.Duration
+	// urlExtended notes when this relay last set the expiry of each URL
+	// index it writes.
+	urlExtended urlNotes
+}
+
+// URLIndexConfig configures a URLIndex.
+type URLIndexConfig struct {
+	// Horizon is how long a task, and then its notifications' records, can
+	// be kept: the Store's Config.UsageWindow plus its DeliveryRetention
+	// (default 14 days). The index keeps a config that long at least.
+	Horizon time.Duration
+}
+
+// NewURLIndex returns the URL index of d.RDB, named by d.Keys, whose writes
+// share round trips through d.Batch, or an error naming what is missing or
+// out of range.
+func NewURLIndex(d Deps, cfg URLIndexConfig) (*URLIndex, error) {
+	if err := d.check("url index", true); err != nil {
+		return nil, err
+	}
+	if cfg.Horizon < 0 {
+		return nil, fmt.Errorf("taskstore: url index: Horizon (%s) must not be negative", cfg.Horizon)
+	}
+	return &URLIndex{rdb: d.RDB, k: d.Keys, batch: d.Batch, urlHorizon: cmp.Or(cfg.Horizon, 14*24*time.Hour)}, nil
+}
 
 // urlIndexMax guards the configs the index of one URL lists: far more than
 // the horizon holds at the rates relay is measured at for one webhook.
@@ -110,7 +148,7 @@ func urlHash(raw string) (string, error) {
 // already keeps its first time. A URL that does not normalize is not
 // listed (no webhook is sent to it either: configs are validated before
 // they are stored).
-func (s *Store) IndexPushURL(ctx context.Context, rawURL, taskID, configID string, now time.Time) error {
+func (s *URLIndex) IndexPushURL(ctx context.Context, rawURL, taskID, configID string, now time.Time) error {
 	h, err := urlHash(rawURL)
 	if err != nil {
 		return nil
@@ -227,7 +265,7 @@ func prunes(member string) bool {
 // URLConfigs lists up to max configs of the URL index of rawURL given the
 // URL at or before until, newest first, as the index has them (some may be
 // stale: see above).
-func (s *Store) URLConfigs(ctx context.Context, rawURL string, until time.Time, max int) ([]URLConfig, error) {
+func (s *URLIndex) URLConfigs(ctx context.Context, rawURL string, until time.Time, max int) ([]URLConfig, error) {
 	h, err := urlHash(rawURL)
 	if err != nil {
 		return nil, err
@@ -249,7 +287,7 @@ func (s *Store) URLConfigs(ctx context.Context, rawURL string, until time.Time, 
 
 // URLConfigSince tells when config configID of task taskID was first given
 // the URL rawURL (false: the index does not list it).
-func (s *Store) URLConfigSince(ctx context.Context, rawURL, taskID, configID string) (time.Time, bool, error) {
+func (s *URLIndex) URLConfigSince(ctx context.Context, rawURL, taskID, configID string) (time.Time, bool, error) {
 	h, err := urlHash(rawURL)
 	if err != nil {
 		return time.Time{}, false, err
@@ -265,7 +303,7 @@ func (s *Store) URLConfigSince(ctx context.Context, rawURL, taskID, configID str
 }
 
 // ForgetURLConfigs drops stale configs from the URL index of rawURL.
-func (s *Store) ForgetURLConfigs(ctx context.Context, rawURL string, stale []URLConfig) error {
+func (s *URLIndex) ForgetURLConfigs(ctx context.Context, rawURL string, stale []URLConfig) error {
 	if len(stale) == 0 {
 		return nil
 	}

@@ -65,9 +65,10 @@ func (r *routeAgent) Cancel(id string) {
 func newStack(rdb redis.UniversalClient, prefix string, lease time.Duration) *stack {
 	p := strings.TrimSuffix(prefix, ":")
 	log := testLog()
-	store := taskstore.New(rdb, layout.New(p, 2), groupcommit.New(rdb), taskstore.Config{})
+	keys := layout.New(p, 2)
+	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
 	hub := ingest.NewHub()
-	committer := mustCommitter(ingest.CommitterDeps{Store: store, Hub: hub}, ingest.CommitterConfig{})
+	committer := mustCommitter(ingest.CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: hub}, ingest.CommitterConfig{})
 	ra := &routeAgent{}
 	svc := mustService(ingest.ServiceDeps{Store: store, Commit: committer, Hub: hub, Agent: ra, Log: log}, ingest.Config{})
 	pull := mustPull(ingest.PullDeps{Queue: workqueue.New(rdb, rdb, nil, layout.New(p, 0)), Commit: committer, Load: svc.GetTask, Log: log},
@@ -269,4 +270,24 @@ func mustCommitter(d ingest.CommitterDeps, cfg ingest.CommitterConfig) *ingest.C
 		panic(err)
 	}
 	return c
+}
+
+// urlsOn is the URL index of the task store on rdb with keys k, as the app
+// wires it beside the store.
+func urlsOn(rdb redis.UniversalClient, k layout.Keys) *taskstore.URLIndex {
+	u, err := taskstore.NewURLIndex(taskstore.Deps{RDB: rdb, Keys: k, Batch: groupcommit.New(rdb)}, taskstore.URLIndexConfig{})
+	if err != nil {
+		panic(err)
+	}
+	return u
+}
+
+// turnsOn is the turn bookkeeping of the task store on rdb with keys k, as
+// the app wires it beside the store.
+func turnsOn(rdb redis.UniversalClient, k layout.Keys) *taskstore.Turns {
+	u, err := taskstore.NewTurns(taskstore.Deps{RDB: rdb, Keys: k, Batch: groupcommit.New(rdb)})
+	if err != nil {
+		panic(err)
+	}
+	return u
 }

@@ -42,9 +42,10 @@ func linkReuse(t *testing.T, lenient bool) {
 	rdb, prefix := redistest.New(t)
 	p := strings.TrimSuffix(prefix, ":")
 	log := testLog()
-	store := taskstore.New(rdb, layout.New(p, 2), groupcommit.New(rdb), taskstore.Config{})
+	keys := layout.New(p, 2)
+	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
 	hub := ingest.NewHub()
-	committer := mustCommitter(ingest.CommitterDeps{Store: store, Hub: hub}, ingest.CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
+	committer := mustCommitter(ingest.CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: hub}, ingest.CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
 	ra := &routeAgent{}
 	svc := mustService(ingest.ServiceDeps{Store: store, Commit: committer, Hub: hub, Agent: ra, Log: log}, ingest.Config{})
 	pull := mustPull(ingest.PullDeps{Queue: workqueue.New(rdb, rdb, nil, layout.New(p, 0)), Commit: committer, Load: committer.Load, Log: log},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2arelay/relay/internal/cadence"
@@ -206,6 +207,14 @@ type outboxPart struct {
 	ctx     context.Context // ends when the partition's work does
 	lost    context.CancelFunc
 	lanesWG sync.WaitGroup
+	// idle hands a lane's first item to a lane goroutine that finished its
+	// lane and waits for another (see runLanes), up to maxIdle of them:
+	// one that carried a POST has the stack it needs, where a new goroutine
+	// would grow its own again on every lane turn. run closes it when it
+	// dispatches no more.
+	idle    chan *outboxItem
+	idleN   atomic.Int32
+	maxIdle int32
 	// drainOnly ends the work once the outbox is read and done (drainOutboxes).
 	drainOnly bool
 	// reads counts the reads; stale maps a lane whose config changed under
@@ -276,8 +285,15 @@ type outboxItem struct {
 }
 
 func newOutboxPart(w *Workers, p int, o outbox.Ownership) *outboxPart {
-	return &outboxPart{w: w, p: p, o: o, lanes: map[string][]*outboxItem{}, offset: o.Offset, room: make(chan struct{}, 1),
-		stale: map[string]int{}, parkedAt: map[string]time.Time{}, configs: map[string]cachedConfig{}}
+	op := &outboxPart{w: w, p: p, o: o, lanes: map[string][]*outboxItem{}, offset: o.Offset, room: make(chan struct{}, 1),
+		stale: map[string]int{}, parkedAt: map[string]time.Time{}, configs: map[string]cachedConfig{},
+		idle: make(chan *outboxItem), maxIdle: 1}
+	if w != nil && w.q != nil {
+		// The partition's share of the workers, and one: the lane goroutines
+		// kept idle over all partitions are about as many as the workers.
+		op.maxIdle = int32(w.cfg.Workers/max(1, w.q.Partitions()) + 1)
+	}
+	return op
 }
 
 // run reads the outbox and hands its entries to lane goroutines until ctx
@@ -375,6 +391,7 @@ func (op *outboxPart) run(ctx context.Context) {
 		op.mu.Unlock()
 		op.dispatch(es, loaded, catchUp, read, ats)
 	}
+	close(op.idle) // (the idle lane goroutines end, and the others once their lanes are done)
 	op.lanesWG.Wait()
 	cancel()
 	stopKeeping()
@@ -534,7 +551,30 @@ func (op *outboxPart) dispatch(es []outbox.OutboxEntry, loaded []outbox.Loaded, 
 	op.advance()
 	op.mu.Unlock()
 	for _, it := range start {
-		op.lanesWG.Go(func() { op.runLane(it) })
+		select {
+		case op.idle <- it:
+		default:
+			op.lanesWG.Go(func() { op.runLanes(it) })
+		}
+	}
+}
+
+// runLanes runs it's lane (runLane), and then, while fewer than maxIdle
+// others wait, waits for the first item of another lane to run, until the
+// partition's work ends (idle closed).
+func (op *outboxPart) runLanes(it *outboxItem) {
+	for {
+		op.runLane(it)
+		if op.idleN.Add(1) > op.maxIdle {
+			op.idleN.Add(-1)
+			return
+		}
+		var ok bool
+		it, ok = <-op.idle
+		op.idleN.Add(-1)
+		if !ok {
+			return
+		}
 	}
 }
 

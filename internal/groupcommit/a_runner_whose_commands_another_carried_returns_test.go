@@ -22,10 +22,11 @@ func TestARunnerWhoseCommandsAnotherCarriedReturns(t *testing.T) {
 	// The state right after the race: own was queued by this caller and
 	// already sent by the other runner, still in flight (running counts
 	// both); another caller's command waits in the queue.
-	own := &batchReq{done: make(chan struct{})}
-	close(own.done)
+	own := &batchReq{done: make(chan struct{}, 1)}
+	own.ran.Store(true)
+	own.done <- struct{}{}
 	sent := false
-	other := &batchReq{add: func(p redis.Pipeliner) { sent = true; p.Set(ctx, prefix+"x", "x", 0) }, done: make(chan struct{})}
+	other := &batchReq{add: func(p redis.Pipeliner) { sent = true; p.Set(ctx, prefix+"x", "x", 0) }, done: make(chan struct{}, 1)}
 	b.pending = []*batchReq{other}
 	b.running = 2
 

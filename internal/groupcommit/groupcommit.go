@@ -8,6 +8,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -32,9 +33,41 @@ type Batcher struct {
 	running int
 }
 
+// batchReq is one caller's commands: add's, or else the script sc's
+// EvalSha (Eval), whose Cmd the runner leaves in cmd. Requests are pooled
+// (reqs): a caller takes one, and puts it back cleared once its runner
+// has signalled done, after which that runner no longer touches it.
 type batchReq struct {
-	add  func(redis.Pipeliner)
+	add func(redis.Pipeliner)
+
+	ctx  context.Context
+	sc   *redis.Script
+	keys []string
+	args []any
+	cmd  *redis.Cmd
+
+	// ran is set, and then done signalled (its one value), once the round
+	// trip that held the commands is over.
+	ran  atomic.Bool
 	done chan struct{}
+}
+
+var reqs = sync.Pool{New: func() any { return &batchReq{done: make(chan struct{}, 1)} }}
+
+// queue adds the commands of r to its pipeline.
+func (r *batchReq) queue(p redis.Pipeliner) {
+	if r.add != nil {
+		r.add(p)
+		return
+	}
+	r.cmd = r.sc.EvalSha(r.ctx, p, r.keys, r.args...)
+}
+
+// release clears r, whose done was received, and puts it back.
+func (r *batchReq) release() {
+	r.add, r.ctx, r.sc, r.keys, r.args, r.cmd = nil, nil, nil, nil, nil, nil
+	r.ran.Store(false)
+	reqs.Put(r)
 }
 
 // maxRunners bounds the pipelines in flight. Redis runs one command at a
@@ -57,7 +90,14 @@ func New(rdb redis.UniversalClient) *Batcher {
 // results are in the Cmds add created; do itself reports nothing, so that
 // one failed command never fails another caller's.
 func (b *Batcher) Do(add func(redis.Pipeliner)) {
-	r := &batchReq{add: add, done: make(chan struct{})}
+	r := reqs.Get().(*batchReq)
+	r.add = add
+	b.do(r)
+	r.release()
+}
+
+// do queues r and returns once its commands have run.
+func (b *Batcher) do(r *batchReq) {
 	b.mu.Lock()
 	b.pending = append(b.pending, r)
 	if b.running >= b.maxRunners {
@@ -78,11 +118,10 @@ func (b *Batcher) Do(add func(redis.Pipeliner)) {
 // mu: of runners that finish together, the last one stays.)
 func (b *Batcher) run(own *batchReq) {
 	ran := false
+	var held [128]*batchReq // (maxBatch: the queue's array is kept for the next callers)
 	for {
-		select {
-		case <-own.done: // another runner's batch held own, and has run
+		if own.ran.Load() { // another runner's batch held own, and has run
 			ran = true
-		default:
 		}
 		b.mu.Lock()
 		n := min(len(b.pending), b.maxBatch)
@@ -91,8 +130,10 @@ func (b *Batcher) run(own *batchReq) {
 			b.mu.Unlock()
 			return
 		}
-		batch := b.pending[:n:n]
-		b.pending = b.pending[n:]
+		batch := append(held[:0], b.pending[:n]...)
+		left := copy(b.pending, b.pending[n:])
+		clear(b.pending[left:])
+		b.pending = b.pending[:left]
 		b.mu.Unlock()
 		for _, r := range batch {
 			ran = ran || r == own
@@ -101,11 +142,12 @@ func (b *Batcher) run(own *batchReq) {
 		// gave up must not cancel the others' commands.
 		pipe := b.rdb.Pipeline()
 		for _, r := range batch {
-			r.add(pipe)
+			r.queue(pipe)
 		}
 		_, _ = pipe.Exec(context.Background())
 		for _, r := range batch {
-			close(r.done)
+			r.ran.Store(true)
+			r.done <- struct{}{} // (r is its caller's again)
 		}
 	}
 }
@@ -113,8 +155,11 @@ func (b *Batcher) run(own *batchReq) {
 // Eval runs a script in a shared pipeline; when Redis does not have the
 // script cached (after a restart) it runs it alone, which loads it.
 func (b *Batcher) Eval(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
-	var cmd *redis.Cmd
-	b.Do(func(p redis.Pipeliner) { cmd = sc.EvalSha(ctx, p, keys, args...) })
+	r := reqs.Get().(*batchReq)
+	r.ctx, r.sc, r.keys, r.args = ctx, sc, keys, args
+	b.do(r)
+	cmd := r.cmd
+	r.release()
 	if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 		return sc.Run(ctx, b.rdb, keys, args...)
 	}

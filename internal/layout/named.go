@@ -19,8 +19,8 @@ import (
 // the local of its name, which a prelude generated from A binds, so that
 // neither side counts positions. The prelude is the one `local` statement
 // a body would otherwise write by hand (local a, b = ARGV[1], ARGV[2]): it
-// costs Redis nothing more, and Args costs the caller what a hand-made
-// argument list does.
+// costs Redis nothing more, and Args costs the caller less than a
+// hand-made argument list does (see Args).
 //
 // A tag is "name", "name,number" (the local is tonumber of the argument)
 // or, on a last field of type []string or [][]byte, "name,rest": its
@@ -36,6 +36,9 @@ type Named[A any] struct {
 	*redis.Script
 	fields []argField
 	rest   argField // kind Invalid: none; String: []string; Slice: [][]byte
+	// texts and ints count the fields sent as a string (string, []byte)
+	// and as an int64 (int, int64).
+	texts, ints int
 }
 
 // argField is one of A's fields: where it lies in an A and its type, told
@@ -126,6 +129,12 @@ func prelude[A any](t reflect.Type) (string, *Named[A], []string) {
 			panic(fmt.Sprintf("layout: script arguments %v.%s: option %q", t, f.Name, opt))
 		}
 		s.fields = append(s.fields, argField{offset: f.Offset, kind: kind})
+		switch kind {
+		case reflect.String, reflect.Slice:
+			s.texts++
+		case reflect.Int, reflect.Int64:
+			s.ints++
+		}
 		names, values = append(names, name), append(values, v)
 	}
 	var b strings.Builder
@@ -140,7 +149,12 @@ func prelude[A any](t reflect.Type) (string, *Named[A], []string) {
 }
 
 // Args returns a's fields as the script's arguments, in the order of the
-// prelude's locals, then the rest's elements.
+// prelude's locals, then the rest's elements. A string or []byte goes as a
+// *string, an int or int64 as a *int64 (go-redis writes what they point
+// to, as it would the value), into one array of each made for the call:
+// a value put into an interface would be allocated on its own, one per
+// argument. A []byte's string shares its bytes, as the []byte itself
+// would: the caller leaves them be until the command has run.
 func (s *Named[A]) Args(a *A) []any {
 	p := unsafe.Pointer(a)
 	var strs []string
@@ -152,29 +166,43 @@ func (s *Named[A]) Args(a *A) []any {
 		raws = *(*[][]byte)(unsafe.Add(p, s.rest.offset))
 	}
 	args := make([]any, 0, len(s.fields)+len(strs)+len(raws))
+	texts := make([]string, 0, s.texts+len(strs)+len(raws))
+	var ints []int64
+	if s.ints > 0 {
+		ints = make([]int64, 0, s.ints)
+	}
+	text := func(v string) {
+		texts = append(texts, v)
+		args = append(args, &texts[len(texts)-1])
+	}
 	for _, f := range s.fields {
 		q := unsafe.Add(p, f.offset)
 		switch f.kind {
 		case reflect.String:
-			args = append(args, *(*string)(q))
+			text(*(*string)(q))
 		case reflect.Slice:
-			args = append(args, *(*[]byte)(q))
+			text(bytesText(*(*[]byte)(q)))
 		case reflect.Int:
-			args = append(args, *(*int)(q))
+			ints = append(ints, int64(*(*int)(q)))
+			args = append(args, &ints[len(ints)-1])
 		case reflect.Int64:
-			args = append(args, *(*int64)(q))
+			ints = append(ints, *(*int64)(q))
+			args = append(args, &ints[len(ints)-1])
 		case reflect.Bool:
-			args = append(args, *(*bool)(q))
+			args = append(args, *(*bool)(q)) // (a bool is not allocated)
 		}
 	}
 	for _, e := range strs {
-		args = append(args, e)
+		text(e)
 	}
 	for _, e := range raws {
-		args = append(args, e)
+		text(bytesText(e))
 	}
 	return args
 }
+
+// bytesText is b as a string that shares its bytes.
+func bytesText(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // namedScript is what tests check of a Named script: that its body uses
 // every name its arguments declare, and no other.

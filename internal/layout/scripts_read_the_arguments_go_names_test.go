@@ -191,7 +191,7 @@ func TestNamedScriptBindsEachFieldToItsName(t *testing.T) {
 
 var sink []any
 
-// Args costs what an argument list written by hand does (compare the
+// Args costs less than an argument list written by hand (compare the
 // allocations of the two benchmarks).
 func BenchmarkNamedArgs(b *testing.B) {
 	a := sample{Word: "word", Raw: []byte("raw"), Count: 1764172800000, Small: 3, Flag: true, Events: []string{"e1", "e2"}}

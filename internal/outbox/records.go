@@ -202,12 +202,16 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 // once. A notification is in one of them, under one ms, so that pages
 // never list it twice (the notification a compaction moves meanwhile
 // keeps its event's ms).
+//
+// The stream is read first: a compaction between the two reads lists what
+// it cuts in the index under the same ms, so that it is read twice (and
+// listed once), never missed.
 func (s *Store) taskIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) ([]IndexEntry, error) {
-	indexed, err := zindex.Scan(ctx, s.rdb, []string{s.k.TaskDeliveries(taskID)}, cursor, limit)
+	named, err := s.namedIndex(ctx, taskID, cursor, limit)
 	if err != nil {
 		return nil, err
 	}
-	named, err := s.namedIndex(ctx, taskID, cursor, limit)
+	indexed, err := zindex.Scan(ctx, s.rdb, []string{s.k.TaskDeliveries(taskID)}, cursor, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -197,10 +197,10 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 // (each entry names the configs its commit queued it for, under the
 // entry's ms; lua/named.lua reads them) merged with those its delivery
 // index lists (the notifications the stream does not name: cut from it by
-// compaction, replayed for another config, made while the task's
-// retention was shorter than the records', or by a previous relay), each
-// once. A notification is in one of them, under one ms, so that pages
-// never list it twice (the notification a compaction moves meanwhile
+// compaction, replayed for another config or past the stream's expiry,
+// made while the task's retention was shorter than the records', or by a
+// previous relay), each once. A notification in both is under its event's
+// ms in each, so that pages never list it twice (the notification a compaction moves meanwhile
 // keeps its event's ms).
 //
 // The stream is read first: a compaction between the two reads lists what

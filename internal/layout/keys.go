@@ -255,7 +255,9 @@ func (k Keys) LegacyAttemptsPrefix(p int) string { return k.Tag(p) + "dla:" }
 // TaskDeliveries is the zset of a task's notification ids by ms that its
 // event stream does not name (EventEntry.Configs names the rest, whence
 // the task's deliveries are listed): those of entries compaction cut,
-// those replayed for a config an entry does not name, every one of a task
+// those replayed for a config an entry does not name (and, under their
+// entry's ms, those replayed while the stream expires within a retention:
+// their records may outlive it), every one of a task
 // whose stream may expire before its records (taskstore.Config.TaskRetention),
 // and a previous relay's.
 func (k Keys) TaskDeliveries(taskID string) string {

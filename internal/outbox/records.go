@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -125,9 +126,18 @@ type DeliveryFilter struct {
 // cursor of the next page (nil at the end).
 func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryRecord, *IndexEntry, error) {
 	var keys []string
-	scan := func(cursor *IndexEntry) ([]IndexEntry, error) { return zindex.Scan(ctx, s.rdb, keys, cursor, f.Limit) }
+	round := f.Limit // entries looked at per round
+	scan := func(cursor *IndexEntry) ([]IndexEntry, *IndexEntry, int, error) {
+		es, err := zindex.Scan(ctx, s.rdb, keys, cursor, round)
+		return es, nil, 0, err
+	}
 	if f.TaskID != "" {
-		scan = func(cursor *IndexEntry) ([]IndexEntry, error) { return s.taskIndex(ctx, f.TaskID, cursor, f.Limit) }
+		// (a round reads at least 64 stream entries: it looks at what they
+		// name, rather than read them again for the next round)
+		round = max(f.Limit, 64)
+		scan = func(cursor *IndexEntry) ([]IndexEntry, *IndexEntry, int, error) {
+			return s.taskIndex(ctx, f.TaskID, cursor, round)
+		}
 	} else {
 		statuses := IndexedStatuses
 		if f.Status != "" {
@@ -163,12 +173,15 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 	var out []DeliveryRecord
 	cursor := f.Cursor
 	for budget := 20*f.Limit + 200; len(out) < f.Limit && budget > 0; {
-		entries, err := scan(cursor)
+		entries, resume, scanned, err := scan(cursor)
 		if err != nil {
 			return nil, nil, err
 		}
-		entries = zindex.Merge(entries, waiting, cursor, f.Limit)
-		budget -= len(entries)
+		entries = zindex.Merge(entries, waiting, cursor, round)
+		if resume != nil { // (what waits after resume comes in the next round)
+			entries = slices.DeleteFunc(entries, func(e IndexEntry) bool { return e.Score <= resume.Score })
+		}
+		budget -= len(entries) + scanned
 		for i, e := range entries {
 			cursor = &entries[i]
 			r, err := s.listedDelivery(ctx, e.TaskID, waitingRecs)
@@ -185,7 +198,9 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 				}
 			}
 		}
-		if len(entries) < f.Limit {
+		if resume != nil {
+			cursor = resume
+		} else if len(entries) < round {
 			return out, nil, nil
 		}
 	}
@@ -197,44 +212,76 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 // (each entry names the configs its commit queued it for, under the
 // entry's ms; lua/named.lua reads them) merged with those its delivery
 // index lists (the notifications the stream does not name: cut from it by
-// compaction, replayed for another config, made while the task's
-// retention was shorter than the records', or by a previous relay), each
-// once. A notification is in one of them, under one ms, so that pages
-// never list it twice (the notification a compaction moves meanwhile
-// keeps its event's ms).
-func (s *Store) taskIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) ([]IndexEntry, error) {
+// compaction, replayed for another config or past the stream's expiry,
+// made while the task's retention was shorter than the records', or by a
+// previous relay), each once. A notification in both is under its event's
+// ms in each, so that pages never list it twice (the notification a
+// compaction moves meanwhile keeps its event's ms).
+//
+// The stream is read first: a compaction between the two reads lists what
+// it cuts in the index under the same ms, so that it is read twice (and
+// listed once), never missed.
+//
+// A round reads about namedScanMax entries of the stream at most (an entry
+// names no config when its event notified none, so a page of limit
+// notifications may lie far back): when it stops short of limit there,
+// resume is where the next round goes on (what is returned is all that
+// comes before it), and scanned is how many entries it read.
+func (s *Store) taskIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) (_ []IndexEntry, resume *IndexEntry, scanned int, _ error) {
+	named, resume, scanned, err := s.namedIndex(ctx, taskID, cursor, limit)
+	if err != nil {
+		return nil, nil, 0, err
+	}
 	indexed, err := zindex.Scan(ctx, s.rdb, []string{s.k.TaskDeliveries(taskID)}, cursor, limit)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	named, err := s.namedIndex(ctx, taskID, cursor, limit)
-	if err != nil {
-		return nil, err
+	if resume != nil {
+		indexed = slices.DeleteFunc(indexed, func(e IndexEntry) bool { return e.Score <= resume.Score })
 	}
-	return zindex.Merge(named, indexed, cursor, limit), nil
+	out := zindex.Merge(named, indexed, cursor, limit)
+	if len(out) == limit {
+		resume = nil // (a full page: its last entry is the cursor)
+	}
+	return out, resume, scanned, nil
 }
 
+// namedScanMax bounds the stream entries a round of a task's listing reads
+// (taskIndex), unless they all share one ms.
+const namedScanMax = 256
+
+// resumeID is the member of a cursor that stands after every notification
+// of its ms (ids are digits, a dot and hex digits, all before it), so
+// that a round that stopped at an ms lists the whole ms next.
+const resumeID = "~"
+
 // namedIndex returns up to limit of the notifications task taskID's event
-// stream names after cursor, newest first.
-func (s *Store) namedIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) ([]IndexEntry, error) {
-	from := "+"
+// stream names after cursor, newest first, and resume, scanned as taskIndex
+// does.
+func (s *Store) namedIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) (_ []IndexEntry, resume *IndexEntry, scanned int, _ error) {
+	from, start := "+", int64(math.MaxInt64)
 	if cursor != nil {
 		if cursor.Score < 0 {
-			return nil, nil
+			return nil, nil, 0, nil
 		}
 		from = strconv.FormatInt(cursor.Score, 10) // (the whole ms: entries after the cursor in it are kept below)
+		start = cursor.Score
 	}
 	step := max(limit, 64)
 	var out []IndexEntry
 	for {
 		res, err := namedScript.Run(ctx, s.rdb, []string{s.k.Task(taskID).Events}, namedScript.Args(&namedArgs{From: from, Count: step})...).StringSlice()
 		if err != nil {
-			return nil, fmt.Errorf("outbox: list task deliveries: %w", err)
+			return nil, nil, 0, fmt.Errorf("outbox: list task deliveries: %w", err)
 		}
-		if len(res) < 2 {
-			return nil, fmt.Errorf("outbox: list task deliveries: unexpected reply %q", res)
+		if len(res) < 3 {
+			return nil, nil, 0, fmt.Errorf("outbox: list task deliveries: unexpected reply %q", res)
 		}
-		for i := 2; i+1 < len(res); i += 2 {
+		scanned += step
+		if start == math.MaxInt64 && res[2] != "" {
+			start = idMsInt(res[2])
+		}
+		for i := 3; i+1 < len(res); i += 2 {
 			ms := idMsInt(res[i])
 			for _, c := range layout.EventConfigs(res[i+1]) {
 				out = append(out, IndexEntry{TaskID: s.k.NotificationID(taskID, res[i], c), Score: ms})
@@ -243,12 +290,19 @@ func (s *Store) namedIndex(ctx context.Context, taskID string, cursor *IndexEntr
 		out = zindex.Merge(out, nil, cursor, len(out))
 		// Entries not read yet are of the last one's ms or older: once the
 		// limit-th found is newer, none of them comes before it.
-		if res[1] != "1" || (len(out) >= limit && out[limit-1].Score > idMsInt(res[0])) {
+		last := idMsInt(res[0])
+		if res[1] != "1" || (len(out) >= limit && out[limit-1].Score > last) {
 			break
+		}
+		if scanned >= namedScanMax && last < start {
+			// What was found before last's ms is all there is before it;
+			// the next round lists last's ms and what is older.
+			out = slices.DeleteFunc(out, func(e IndexEntry) bool { return e.Score <= last })
+			return out, &IndexEntry{TaskID: resumeID, Score: last}, scanned, nil
 		}
 		from = "(" + res[0]
 	}
-	return out[:min(limit, len(out))], nil
+	return out[:min(limit, len(out))], nil, scanned, nil
 }
 
 // namedArgs are lua/named.lua's arguments, each read there by its lua name

@@ -186,7 +186,8 @@ type Usage struct {
 
 // Usage reads owner's usage at now, in one round trip: the counters of
 // every live bucket (one MGET per partition: they share its slot), plus
-// what this relay's tally holds for them, and the size of every
+// what this relay's tally holds for them (read first: a flush that lands
+// meanwhile is counted twice, never missed), and the size of every
 // partition's index.
 func (s *Store) Usage(ctx context.Context, owner string, now time.Time) (Usage, error) {
 	pipe := s.rdb.Pipeline()
@@ -201,10 +202,13 @@ func (s *Store) Usage(ctx context.Context, owner string, now time.Time) (Usage, 
 		counters[p] = pipe.MGet(ctx, keys...)
 		sizes[p] = pipe.ZCard(ctx, s.k.Index(p, owner))
 	}
+	// What the tally holds is read before Redis is: a flush that lands in
+	// between is then counted twice (errs high), never missed.
+	held := s.tally.held(owner, s.k.Partitions(), buckets)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Usage{}, fmt.Errorf("taskstore: read usage: %w", err)
 	}
-	var u Usage
+	u := Usage{Bytes: held}
 	for _, c := range counters {
 		for _, v := range c.Val() {
 			if v == nil {
@@ -217,7 +221,6 @@ func (s *Store) Usage(ctx context.Context, owner string, now time.Time) (Usage, 
 			u.Bytes += n
 		}
 	}
-	u.Bytes += s.tally.held(owner, s.k.Partitions(), buckets)
 	for _, c := range sizes {
 		u.Tasks += c.Val()
 	}

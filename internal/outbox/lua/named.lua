@@ -10,12 +10,13 @@
 --   from   the newest entry to read
 --   count  how many entries to read at most
 -- Returns {the id of the last entry read ("" when none), "1" when there may
--- be more (count were read) else "0", then id, d of each entry that names
--- configs}.
+-- be more (count were read) else "0", the id of the first entry read (""
+-- when none), then id, d of each entry that names configs}.
 local entries = redis.call('XREVRANGE', KEYS[1], from, '-', 'COUNT', count)
-local out = {'', '0'}
+local out = {'', '0', ''}
 if #entries > 0 then
   out[1] = entries[#entries][1]
+  out[3] = entries[1][1]
 end
 if #entries == count then
   out[2] = '1'

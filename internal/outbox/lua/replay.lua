@@ -5,9 +5,12 @@
 -- keeps its id. A replayed notification may have no record left (expired,
 -- or never made: its first attempt was skipped or lost): one is made,
 -- pending; one that has a record keeps it (and its attempts), back to
--- pending. Each is listed in the task's delivery index unless its event's
--- stream entry names its config (field d, layout/event.go), whence the
--- task's deliveries are listed already. One still queued (its
+-- pending; either lives a retention from now. Each is listed in the task's
+-- delivery index unless its event's stream entry names its config (field
+-- d, layout/event.go), whence the task's deliveries are listed already;
+-- when the stream expires within a retention, it is listed in the index
+-- too, under its event's ms (as the stream lists it), so that it is
+-- listed for as long as its record lives, once. One still queued (its
 -- record pending or failed) is left where it is: it goes out anyway, and
 -- queuing it twice would put it twice in its lane. Notifications whose
 -- event has been cut from the task's stream meanwhile are left out.
@@ -39,6 +42,13 @@ local firstLane = 5 + args.statuses
 local firstNote = firstLane + #args.configs
 local queued, waiting, gone = 0, 0, 0
 local indexed = false
+-- outlives tells whether a record given a retention now may outlive the
+-- task's event stream (read once per call).
+local streamTTL
+local function outlives()
+  streamTTL = streamTTL or redis.call('PTTL', KEYS[4])
+  return streamTTL >= 0 and streamTTL < keep
+end
 for i, note in ipairs(args.notes) do
   local rk, la = KEYS[firstNote + 2 * (i - 1)], KEYS[firstNote + 2 * (i - 1) + 1]
   local config = args.configs[note.c]
@@ -61,6 +71,12 @@ for i, note in ipairs(args.notes) do
     end
     if not namesConfig(entryConfigs(entry), config) then
       redis.call('ZADD', KEYS[3], 'NX', now, note.n)
+      indexed = true
+    elseif outlives() then
+      -- named, but the record now lives a retention from now, which may be
+      -- past the stream's expiry: listed in the index too, under its
+      -- event's ms, as the stream lists it (so that it is listed once)
+      redis.call('ZADD', KEYS[3], 'NX', string.sub(note.e, 1, string.find(note.e, '-', 1, true) - 1), note.n)
       indexed = true
     end
     redis.call('ZADD', index.pending, now, note.n)

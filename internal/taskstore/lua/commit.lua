@@ -162,7 +162,8 @@
 --                                        notifications the task's event stream does not
 --                                        name (with indexed, cut by compact.lua, replayed
 --                                        for a config the entry does not name, or made
---                                        by a previous relay)
+--                                        by a previous relay), and those replayed while
+--                                        the stream expires within a retention (replay.lua)
 --   <p>dl:status:<status>                zset of notification ids by update ms, for every
 --                                        status but delivered (listed per task; a new
 --                                        record is pending: KEYS[9])

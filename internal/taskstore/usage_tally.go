@@ -129,6 +129,10 @@ func (s *Store) FlushUsage(ctx context.Context) error {
 	return fmt.Errorf("taskstore: flush usage: %w", err)
 }
 
+// usageFlushTimeout bounds one flush of RunUsage (and so how long a
+// stopping relay waits for the flush under way).
+const usageFlushTimeout = 5 * time.Second
+
 // RunUsage sends the usage tally every usageFlushEvery, on the process's
 // grid (internal/cadence), until ctx ends; Close sends what is left.
 func (s *Store) RunUsage(ctx context.Context) {
@@ -140,7 +144,12 @@ func (s *Store) RunUsage(ctx context.Context) {
 			return
 		case <-t.C:
 			t.Reset(cadence.Until(time.Now(), usageFlushEvery))
-			_ = s.FlushUsage(ctx) // (a failed flush keeps its sums for the next)
+			// A flush under way is not cut short when ctx ends: cut after
+			// its INCRBYs were sent, it would keep sums Redis already
+			// added, and Close would send them again.
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), usageFlushTimeout)
+			_ = s.FlushUsage(fctx) // (a failed flush keeps its sums for the next)
+			cancel()
 		}
 	}
 }

@@ -76,7 +76,9 @@ type App struct {
 	// compaction cuts the task streams back (the Compactor's).
 	compaction *taskstore.Compaction
 	outbox     *outbox.Store
-	leases     *leader.Leases
+	// stats counts delivery outcomes per minute and reads the backlog.
+	stats  *outbox.Stats
+	leases *leader.Leases
 	// throttle keeps the webhooks' delivery limits.
 	throttle *throttle.Throttle
 	demo     *ingest.Demo
@@ -232,7 +234,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	}
 	// The delivery workers consume the outbox as one consumer, which decides
 	// the lease timing: its lane lease follows the delivery timeout.
-	consumer, err := outbox.NewConsumer(a.outbox, outbox.ConsumerConfig{Name: "relay-" + uuid.NewString(), Attempt: a.cfg.DeliveryTimeout})
+	consumer, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: a.outbox, Stats: a.stats}, outbox.ConsumerConfig{Name: "relay-" + uuid.NewString(), Attempt: a.cfg.DeliveryTimeout})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -289,7 +291,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.metrics.WatchQueue(a.outbox, a.streams.Open, a.log)
+	a.metrics.WatchQueue(a.stats, a.streams.Open, a.log)
 	if a.workerAPI, err = workerapi.New(workerapi.Deps{Pull: a.pull, Log: a.log},
 		workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}); err != nil {
 		return fmt.Errorf("app: %w", err)
@@ -311,7 +313,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.outbox, replay), delivery.NewEndpointsAPI(endpoints))
+	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.outbox, a.stats, replay), delivery.NewEndpointsAPI(endpoints))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen on %s: %w", a.cfg.Addr, err)
@@ -464,6 +466,11 @@ func (a *App) openStore(ctx context.Context) error {
 		return fmt.Errorf("app: %w", err)
 	}
 	if a.compaction, err = taskstore.NewCompaction(parts, taskstore.CompactionConfig{EventsMaxLen: a.cfg.TaskEventsMaxLen, DeliveryRetention: a.cfg.DeliveryRetention}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	// The parts of the outbox (outbox.Deps).
+	obParts := outbox.Deps{RDB: a.rdb, Keys: a.layout, Batch: batch}
+	if a.stats, err = outbox.NewStats(obParts); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

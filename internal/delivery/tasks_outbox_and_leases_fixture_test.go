@@ -23,6 +23,7 @@ type tasks = taskstore.Store
 // wrapper of it that overrides a method, as the last two.
 type testStore struct {
 	*outbox.Store
+	*outbox.Stats
 	*tasks
 	*leader.Leases
 	// hosts are the task store's host validations (ValidatorDeps.Store).
@@ -52,6 +53,7 @@ func newTestStore(rdb redis.UniversalClient, c storeConfig) *testStore {
 	b := groupcommit.New(rdb)
 	return &testStore{
 		Store: outbox.New(rdb, k, b, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
+		Stats: must(outbox.NewStats(outbox.Deps{RDB: rdb, Keys: k, Batch: b})),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
 			DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
 		Leases: leader.New(rdb, k),
@@ -78,7 +80,7 @@ func (s *testStore) consumer(t testing.TB, cfg outbox.ConsumerConfig) *outbox.Co
 	if cfg.Name == "" {
 		cfg.Name = "relay-" + uuid.NewString()
 	}
-	c, err := outbox.NewConsumer(s.Store, cfg)
+	c, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: s.Store, Stats: s.Stats}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,12 +27,21 @@ import (
 //	housekeeping: EnsureGroups, AddStats, MoveDue, TrimAcked,
 //	              PruneConsumers, ExpireRecords
 type Consumer struct {
-	s    *Store
-	name string
-	t    Timing
+	s     *Store
+	stats *Stats
+	name  string
+	t     Timing
 	// attempt is ConsumerConfig.Attempt.
 	attempt time.Duration
 	now     func() time.Time
+}
+
+// ConsumerDeps are the parts of the outbox a Consumer drives (all
+// required).
+type ConsumerDeps struct {
+	Store *Store
+	// Stats takes the outcome counts the workers add.
+	Stats *Stats
 }
 
 // ConsumerConfig configures a Consumer. Zero values take the documented
@@ -74,12 +83,14 @@ type Timing struct {
 // PruneConsumers takes it as gone (its process stopped).
 const departed = time.Hour
 
-// NewConsumer returns the consumer cfg.Name of s, or an error naming the
-// setting that is missing or out of range.
-func NewConsumer(s *Store, cfg ConsumerConfig) (*Consumer, error) {
+// NewConsumer returns the consumer cfg.Name of d's parts, or an error
+// naming the part or setting that is missing or out of range.
+func NewConsumer(d ConsumerDeps, cfg ConsumerConfig) (*Consumer, error) {
 	switch {
-	case s == nil:
+	case d.Store == nil:
 		return nil, errors.New("outbox: NewConsumer: the store is required")
+	case d.Stats == nil:
+		return nil, errors.New("outbox: ConsumerDeps.Stats is required")
 	case cfg.Name == "":
 		return nil, errors.New("outbox: ConsumerConfig.Name is required")
 	}
@@ -98,7 +109,7 @@ func NewConsumer(s *Store, cfg ConsumerConfig) (*Consumer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Consumer{s: s, name: cfg.Name, attempt: attempt, now: now,
+	return &Consumer{s: d.Store, stats: d.Stats, name: cfg.Name, attempt: attempt, now: now,
 		t: Timing{Attempt: attempt, LaneLease: lane, OwnLease: own, Reclaim: lane / 2, Look: own / 3, Renew: own / 5}}, nil
 }
 
@@ -246,9 +257,9 @@ func (c *Consumer) ForgetAdoptions(ctx context.Context) error { return c.s.Forge
 // EnsureGroups is Store.EnsureGroups.
 func (c *Consumer) EnsureGroups(ctx context.Context) error { return c.s.EnsureGroups(ctx) }
 
-// AddStats is Store.AddStats, by the consumer's clock.
+// AddStats is Stats.AddStats, by the consumer's clock.
 func (c *Consumer) AddStats(ctx context.Context, stats []Stat) error {
-	return c.s.AddStats(ctx, stats, c.now())
+	return c.stats.AddStats(ctx, stats, c.now())
 }
 
 // MoveDue is Store.MoveDue.

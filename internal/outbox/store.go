@@ -56,7 +56,6 @@ type Store struct {
 
 	outbox      bool
 	outboxBatch outboxBatcher
-	statsExpiry statsExpiry
 }
 
 // New returns a Store over rdb, with its keys named by k; its reports share

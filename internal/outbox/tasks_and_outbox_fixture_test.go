@@ -24,8 +24,12 @@ type tasks = taskstore.Store
 // tests commit through the task store and deliver through the outbox.
 type fixture struct {
 	*Store
+	*Stats
 	*tasks
 	*taskstore.Compaction
+	// rdb and k are the Redis and key layout all parts share.
+	rdb redis.UniversalClient
+	k   layout.Keys
 	// maxLen is the task store's EventsMaxLen, as its commit script takes it.
 	maxLen string
 }
@@ -47,14 +51,23 @@ type storeConfig struct {
 func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 	k := layout.New(c.Prefix, c.Partitions)
 	b := groupcommit.New(rdb)
+	parts := Deps{RDB: rdb, Keys: k, Batch: b}
 	return &fixture{
 		Store: New(rdb, k, b, Config{DeliveryRetention: c.DeliveryRetention, AttemptsKept: c.AttemptsKept, Outbox: c.Outbox}),
+		Stats: must(NewStats(parts)),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
 			DeliveryRetention: c.DeliveryRetention, TaskRetention: c.TaskRetention, Outbox: c.Outbox}),
 		Compaction: must(taskstore.NewCompaction(taskstore.Deps{RDB: rdb, Keys: k, Batch: b},
 			taskstore.CompactionConfig{EventsMaxLen: c.EventsMaxLen, DeliveryRetention: c.DeliveryRetention})),
+		rdb:    rdb,
+		k:      k,
 		maxLen: strconv.Itoa(cmp.Or(c.EventsMaxLen, 1000)),
 	}
+}
+
+// consumerDeps are the fixture's parts, as a Consumer takes them.
+func (f *fixture) consumerDeps() *ConsumerDeps {
+	return &ConsumerDeps{Store: f.Store, Stats: f.Stats}
 }
 
 // compactAt is the length over which the task store compacts an event

@@ -1,0 +1,47 @@
+package outbox
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/groupcommit"
+	"github.com/a2arelay/relay/internal/layout"
+)
+
+// The parts of the outbox are built whole or not at all: a missing
+// dependency (or one the part needs: Batch) is an error naming it.
+func TestThePartsOfTheOutboxAreBuiltWholeOrNotAtAll(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // (never dialled)
+	defer rdb.Close()
+	ok := Deps{RDB: rdb, Keys: layout.New("p", 2), Batch: groupcommit.New(rdb)}
+	noBatch := ok
+	noBatch.Batch = nil
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"stats, no rdb", second(NewStats(Deps{Keys: ok.Keys})), "RDB is required"},
+		{"stats, no keys", second(NewStats(Deps{RDB: rdb})), "Keys is required"},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: got error %v, want one naming %q", tc.name, tc.err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"stats without a batch", second(NewStats(noBatch))},
+	} {
+		if tc.err != nil {
+			t.Errorf("%s: %v", tc.name, tc.err)
+		}
+	}
+}
+
+// second is the error of a constructor's results.
+func second[T any](_ T, err error) error { return err }

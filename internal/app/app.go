@@ -77,8 +77,10 @@ type App struct {
 	compaction *taskstore.Compaction
 	outbox     *outbox.Store
 	// stats counts delivery outcomes per minute and reads the backlog.
-	stats  *outbox.Stats
-	leases *leader.Leases
+	stats *outbox.Stats
+	// replays reads task event streams and queues their notifications again.
+	replays *outbox.Replay
+	leases  *leader.Leases
 	// throttle keeps the webhooks' delivery limits.
 	throttle *throttle.Throttle
 	demo     *ingest.Demo
@@ -309,7 +311,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err := a.startGRPC(ctx); err != nil {
 		return err
 	}
-	replay, err := delivery.NewReplayer(delivery.ReplayerDeps{Events: a.outbox, Configs: a.store, URLs: a.urls}, delivery.ReplayConfig{MaxNotifications: a.cfg.ReplayMaxNotifications, Observer: a.metrics})
+	replay, err := delivery.NewReplayer(delivery.ReplayerDeps{Events: a.replays, Configs: a.store, URLs: a.urls}, delivery.ReplayConfig{MaxNotifications: a.cfg.ReplayMaxNotifications, Observer: a.metrics})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -448,7 +450,8 @@ func (a *App) openStore(ctx context.Context) error {
 	a.store = taskstore.New(a.rdb, a.layout, batch, taskstore.Config{EventsMaxLen: a.cfg.TaskEventsMaxLen,
 		DeliveryRetention: a.cfg.DeliveryRetention, TaskRetention: a.cfg.TaskRetention, Outbox: onOutbox,
 		UsageWindow: usageWindow})
-	a.outbox = outbox.New(a.rdb, a.layout, batch, outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox})
+	obCfg := outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox}
+	a.outbox = outbox.New(a.rdb, a.layout, batch, obCfg)
 	a.leases = leader.New(a.rdb, a.layout)
 	var err error // (a slot in flight outlives the longest attempt)
 	if a.throttle, err = throttle.New(a.rdb, a.layout, throttle.Config{Lease: a.cfg.DeliveryTimeout + 5*time.Second}); err != nil {
@@ -471,6 +474,9 @@ func (a *App) openStore(ctx context.Context) error {
 	// The parts of the outbox (outbox.Deps).
 	obParts := outbox.Deps{RDB: a.rdb, Keys: a.layout, Batch: batch}
 	if a.stats, err = outbox.NewStats(obParts); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.replays, err = outbox.NewReplay(obParts, obCfg); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -15,6 +15,7 @@ import (
 	"cmp"
 	_ "embed"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,23 @@ type Config struct {
 	Outbox bool
 }
 
+// check reports the first setting of cfg out of range, for part.
+func (c Config) check(part string) error {
+	switch {
+	case c.DeliveryRetention < 0:
+		return fmt.Errorf("outbox: %s: Config.DeliveryRetention is negative (%s)", part, c.DeliveryRetention)
+	case c.AttemptsKept < 0:
+		return fmt.Errorf("outbox: %s: Config.AttemptsKept is negative (%d)", part, c.AttemptsKept)
+	}
+	return nil
+}
+
+// retention is DeliveryRetention, its default applied.
+func (c Config) retention() time.Duration { return cmp.Or(c.DeliveryRetention, 7*24*time.Hour) }
+
+// attemptsKept is AttemptsKept, its default applied.
+func (c Config) attemptsKept() int { return cmp.Or(c.AttemptsKept, 50) }
+
 // Store is the delivery side of relay's Redis.
 type Store struct {
 	rdb          redis.UniversalClient
@@ -52,7 +70,6 @@ type Store struct {
 	leases       atomic.Uint64 // numbers the lane leases this process takes
 	keep         time.Duration
 	attemptsKept int
-	replay       *redis.Script
 
 	outbox      bool
 	outboxBatch outboxBatcher
@@ -65,9 +82,8 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		rdb:          rdb,
 		k:            k,
 		batch:        batch,
-		keep:         cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
-		attemptsKept: cmp.Or(cfg.AttemptsKept, 50),
-		replay:       layout.Script(replayLua),
+		keep:         cfg.retention(),
+		attemptsKept: cfg.attemptsKept(),
 
 		outbox:      cfg.Outbox,
 		outboxBatch: outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},

@@ -25,11 +25,14 @@ type tasks = taskstore.Store
 type fixture struct {
 	*Store
 	*Stats
+	*Replay
 	*tasks
 	*taskstore.Compaction
 	// rdb and k are the Redis and key layout all parts share.
 	rdb redis.UniversalClient
 	k   layout.Keys
+	// keep is the delivery retention all parts share.
+	keep time.Duration
 	// maxLen is the task store's EventsMaxLen, as its commit script takes it.
 	maxLen string
 }
@@ -52,15 +55,18 @@ func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 	k := layout.New(c.Prefix, c.Partitions)
 	b := groupcommit.New(rdb)
 	parts := Deps{RDB: rdb, Keys: k, Batch: b}
+	cfg := Config{DeliveryRetention: c.DeliveryRetention, AttemptsKept: c.AttemptsKept, Outbox: c.Outbox}
 	return &fixture{
-		Store: New(rdb, k, b, Config{DeliveryRetention: c.DeliveryRetention, AttemptsKept: c.AttemptsKept, Outbox: c.Outbox}),
-		Stats: must(NewStats(parts)),
+		Store:  New(rdb, k, b, cfg),
+		Stats:  must(NewStats(parts)),
+		Replay: must(NewReplay(parts, cfg)),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
 			DeliveryRetention: c.DeliveryRetention, TaskRetention: c.TaskRetention, Outbox: c.Outbox}),
 		Compaction: must(taskstore.NewCompaction(taskstore.Deps{RDB: rdb, Keys: k, Batch: b},
 			taskstore.CompactionConfig{EventsMaxLen: c.EventsMaxLen, DeliveryRetention: c.DeliveryRetention})),
 		rdb:    rdb,
 		k:      k,
+		keep:   cfg.retention(),
 		maxLen: strconv.Itoa(cmp.Or(c.EventsMaxLen, 1000)),
 	}
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // The parts of the outbox are built whole or not at all: a missing
-// dependency (or one the part needs: Batch) is an error naming it.
+// dependency (or one the part needs: Batch) or a setting out of range is
+// an error naming it.
 func TestThePartsOfTheOutboxAreBuiltWholeOrNotAtAll(t *testing.T) {
 	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // (never dialled)
@@ -26,6 +27,8 @@ func TestThePartsOfTheOutboxAreBuiltWholeOrNotAtAll(t *testing.T) {
 	}{
 		{"stats, no rdb", second(NewStats(Deps{Keys: ok.Keys})), "RDB is required"},
 		{"stats, no keys", second(NewStats(Deps{RDB: rdb})), "Keys is required"},
+		{"replay, no rdb", second(NewReplay(Deps{Keys: ok.Keys}, Config{})), "RDB is required"},
+		{"replay, negative retention", second(NewReplay(ok, Config{DeliveryRetention: -1})), "Config.DeliveryRetention"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
 			t.Errorf("%s: got error %v, want one naming %q", tc.name, tc.err, tc.want)
@@ -36,6 +39,7 @@ func TestThePartsOfTheOutboxAreBuiltWholeOrNotAtAll(t *testing.T) {
 		err  error
 	}{
 		{"stats without a batch", second(NewStats(noBatch))},
+		{"replay without a batch", second(NewReplay(noBatch, Config{}))},
 	} {
 		if tc.err != nil {
 			t.Errorf("%s: %v", tc.name, tc.err)

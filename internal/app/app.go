@@ -80,6 +80,8 @@ type App struct {
 	stats *outbox.Stats
 	// replays reads task event streams and queues their notifications again.
 	replays *outbox.Replay
+	// records are the delivery records the operator API reads.
+	records *outbox.Records
 	leases  *leader.Leases
 	// throttle keeps the webhooks' delivery limits.
 	throttle *throttle.Throttle
@@ -236,7 +238,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	}
 	// The delivery workers consume the outbox as one consumer, which decides
 	// the lease timing: its lane lease follows the delivery timeout.
-	consumer, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: a.outbox, Stats: a.stats}, outbox.ConsumerConfig{Name: "relay-" + uuid.NewString(), Attempt: a.cfg.DeliveryTimeout})
+	consumer, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: a.outbox, Stats: a.stats, Records: a.records}, outbox.ConsumerConfig{Name: "relay-" + uuid.NewString(), Attempt: a.cfg.DeliveryTimeout})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -315,7 +317,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.outbox, a.stats, replay), delivery.NewEndpointsAPI(endpoints))
+	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.records, a.stats, replay), delivery.NewEndpointsAPI(endpoints))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen on %s: %w", a.cfg.Addr, err)
@@ -477,6 +479,9 @@ func (a *App) openStore(ctx context.Context) error {
 		return fmt.Errorf("app: %w", err)
 	}
 	if a.replays, err = outbox.NewReplay(obParts, obCfg); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.records, err = outbox.NewRecords(obParts, obCfg); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -16,7 +16,7 @@ import (
 )
 
 // Records is what the management API needs of the delivery records
-// (outbox.Store implements it).
+// (outbox.Records implements it).
 type Records interface {
 	Delivery(ctx context.Context, id string) (outbox.DeliveryRecord, error)
 	ListDeliveries(ctx context.Context, f outbox.DeliveryFilter) ([]outbox.DeliveryRecord, *outbox.IndexEntry, error)

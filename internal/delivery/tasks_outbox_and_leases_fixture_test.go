@@ -24,6 +24,7 @@ type tasks = taskstore.Store
 type testStore struct {
 	*outbox.Store
 	*outbox.Stats
+	*outbox.Records
 	*tasks
 	*leader.Leases
 	// hosts are the task store's host validations (ValidatorDeps.Store).
@@ -52,8 +53,9 @@ func newTestStore(rdb redis.UniversalClient, c storeConfig) *testStore {
 	k := layout.New(c.Prefix, c.Partitions)
 	b := groupcommit.New(rdb)
 	return &testStore{
-		Store: outbox.New(rdb, k, b, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
-		Stats: must(outbox.NewStats(outbox.Deps{RDB: rdb, Keys: k, Batch: b})),
+		Store:   outbox.New(rdb, k, b, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
+		Stats:   must(outbox.NewStats(outbox.Deps{RDB: rdb, Keys: k, Batch: b})),
+		Records: must(outbox.NewRecords(outbox.Deps{RDB: rdb, Keys: k, Batch: b}, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox})),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
 			DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
 		Leases: leader.New(rdb, k),
@@ -80,7 +82,7 @@ func (s *testStore) consumer(t testing.TB, cfg outbox.ConsumerConfig) *outbox.Co
 	if cfg.Name == "" {
 		cfg.Name = "relay-" + uuid.NewString()
 	}
-	c, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: s.Store, Stats: s.Stats}, cfg)
+	c, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: s.Store, Stats: s.Stats, Records: s.Records}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,10 +27,11 @@ import (
 //	housekeeping: EnsureGroups, AddStats, MoveDue, TrimAcked,
 //	              PruneConsumers, ExpireRecords
 type Consumer struct {
-	s     *Store
-	stats *Stats
-	name  string
-	t     Timing
+	s       *Store
+	stats   *Stats
+	records *Records
+	name    string
+	t       Timing
 	// attempt is ConsumerConfig.Attempt.
 	attempt time.Duration
 	now     func() time.Time
@@ -42,6 +43,8 @@ type ConsumerDeps struct {
 	Store *Store
 	// Stats takes the outcome counts the workers add.
 	Stats *Stats
+	// Records has its indexes and dead letters expired (ExpireRecords).
+	Records *Records
 }
 
 // ConsumerConfig configures a Consumer. Zero values take the documented
@@ -91,6 +94,8 @@ func NewConsumer(d ConsumerDeps, cfg ConsumerConfig) (*Consumer, error) {
 		return nil, errors.New("outbox: NewConsumer: the store is required")
 	case d.Stats == nil:
 		return nil, errors.New("outbox: ConsumerDeps.Stats is required")
+	case d.Records == nil:
+		return nil, errors.New("outbox: ConsumerDeps.Records is required")
 	case cfg.Name == "":
 		return nil, errors.New("outbox: ConsumerConfig.Name is required")
 	}
@@ -109,7 +114,7 @@ func NewConsumer(d ConsumerDeps, cfg ConsumerConfig) (*Consumer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Consumer{s: d.Store, stats: d.Stats, name: cfg.Name, attempt: attempt, now: now,
+	return &Consumer{s: d.Store, stats: d.Stats, records: d.Records, name: cfg.Name, attempt: attempt, now: now,
 		t: Timing{Attempt: attempt, LaneLease: lane, OwnLease: own, Reclaim: lane / 2, Look: own / 3, Renew: own / 5}}, nil
 }
 
@@ -270,7 +275,7 @@ func (c *Consumer) MoveDue(ctx context.Context, p int, now time.Time, limit int)
 // TrimAcked is Store.TrimAcked.
 func (c *Consumer) TrimAcked(ctx context.Context, p int) error { return c.s.TrimAcked(ctx, p) }
 
-// ExpireRecords is Store.ExpireRecords.
+// ExpireRecords is Records.ExpireRecords.
 func (c *Consumer) ExpireRecords(ctx context.Context, p int, now time.Time) error {
-	return c.s.ExpireRecords(ctx, p, now)
+	return c.records.ExpireRecords(ctx, p, now)
 }

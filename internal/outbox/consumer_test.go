@@ -49,7 +49,9 @@ func TestConsumerTiming(t *testing.T) {
 
 // noParts is a consumer's parts over no Redis, for the decisions that ask
 // none.
-func noParts() *ConsumerDeps { return &ConsumerDeps{Store: &Store{}, Stats: &Stats{}} }
+func noParts() *ConsumerDeps {
+	return &ConsumerDeps{Store: &Store{}, Stats: &Stats{}, Records: &Records{}}
+}
 
 // NewConsumer refuses a missing part or name and negative durations,
 // naming them.
@@ -67,6 +69,7 @@ func TestNewConsumerNamesWhatIsWrong(t *testing.T) {
 	}{
 		{without(func(d *ConsumerDeps) { d.Store = nil }), ConsumerConfig{Name: "w1"}, "store"},
 		{without(func(d *ConsumerDeps) { d.Stats = nil }), ConsumerConfig{Name: "w1"}, "ConsumerDeps.Stats"},
+		{without(func(d *ConsumerDeps) { d.Records = nil }), ConsumerConfig{Name: "w1"}, "ConsumerDeps.Records"},
 		{*noParts(), ConsumerConfig{}, "ConsumerConfig.Name"},
 		{*noParts(), ConsumerConfig{Name: "w1", Attempt: -1}, "ConsumerConfig.Attempt"},
 		{*noParts(), ConsumerConfig{Name: "w1", LaneLease: -1}, "ConsumerConfig.LaneLease"},

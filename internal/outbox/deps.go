@@ -33,3 +33,11 @@ func (d Deps) check(part string, batch bool) error {
 	}
 	return nil
 }
+
+// conn is the Redis and the key layout a part works with. What more than
+// one part reads the same way are its methods: the outbox's entries
+// (outboxEntryOf, waitingEntries), read by their owner and by a listing.
+type conn struct {
+	rdb redis.UniversalClient
+	k   layout.Keys
+}

@@ -268,7 +268,7 @@ const waitScan = 4096
 // waitingEntries reads partition p's outbox after its offset: the
 // notifications waiting for their first attempt (and some the owner has
 // reported since it last stored the offset; they have records).
-func (s *Store) waitingEntries(ctx context.Context, p int) ([]OutboxEntry, error) {
+func (s *conn) waitingEntries(ctx context.Context, p int) ([]OutboxEntry, error) {
 	off, err := s.rdb.Get(ctx, s.k.OutboxOffset(p)).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("outbox: read outbox offset: %w", err)
@@ -293,7 +293,7 @@ func (s *Store) waitingEntries(ctx context.Context, p int) ([]OutboxEntry, error
 // commit ms (the score of the status indexes and of the task's delivery
 // index), or, in a task's listing, its event's ms when the event's stream
 // entry names it (records.go). Their pending records go into recs.
-func (s *Store) waitingIndex(ctx context.Context, p int, taskID string, recs map[string]DeliveryRecord) ([]IndexEntry, error) {
+func (s *Records) waitingIndex(ctx context.Context, p int, taskID string, recs map[string]DeliveryRecord) ([]IndexEntry, error) {
 	es, err := s.waitingEntries(ctx, p)
 	if err != nil {
 		return nil, err
@@ -342,7 +342,7 @@ func waitingRecord(e OutboxEntry) DeliveryRecord {
 
 // waitingDelivery is the pending record of notification id while it waits
 // in partition p's outbox, or ErrNotFound.
-func (s *Store) waitingDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
+func (s *Records) waitingDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
 	es, err := s.waitingEntries(ctx, p)
 	if err != nil {
 		return DeliveryRecord{}, err
@@ -375,7 +375,7 @@ func (s *Store) ReadOutbox(ctx context.Context, p int, after string, count int, 
 }
 
 // outboxEntryOf reads an outbox stream entry (commit.lua, redeliver.lua).
-func (s *Store) outboxEntryOf(m redis.XMessage) OutboxEntry {
+func (s *conn) outboxEntryOf(m redis.XMessage) OutboxEntry {
 	e := OutboxEntry{ID: m.ID}
 	e.TaskID, _ = m.Values["t"].(string)
 	e.ConfigID, _ = m.Values["c"].(string)

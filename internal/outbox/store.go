@@ -64,8 +64,7 @@ func (c Config) attemptsKept() int { return cmp.Or(c.AttemptsKept, 50) }
 
 // Store is the delivery side of relay's Redis.
 type Store struct {
-	rdb          redis.UniversalClient
-	k            layout.Keys
+	conn
 	batch        *groupcommit.Batcher
 	leases       atomic.Uint64 // numbers the lane leases this process takes
 	keep         time.Duration
@@ -79,8 +78,7 @@ type Store struct {
 // round trips (with the task store's commits) through batch.
 func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, cfg Config) *Store {
 	return &Store{
-		rdb:          rdb,
-		k:            k,
+		conn:         conn{rdb: rdb, k: k},
 		batch:        batch,
 		keep:         cfg.retention(),
 		attemptsKept: cfg.attemptsKept(),

@@ -26,6 +26,7 @@ type fixture struct {
 	*Store
 	*Stats
 	*Replay
+	*Records
 	*tasks
 	*taskstore.Compaction
 	// rdb and k are the Redis and key layout all parts share.
@@ -57,9 +58,10 @@ func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 	parts := Deps{RDB: rdb, Keys: k, Batch: b}
 	cfg := Config{DeliveryRetention: c.DeliveryRetention, AttemptsKept: c.AttemptsKept, Outbox: c.Outbox}
 	return &fixture{
-		Store:  New(rdb, k, b, cfg),
-		Stats:  must(NewStats(parts)),
-		Replay: must(NewReplay(parts, cfg)),
+		Store:   New(rdb, k, b, cfg),
+		Stats:   must(NewStats(parts)),
+		Replay:  must(NewReplay(parts, cfg)),
+		Records: must(NewRecords(parts, cfg)),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
 			DeliveryRetention: c.DeliveryRetention, TaskRetention: c.TaskRetention, Outbox: c.Outbox}),
 		Compaction: must(taskstore.NewCompaction(taskstore.Deps{RDB: rdb, Keys: k, Batch: b},
@@ -73,7 +75,7 @@ func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 
 // consumerDeps are the fixture's parts, as a Consumer takes them.
 func (f *fixture) consumerDeps() *ConsumerDeps {
-	return &ConsumerDeps{Store: f.Store, Stats: f.Stats}
+	return &ConsumerDeps{Store: f.Store, Stats: f.Stats, Records: f.Records}
 }
 
 // compactAt is the length over which the task store compacts an event

@@ -28,6 +28,8 @@ func TestThePartsOfTheOutboxAreBuiltWholeOrNotAtAll(t *testing.T) {
 		{"stats, no rdb", second(NewStats(Deps{Keys: ok.Keys})), "RDB is required"},
 		{"stats, no keys", second(NewStats(Deps{RDB: rdb})), "Keys is required"},
 		{"replay, no rdb", second(NewReplay(Deps{Keys: ok.Keys}, Config{})), "RDB is required"},
+		{"records, no keys", second(NewRecords(Deps{RDB: rdb}, Config{})), "Keys is required"},
+		{"records, negative attempts kept", second(NewRecords(ok, Config{AttemptsKept: -1})), "Config.AttemptsKept"},
 		{"replay, negative retention", second(NewReplay(ok, Config{DeliveryRetention: -1})), "Config.DeliveryRetention"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
@@ -40,6 +42,7 @@ func TestThePartsOfTheOutboxAreBuiltWholeOrNotAtAll(t *testing.T) {
 	}{
 		{"stats without a batch", second(NewStats(noBatch))},
 		{"replay without a batch", second(NewReplay(noBatch, Config{}))},
+		{"records without a batch", second(NewRecords(noBatch, Config{}))},
 	} {
 		if tc.err != nil {
 			t.Errorf("%s: %v", tc.name, tc.err)

@@ -23,6 +23,7 @@ type tasks = taskstore.Store
 // wrapper of it that overrides a method, as the last two.
 type testStore struct {
 	*outbox.Store
+	*outbox.Lanes
 	*outbox.Stats
 	*outbox.Records
 	*tasks
@@ -54,6 +55,7 @@ func newTestStore(rdb redis.UniversalClient, c storeConfig) *testStore {
 	b := groupcommit.New(rdb)
 	return &testStore{
 		Store:   outbox.New(rdb, k, b, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
+		Lanes:   must(outbox.NewLanes(outbox.Deps{RDB: rdb, Keys: k, Batch: b}, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox})),
 		Stats:   must(outbox.NewStats(outbox.Deps{RDB: rdb, Keys: k, Batch: b})),
 		Records: must(outbox.NewRecords(outbox.Deps{RDB: rdb, Keys: k, Batch: b}, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox})),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
@@ -82,7 +84,7 @@ func (s *testStore) consumer(t testing.TB, cfg outbox.ConsumerConfig) *outbox.Co
 	if cfg.Name == "" {
 		cfg.Name = "relay-" + uuid.NewString()
 	}
-	c, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: s.Store, Stats: s.Stats, Records: s.Records}, cfg)
+	c, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: s.Store, Lanes: s.Lanes, Stats: s.Stats, Records: s.Records}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

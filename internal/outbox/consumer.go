@@ -28,6 +28,7 @@ import (
 //	              PruneConsumers, ExpireRecords
 type Consumer struct {
 	s       *Store
+	lanes   *Lanes
 	stats   *Stats
 	records *Records
 	name    string
@@ -41,6 +42,8 @@ type Consumer struct {
 // required).
 type ConsumerDeps struct {
 	Store *Store
+	// Lanes hand out the tokens of lanes, begun and finished here.
+	Lanes *Lanes
 	// Stats takes the outcome counts the workers add.
 	Stats *Stats
 	// Records has its indexes and dead letters expired (ExpireRecords).
@@ -92,6 +95,8 @@ func NewConsumer(d ConsumerDeps, cfg ConsumerConfig) (*Consumer, error) {
 	switch {
 	case d.Store == nil:
 		return nil, errors.New("outbox: NewConsumer: the store is required")
+	case d.Lanes == nil:
+		return nil, errors.New("outbox: ConsumerDeps.Lanes is required")
 	case d.Stats == nil:
 		return nil, errors.New("outbox: ConsumerDeps.Stats is required")
 	case d.Records == nil:
@@ -114,7 +119,7 @@ func NewConsumer(d ConsumerDeps, cfg ConsumerConfig) (*Consumer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Consumer{s: d.Store, stats: d.Stats, records: d.Records, name: cfg.Name, attempt: attempt, now: now,
+	return &Consumer{s: d.Store, lanes: d.Lanes, stats: d.Stats, records: d.Records, name: cfg.Name, attempt: attempt, now: now,
 		t: Timing{Attempt: attempt, LaneLease: lane, OwnLease: own, Reclaim: lane / 2, Look: own / 3, Renew: own / 5}}, nil
 }
 
@@ -122,7 +127,7 @@ func NewConsumer(d ConsumerDeps, cfg ConsumerConfig) (*Consumer, error) {
 func (c *Consumer) Name() string { return c.name }
 
 // Partitions returns the number of partitions.
-func (c *Consumer) Partitions() int { return c.s.Partitions() }
+func (c *Consumer) Partitions() int { return c.lanes.k.Partitions() }
 
 // Timing returns the consumer's leases and cadences.
 func (c *Consumer) Timing() Timing { return c.t }
@@ -131,7 +136,7 @@ func (c *Consumer) Timing() Timing { return c.t }
 // block when there are none; each carries the time of the read (Token.Read).
 func (c *Consumer) ReadTokens(ctx context.Context, p, count int, block time.Duration) ([]Token, error) {
 	read := c.now() // no later than Redis handing the tokens out
-	ts, err := c.s.ReadTokens(ctx, p, c.name, count, block)
+	ts, err := c.lanes.ReadTokens(ctx, p, c.name, count, block)
 	for i := range ts {
 		ts[i].Read = read
 	}
@@ -141,16 +146,16 @@ func (c *Consumer) ReadTokens(ctx context.Context, p, count int, block time.Dura
 // Reclaim takes over up to count tokens of partition p left pending longer
 // than the lane lease (their worker died, or froze).
 func (c *Consumer) Reclaim(ctx context.Context, p, count int) ([]Token, error) {
-	return c.s.Reclaim(ctx, p, c.name, c.t.LaneLease, count)
+	return c.lanes.Reclaim(ctx, p, c.name, c.t.LaneLease, count)
 }
 
-// Begin starts work on t under a lane lease (Store.Begin). A token this
+// Begin starts work on t under a lane lease (Lanes.Begin). A token this
 // consumer read less than half a lane lease ago is begun as fresh: its
 // idle time runs on from the read, which counts as its last claim.
 func (c *Consumer) Begin(ctx context.Context, t Token) (Head, int, error) {
 	began := c.now() // the lane lease runs from here
 	t.Fresh = c.fresh(t, began)
-	h, status, err := c.s.Begin(ctx, t, c.name, c.t.LaneLease)
+	h, status, err := c.lanes.Begin(ctx, t, c.name, c.t.LaneLease)
 	h.held, h.claimed = began, began
 	if t.Fresh {
 		h.claimed = t.Read
@@ -175,7 +180,7 @@ func (c *Consumer) CanAttempt(h Head) bool {
 	return c.now().Sub(h.held) <= c.t.LaneLease-min(c.attempt, c.t.LaneLease/2)
 }
 
-// FinishToken finishes t's head h (Store.FinishToken). On a lane run step
+// FinishToken finishes t's head h (Lanes.FinishToken). On a lane run step
 // (f.Run) it renews the lane lease, and restarts the token's idle time
 // once its last claim is a quarter of the lane lease ago, decided here: the
 // gap between claims stays under a quarter lease plus one attempt, below
@@ -184,7 +189,7 @@ func (c *Consumer) FinishToken(ctx context.Context, t Token, h Head, f Finish) (
 	renewed := c.now() // the script renews the lease after this
 	f.Lease, f.Consumer = c.t.LaneLease, c.name
 	f.Claim = c.claim(f.Run, h.claimed, renewed)
-	done, err := c.s.FinishToken(ctx, t, h, f)
+	done, err := c.lanes.FinishToken(ctx, t, h, f)
 	if done.Run {
 		done.Next.held, done.Next.claimed = renewed, h.claimed
 		if f.Claim {
@@ -229,9 +234,9 @@ func (c *Consumer) FinishOutbox(ctx context.Context, p int, ops ...OutboxOp) ([]
 }
 
 // PruneConsumers removes partition p's consumers that have had nothing
-// pending for an hour (Store.PruneConsumers).
+// pending for an hour (Lanes.PruneConsumers).
 func (c *Consumer) PruneConsumers(ctx context.Context, p int) (int, error) {
-	return c.s.PruneConsumers(ctx, p, departed)
+	return c.lanes.PruneConsumers(ctx, p, departed)
 }
 
 // The rest are the Store's, unchanged: they involve no lease.
@@ -259,21 +264,21 @@ func (c *Consumer) ParkedLanes(ctx context.Context, p int) ([]string, error) {
 // ForgetAdoptions is Store.ForgetAdoptions.
 func (c *Consumer) ForgetAdoptions(ctx context.Context) error { return c.s.ForgetAdoptions(ctx) }
 
-// EnsureGroups is Store.EnsureGroups.
-func (c *Consumer) EnsureGroups(ctx context.Context) error { return c.s.EnsureGroups(ctx) }
+// EnsureGroups is Lanes.EnsureGroups.
+func (c *Consumer) EnsureGroups(ctx context.Context) error { return c.lanes.EnsureGroups(ctx) }
 
 // AddStats is Stats.AddStats, by the consumer's clock.
 func (c *Consumer) AddStats(ctx context.Context, stats []Stat) error {
 	return c.stats.AddStats(ctx, stats, c.now())
 }
 
-// MoveDue is Store.MoveDue.
+// MoveDue is Lanes.MoveDue.
 func (c *Consumer) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error) {
-	return c.s.MoveDue(ctx, p, now, limit)
+	return c.lanes.MoveDue(ctx, p, now, limit)
 }
 
-// TrimAcked is Store.TrimAcked.
-func (c *Consumer) TrimAcked(ctx context.Context, p int) error { return c.s.TrimAcked(ctx, p) }
+// TrimAcked is Lanes.TrimAcked.
+func (c *Consumer) TrimAcked(ctx context.Context, p int) error { return c.lanes.TrimAcked(ctx, p) }
 
 // ExpireRecords is Records.ExpireRecords.
 func (c *Consumer) ExpireRecords(ctx context.Context, p int, now time.Time) error {

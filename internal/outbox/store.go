@@ -16,7 +16,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -66,11 +65,9 @@ func (c Config) attemptsKept() int { return cmp.Or(c.AttemptsKept, 50) }
 type Store struct {
 	conn
 	batch        *groupcommit.Batcher
-	leases       atomic.Uint64 // numbers the lane leases this process takes
 	keep         time.Duration
 	attemptsKept int
 
-	outbox      bool
 	outboxBatch outboxBatcher
 }
 
@@ -83,7 +80,6 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		keep:         cfg.retention(),
 		attemptsKept: cfg.attemptsKept(),
 
-		outbox:      cfg.Outbox,
 		outboxBatch: outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},
 	}
 }

@@ -24,6 +24,7 @@ type tasks = taskstore.Store
 // tests commit through the task store and deliver through the outbox.
 type fixture struct {
 	*Store
+	*Lanes
 	*Stats
 	*Replay
 	*Records
@@ -59,6 +60,7 @@ func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 	cfg := Config{DeliveryRetention: c.DeliveryRetention, AttemptsKept: c.AttemptsKept, Outbox: c.Outbox}
 	return &fixture{
 		Store:   New(rdb, k, b, cfg),
+		Lanes:   must(NewLanes(parts, cfg)),
 		Stats:   must(NewStats(parts)),
 		Replay:  must(NewReplay(parts, cfg)),
 		Records: must(NewRecords(parts, cfg)),
@@ -75,7 +77,7 @@ func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 
 // consumerDeps are the fixture's parts, as a Consumer takes them.
 func (f *fixture) consumerDeps() *ConsumerDeps {
-	return &ConsumerDeps{Store: f.Store, Stats: f.Stats, Records: f.Records}
+	return &ConsumerDeps{Store: f.Store, Lanes: f.Lanes, Stats: f.Stats, Records: f.Records}
 }
 
 // compactAt is the length over which the task store compacts an event

@@ -28,6 +28,8 @@ func TestThePartsOfTheOutboxAreBuiltWholeOrNotAtAll(t *testing.T) {
 		{"stats, no rdb", second(NewStats(Deps{Keys: ok.Keys})), "RDB is required"},
 		{"stats, no keys", second(NewStats(Deps{RDB: rdb})), "Keys is required"},
 		{"replay, no rdb", second(NewReplay(Deps{Keys: ok.Keys}, Config{})), "RDB is required"},
+		{"lanes, no batch", second(NewLanes(noBatch, Config{})), "Batch is required"},
+		{"lanes, negative retention", second(NewLanes(ok, Config{DeliveryRetention: -1})), "Config.DeliveryRetention"},
 		{"records, no keys", second(NewRecords(Deps{RDB: rdb}, Config{})), "Keys is required"},
 		{"records, negative attempts kept", second(NewRecords(ok, Config{AttemptsKept: -1})), "Config.AttemptsKept"},
 		{"replay, negative retention", second(NewReplay(ok, Config{DeliveryRetention: -1})), "Config.DeliveryRetention"},

@@ -80,6 +80,8 @@ type App struct {
 	stats *outbox.Stats
 	// lanes hand out the delivery tokens (the Consumer's).
 	lanes *outbox.Lanes
+	// owners keep who owns each partition's outbox (the Consumer's).
+	owners *outbox.Owners
 	// replays reads task event streams and queues their notifications again.
 	replays *outbox.Replay
 	// records are the delivery records the operator API reads.
@@ -240,7 +242,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	}
 	// The delivery workers consume the outbox as one consumer, which decides
 	// the lease timing: its lane lease follows the delivery timeout.
-	consumer, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: a.outbox, Lanes: a.lanes, Stats: a.stats, Records: a.records}, outbox.ConsumerConfig{Name: "relay-" + uuid.NewString(), Attempt: a.cfg.DeliveryTimeout})
+	consumer, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: a.outbox, Lanes: a.lanes, Owners: a.owners, Stats: a.stats, Records: a.records}, outbox.ConsumerConfig{Name: "relay-" + uuid.NewString(), Attempt: a.cfg.DeliveryTimeout})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -478,6 +480,9 @@ func (a *App) openStore(ctx context.Context) error {
 	// The parts of the outbox (outbox.Deps).
 	obParts := outbox.Deps{RDB: a.rdb, Keys: a.layout, Batch: batch}
 	if a.lanes, err = outbox.NewLanes(obParts, obCfg); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.owners, err = outbox.NewOwners(obParts); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	if a.stats, err = outbox.NewStats(obParts); err != nil {

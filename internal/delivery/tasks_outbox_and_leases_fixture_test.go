@@ -24,6 +24,7 @@ type tasks = taskstore.Store
 type testStore struct {
 	*outbox.Store
 	*outbox.Lanes
+	*outbox.Owners
 	*outbox.Stats
 	*outbox.Records
 	*tasks
@@ -56,6 +57,7 @@ func newTestStore(rdb redis.UniversalClient, c storeConfig) *testStore {
 	return &testStore{
 		Store:   outbox.New(rdb, k, b, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
 		Lanes:   must(outbox.NewLanes(outbox.Deps{RDB: rdb, Keys: k, Batch: b}, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox})),
+		Owners:  must(outbox.NewOwners(outbox.Deps{RDB: rdb, Keys: k, Batch: b})),
 		Stats:   must(outbox.NewStats(outbox.Deps{RDB: rdb, Keys: k, Batch: b})),
 		Records: must(outbox.NewRecords(outbox.Deps{RDB: rdb, Keys: k, Batch: b}, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox})),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
@@ -84,7 +86,7 @@ func (s *testStore) consumer(t testing.TB, cfg outbox.ConsumerConfig) *outbox.Co
 	if cfg.Name == "" {
 		cfg.Name = "relay-" + uuid.NewString()
 	}
-	c, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: s.Store, Lanes: s.Lanes, Stats: s.Stats, Records: s.Records}, cfg)
+	c, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: s.Store, Lanes: s.Lanes, Owners: s.Owners, Stats: s.Stats, Records: s.Records}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

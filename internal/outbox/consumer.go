@@ -29,6 +29,7 @@ import (
 type Consumer struct {
 	s       *Store
 	lanes   *Lanes
+	owners  *Owners
 	stats   *Stats
 	records *Records
 	name    string
@@ -44,6 +45,8 @@ type ConsumerDeps struct {
 	Store *Store
 	// Lanes hand out the tokens of lanes, begun and finished here.
 	Lanes *Lanes
+	// Owners keep who owns each partition's outbox.
+	Owners *Owners
 	// Stats takes the outcome counts the workers add.
 	Stats *Stats
 	// Records has its indexes and dead letters expired (ExpireRecords).
@@ -97,6 +100,8 @@ func NewConsumer(d ConsumerDeps, cfg ConsumerConfig) (*Consumer, error) {
 		return nil, errors.New("outbox: NewConsumer: the store is required")
 	case d.Lanes == nil:
 		return nil, errors.New("outbox: ConsumerDeps.Lanes is required")
+	case d.Owners == nil:
+		return nil, errors.New("outbox: ConsumerDeps.Owners is required")
 	case d.Stats == nil:
 		return nil, errors.New("outbox: ConsumerDeps.Stats is required")
 	case d.Records == nil:
@@ -119,7 +124,7 @@ func NewConsumer(d ConsumerDeps, cfg ConsumerConfig) (*Consumer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Consumer{s: d.Store, lanes: d.Lanes, stats: d.Stats, records: d.Records, name: cfg.Name, attempt: attempt, now: now,
+	return &Consumer{s: d.Store, lanes: d.Lanes, owners: d.Owners, stats: d.Stats, records: d.Records, name: cfg.Name, attempt: attempt, now: now,
 		t: Timing{Attempt: attempt, LaneLease: lane, OwnLease: own, Reclaim: lane / 2, Look: own / 3, Renew: own / 5}}, nil
 }
 
@@ -208,24 +213,24 @@ func (c *Consumer) claim(run bool, claimed, now time.Time) bool {
 // Relays records that this relay takes part in owning outboxes, and
 // returns how many relays did within an outbox lease (this one included).
 func (c *Consumer) Relays(ctx context.Context) (int, error) {
-	return c.s.OutboxRelays(ctx, c.name, c.t.OwnLease)
+	return c.owners.OutboxRelays(ctx, c.name, c.t.OwnLease)
 }
 
 // Own takes partition p's outbox for an outbox lease, when no other
-// relay holds it (Store.Own).
+// relay holds it (Owners.Own).
 func (c *Consumer) Own(ctx context.Context, p int) (Ownership, bool, error) {
-	return c.s.Own(ctx, p, c.name, c.t.OwnLease)
+	return c.owners.Own(ctx, p, c.name, c.t.OwnLease)
 }
 
 // KeepOwning renews the lease of partition p's outbox, or gives it up with
-// release, storing offset unless "" (Store.KeepOwning); false: the lease is
+// release, storing offset unless "" (Owners.KeepOwning); false: the lease is
 // lost, another relay holds it.
 func (c *Consumer) KeepOwning(ctx context.Context, p int, offset string, release bool) (bool, error) {
-	return c.s.KeepOwning(ctx, p, c.name, c.t.OwnLease, offset, release)
+	return c.owners.KeepOwning(ctx, p, c.name, c.t.OwnLease, offset, release)
 }
 
 // Leave takes this relay off the outboxes' owners (it stops).
-func (c *Consumer) Leave(ctx context.Context) { c.s.LeaveOutbox(ctx, c.name) }
+func (c *Consumer) Leave(ctx context.Context) { c.owners.LeaveOutbox(ctx, c.name) }
 
 // FinishOutbox applies ops of partition p's owner, in order, and returns
 // their results (Store.FinishOutboxOps).
@@ -251,18 +256,18 @@ func (c *Consumer) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o Lo
 	return c.s.LoadOutbox(ctx, p, es, o)
 }
 
-// AdoptLanes is Store.AdoptLanes.
+// AdoptLanes is Owners.AdoptLanes.
 func (c *Consumer) AdoptLanes(ctx context.Context, p int) ([]string, error) {
-	return c.s.AdoptLanes(ctx, p)
+	return c.owners.AdoptLanes(ctx, p)
 }
 
-// ParkedLanes is Store.ParkedLanes.
+// ParkedLanes is Owners.ParkedLanes.
 func (c *Consumer) ParkedLanes(ctx context.Context, p int) ([]string, error) {
-	return c.s.ParkedLanes(ctx, p)
+	return c.owners.ParkedLanes(ctx, p)
 }
 
-// ForgetAdoptions is Store.ForgetAdoptions.
-func (c *Consumer) ForgetAdoptions(ctx context.Context) error { return c.s.ForgetAdoptions(ctx) }
+// ForgetAdoptions is Owners.ForgetAdoptions.
+func (c *Consumer) ForgetAdoptions(ctx context.Context) error { return c.owners.ForgetAdoptions(ctx) }
 
 // EnsureGroups is Lanes.EnsureGroups.
 func (c *Consumer) EnsureGroups(ctx context.Context) error { return c.lanes.EnsureGroups(ctx) }

@@ -88,6 +88,24 @@ func (o Ownership) MayBeDone(id string) bool { return !layout.IDBefore(o.Last, i
 // Pending tells whether the outbox holds entries after the offset.
 func (o Ownership) Pending() bool { return layout.IDBefore(o.Offset, o.Last) }
 
+// Owners keep who owns each partition's outbox (one relay at a time, under
+// an outbox lease), the relays that share them, and the lanes an owner
+// adopts or finds parked when it takes a partition. The Consumer holds
+// the lease times. Its API: Own, KeepOwning, OutboxRelays, OutboxOwner,
+// LeaveOutbox, AdoptLanes, ParkedLanes, ForgetAdoptions.
+type Owners struct {
+	conn
+}
+
+// NewOwners returns the outboxes' owners over d.RDB, named by d.Keys
+// (d.Batch is not used), or an error naming what is missing.
+func NewOwners(d Deps) (*Owners, error) {
+	if err := d.check("owners", false); err != nil {
+		return nil, err
+	}
+	return &Owners{conn: conn{rdb: d.RDB, k: d.Keys}}, nil
+}
+
 // ownArgs are lua/outbox_own.lua's arguments, each read there by its lua
 // name (layout.Named), where each is described.
 type ownArgs struct {
@@ -101,7 +119,7 @@ var ownScript = layout.BareScriptOf[ownArgs](outboxOwnLua)
 
 // Own takes partition p's outbox for holder for ttl, when no other owner
 // holds it.
-func (s *Store) Own(ctx context.Context, p int, holder string, ttl time.Duration) (Ownership, bool, error) {
+func (s *Owners) Own(ctx context.Context, p int, holder string, ttl time.Duration) (Ownership, bool, error) {
 	res, err := ownScript.Run(ctx, s.rdb, s.ownKeys(p), ownScript.Args(&ownArgs{
 		Holder:  holder,
 		LeaseMs: ttl.Milliseconds(),
@@ -127,7 +145,7 @@ func (s *Store) Own(ctx context.Context, p int, holder string, ttl time.Duration
 // KeepOwning renews holder's lease of partition p's outbox and stores
 // offset (unless ""), dropping the entries before it; with release it gives
 // the lease up. It returns false when the lease is another's.
-func (s *Store) KeepOwning(ctx context.Context, p int, holder string, ttl time.Duration, offset string, release bool) (bool, error) {
+func (s *Owners) KeepOwning(ctx context.Context, p int, holder string, ttl time.Duration, offset string, release bool) (bool, error) {
 	mode := "keep"
 	if release {
 		mode = "release"
@@ -145,13 +163,13 @@ func (s *Store) KeepOwning(ctx context.Context, p int, holder string, ttl time.D
 	return n == 1, nil
 }
 
-func (s *Store) ownKeys(p int) []string {
+func (s *Owners) ownKeys(p int) []string {
 	return []string{s.k.OutboxOwner(p), s.k.OutboxOffset(p), s.k.Outbox(p), s.k.Parked(p)}
 }
 
 // OutboxRelays records that relay me takes part in owning outboxes, and
 // returns how many relays did so within ttl (me included).
-func (s *Store) OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error) {
+func (s *Owners) OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error) {
 	now := time.Now()
 	key := s.k.OutboxRelays()
 	pipe := s.rdb.Pipeline()
@@ -165,7 +183,7 @@ func (s *Store) OutboxRelays(ctx context.Context, me string, ttl time.Duration) 
 }
 
 // OutboxOwner returns the relay that owns partition p's outbox ("" when none does).
-func (s *Store) OutboxOwner(ctx context.Context, p int) (string, error) {
+func (s *Owners) OutboxOwner(ctx context.Context, p int) (string, error) {
 	h, err := s.rdb.Get(ctx, s.k.OutboxOwner(p)).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
@@ -177,7 +195,7 @@ func (s *Store) OutboxOwner(ctx context.Context, p int) (string, error) {
 }
 
 // LeaveOutbox takes relay me off the outbox owners (it stops).
-func (s *Store) LeaveOutbox(ctx context.Context, me string) {
+func (s *Owners) LeaveOutbox(ctx context.Context, me string) {
 	_ = s.rdb.ZRem(ctx, s.k.OutboxRelays(), me).Err()
 }
 
@@ -187,7 +205,7 @@ func (s *Store) LeaveOutbox(ctx context.Context, me string) {
 // them; once done (the partition's adoption mark), it lists none. It reads
 // the partition's tokens in steps of adoptStep (lua/adopt.lua), so that a
 // large backlog does not hold Redis in one long script.
-func (s *Store) AdoptLanes(ctx context.Context, p int) ([]string, error) {
+func (s *Owners) AdoptLanes(ctx context.Context, p int) ([]string, error) {
 	var lanes []string
 	phase, cursor := "retries", "0"
 	for phase != "done" {
@@ -215,7 +233,7 @@ var adoptScript = layout.ScriptOf[adoptArgs](adoptLua)
 
 // adoptStep runs one step of AdoptLanes (see lua/adopt.lua): it returns the
 // next step's phase and cursor ("done" at the end) and the lanes it found.
-func (s *Store) adoptStep(ctx context.Context, p int, phase, cursor string) (string, string, []string, error) {
+func (s *Owners) adoptStep(ctx context.Context, p int, phase, cursor string) (string, string, []string, error) {
 	keys := []string{s.k.Deliveries(p), s.k.Retries(p), s.k.Parked(p), s.k.OutboxAdopted(p), s.k.OutboxAdopting(p)}
 	res, err := adoptScript.Run(ctx, s.rdb, keys, adoptScript.Args(&adoptArgs{
 		Lanes:  s.k.Lanes(p),
@@ -243,7 +261,7 @@ const (
 )
 
 // ParkedLanes lists partition p's parked lanes (OutboxEntry.Lane).
-func (s *Store) ParkedLanes(ctx context.Context, p int) ([]string, error) {
+func (s *Owners) ParkedLanes(ctx context.Context, p int) ([]string, error) {
 	l, err := s.rdb.SMembers(ctx, s.k.Parked(p)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("outbox: parked lanes: %w", err)
@@ -253,7 +271,7 @@ func (s *Store) ParkedLanes(ctx context.Context, p int) ([]string, error) {
 
 // ForgetAdoptions drops every partition's adoption mark (AdoptLanes): the
 // lanes path is taken, and lanes made on it are to be adopted again.
-func (s *Store) ForgetAdoptions(ctx context.Context) error {
+func (s *Owners) ForgetAdoptions(ctx context.Context) error {
 	for p := range s.k.Partitions() {
 		if err := s.rdb.Del(ctx, s.k.OutboxAdopted(p)).Err(); err != nil {
 			return fmt.Errorf("outbox: forget adoptions: %w", err)

@@ -25,6 +25,7 @@ type tasks = taskstore.Store
 type fixture struct {
 	*Store
 	*Lanes
+	*Owners
 	*Stats
 	*Replay
 	*Records
@@ -61,6 +62,7 @@ func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 	return &fixture{
 		Store:   New(rdb, k, b, cfg),
 		Lanes:   must(NewLanes(parts, cfg)),
+		Owners:  must(NewOwners(parts)),
 		Stats:   must(NewStats(parts)),
 		Replay:  must(NewReplay(parts, cfg)),
 		Records: must(NewRecords(parts, cfg)),
@@ -77,7 +79,7 @@ func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 
 // consumerDeps are the fixture's parts, as a Consumer takes them.
 func (f *fixture) consumerDeps() *ConsumerDeps {
-	return &ConsumerDeps{Store: f.Store, Lanes: f.Lanes, Stats: f.Stats, Records: f.Records}
+	return &ConsumerDeps{Store: f.Store, Lanes: f.Lanes, Owners: f.Owners, Stats: f.Stats, Records: f.Records}
 }
 
 // compactAt is the length over which the task store compacts an event

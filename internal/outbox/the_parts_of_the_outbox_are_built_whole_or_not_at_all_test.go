@@ -30,6 +30,7 @@ func TestThePartsOfTheOutboxAreBuiltWholeOrNotAtAll(t *testing.T) {
 		{"replay, no rdb", second(NewReplay(Deps{Keys: ok.Keys}, Config{})), "RDB is required"},
 		{"lanes, no batch", second(NewLanes(noBatch, Config{})), "Batch is required"},
 		{"lanes, negative retention", second(NewLanes(ok, Config{DeliveryRetention: -1})), "Config.DeliveryRetention"},
+		{"owners, no rdb", second(NewOwners(Deps{Keys: ok.Keys})), "RDB is required"},
 		{"records, no keys", second(NewRecords(Deps{RDB: rdb}, Config{})), "Keys is required"},
 		{"records, negative attempts kept", second(NewRecords(ok, Config{AttemptsKept: -1})), "Config.AttemptsKept"},
 		{"replay, negative retention", second(NewReplay(ok, Config{DeliveryRetention: -1})), "Config.DeliveryRetention"},
@@ -44,6 +45,7 @@ func TestThePartsOfTheOutboxAreBuiltWholeOrNotAtAll(t *testing.T) {
 	}{
 		{"stats without a batch", second(NewStats(noBatch))},
 		{"replay without a batch", second(NewReplay(noBatch, Config{}))},
+		{"owners without a batch", second(NewOwners(noBatch))},
 		{"records without a batch", second(NewRecords(noBatch, Config{}))},
 	} {
 		if tc.err != nil {

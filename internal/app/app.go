@@ -75,7 +75,8 @@ type App struct {
 	turns *taskstore.Turns
 	// compaction cuts the task streams back (the Compactor's).
 	compaction *taskstore.Compaction
-	outbox     *outbox.Store
+	// outboxes are the partitions' outboxes, as their owners work them.
+	outboxes *outbox.Outboxes
 	// stats counts delivery outcomes per minute and reads the backlog.
 	stats *outbox.Stats
 	// lanes hand out the delivery tokens (the Consumer's).
@@ -242,7 +243,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	}
 	// The delivery workers consume the outbox as one consumer, which decides
 	// the lease timing: its lane lease follows the delivery timeout.
-	consumer, err := outbox.NewConsumer(outbox.ConsumerDeps{Store: a.outbox, Lanes: a.lanes, Owners: a.owners, Stats: a.stats, Records: a.records}, outbox.ConsumerConfig{Name: "relay-" + uuid.NewString(), Attempt: a.cfg.DeliveryTimeout})
+	consumer, err := outbox.NewConsumer(outbox.ConsumerDeps{Outboxes: a.outboxes, Lanes: a.lanes, Owners: a.owners, Stats: a.stats, Records: a.records}, outbox.ConsumerConfig{Name: "relay-" + uuid.NewString(), Attempt: a.cfg.DeliveryTimeout})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -456,8 +457,6 @@ func (a *App) openStore(ctx context.Context) error {
 	a.store = taskstore.New(a.rdb, a.layout, batch, taskstore.Config{EventsMaxLen: a.cfg.TaskEventsMaxLen,
 		DeliveryRetention: a.cfg.DeliveryRetention, TaskRetention: a.cfg.TaskRetention, Outbox: onOutbox,
 		UsageWindow: usageWindow})
-	obCfg := outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox}
-	a.outbox = outbox.New(a.rdb, a.layout, batch, obCfg)
 	a.leases = leader.New(a.rdb, a.layout)
 	var err error // (a slot in flight outlives the longest attempt)
 	if a.throttle, err = throttle.New(a.rdb, a.layout, throttle.Config{Lease: a.cfg.DeliveryTimeout + 5*time.Second}); err != nil {
@@ -479,6 +478,10 @@ func (a *App) openStore(ctx context.Context) error {
 	}
 	// The parts of the outbox (outbox.Deps).
 	obParts := outbox.Deps{RDB: a.rdb, Keys: a.layout, Batch: batch}
+	obCfg := outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox}
+	if a.outboxes, err = outbox.NewOutboxes(obParts, obCfg); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	if a.lanes, err = outbox.NewLanes(obParts, obCfg); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}

@@ -27,13 +27,13 @@ import (
 //	housekeeping: EnsureGroups, AddStats, MoveDue, TrimAcked,
 //	              PruneConsumers, ExpireRecords
 type Consumer struct {
-	s       *Store
-	lanes   *Lanes
-	owners  *Owners
-	stats   *Stats
-	records *Records
-	name    string
-	t       Timing
+	outboxes *Outboxes
+	lanes    *Lanes
+	owners   *Owners
+	stats    *Stats
+	records  *Records
+	name     string
+	t        Timing
 	// attempt is ConsumerConfig.Attempt.
 	attempt time.Duration
 	now     func() time.Time
@@ -42,7 +42,8 @@ type Consumer struct {
 // ConsumerDeps are the parts of the outbox a Consumer drives (all
 // required).
 type ConsumerDeps struct {
-	Store *Store
+	// Outboxes are read, loaded and reported by their owners.
+	Outboxes *Outboxes
 	// Lanes hand out the tokens of lanes, begun and finished here.
 	Lanes *Lanes
 	// Owners keep who owns each partition's outbox.
@@ -96,8 +97,8 @@ const departed = time.Hour
 // naming the part or setting that is missing or out of range.
 func NewConsumer(d ConsumerDeps, cfg ConsumerConfig) (*Consumer, error) {
 	switch {
-	case d.Store == nil:
-		return nil, errors.New("outbox: NewConsumer: the store is required")
+	case d.Outboxes == nil:
+		return nil, errors.New("outbox: ConsumerDeps.Outboxes is required")
 	case d.Lanes == nil:
 		return nil, errors.New("outbox: ConsumerDeps.Lanes is required")
 	case d.Owners == nil:
@@ -124,7 +125,8 @@ func NewConsumer(d ConsumerDeps, cfg ConsumerConfig) (*Consumer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Consumer{s: d.Store, lanes: d.Lanes, owners: d.Owners, stats: d.Stats, records: d.Records, name: cfg.Name, attempt: attempt, now: now,
+	return &Consumer{outboxes: d.Outboxes, lanes: d.Lanes, owners: d.Owners, stats: d.Stats, records: d.Records,
+		name: cfg.Name, attempt: attempt, now: now,
 		t: Timing{Attempt: attempt, LaneLease: lane, OwnLease: own, Reclaim: lane / 2, Look: own / 3, Renew: own / 5}}, nil
 }
 
@@ -233,9 +235,9 @@ func (c *Consumer) KeepOwning(ctx context.Context, p int, offset string, release
 func (c *Consumer) Leave(ctx context.Context) { c.owners.LeaveOutbox(ctx, c.name) }
 
 // FinishOutbox applies ops of partition p's owner, in order, and returns
-// their results (Store.FinishOutboxOps).
+// their results (Outboxes.FinishOutboxOps).
 func (c *Consumer) FinishOutbox(ctx context.Context, p int, ops ...OutboxOp) ([]int, error) {
-	return c.s.FinishOutboxOps(ctx, p, c.name, ops)
+	return c.outboxes.FinishOutboxOps(ctx, p, c.name, ops)
 }
 
 // PruneConsumers removes partition p's consumers that have had nothing
@@ -244,16 +246,16 @@ func (c *Consumer) PruneConsumers(ctx context.Context, p int) (int, error) {
 	return c.lanes.PruneConsumers(ctx, p, departed)
 }
 
-// The rest are the Store's, unchanged: they involve no lease.
+// The rest are the parts', unchanged: they involve no lease.
 
-// ReadOutbox is Store.ReadOutbox.
+// ReadOutbox is Outboxes.ReadOutbox.
 func (c *Consumer) ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]OutboxEntry, error) {
-	return c.s.ReadOutbox(ctx, p, after, count, block)
+	return c.outboxes.ReadOutbox(ctx, p, after, count, block)
 }
 
-// LoadOutbox is Store.LoadOutbox.
+// LoadOutbox is Outboxes.LoadOutbox.
 func (c *Consumer) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadOptions) ([]Loaded, time.Time, error) {
-	return c.s.LoadOutbox(ctx, p, es, o)
+	return c.outboxes.LoadOutbox(ctx, p, es, o)
 }
 
 // AdoptLanes is Owners.AdoptLanes.

@@ -50,7 +50,7 @@ func TestConsumerTiming(t *testing.T) {
 // noParts is a consumer's parts over no Redis, for the decisions that ask
 // none.
 func noParts() *ConsumerDeps {
-	return &ConsumerDeps{Store: &Store{}, Lanes: &Lanes{}, Owners: &Owners{}, Stats: &Stats{}, Records: &Records{}}
+	return &ConsumerDeps{Outboxes: &Outboxes{}, Lanes: &Lanes{}, Owners: &Owners{}, Stats: &Stats{}, Records: &Records{}}
 }
 
 // NewConsumer refuses a missing part or name and negative durations,
@@ -67,7 +67,7 @@ func TestNewConsumerNamesWhatIsWrong(t *testing.T) {
 		cfg  ConsumerConfig
 		want string
 	}{
-		{without(func(d *ConsumerDeps) { d.Store = nil }), ConsumerConfig{Name: "w1"}, "store"},
+		{without(func(d *ConsumerDeps) { d.Outboxes = nil }), ConsumerConfig{Name: "w1"}, "ConsumerDeps.Outboxes"},
 		{without(func(d *ConsumerDeps) { d.Lanes = nil }), ConsumerConfig{Name: "w1"}, "ConsumerDeps.Lanes"},
 		{without(func(d *ConsumerDeps) { d.Owners = nil }), ConsumerConfig{Name: "w1"}, "ConsumerDeps.Owners"},
 		{without(func(d *ConsumerDeps) { d.Stats = nil }), ConsumerConfig{Name: "w1"}, "ConsumerDeps.Stats"},

@@ -16,6 +16,8 @@ import (
 )
 
 var (
+	//go:embed lua/begin.lua
+	beginLua string
 	//go:embed lua/finish.lua
 	finishLua string
 	//go:embed lua/mover.lua

@@ -375,7 +375,7 @@ func (s *Records) waitingDelivery(ctx context.Context, p int, id string) (Delive
 
 // ReadOutbox reads up to count entries of partition p's outbox after id
 // after, blocking up to block when there are none.
-func (s *Store) ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]OutboxEntry, error) {
+func (s *Outboxes) ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]OutboxEntry, error) {
 	res, err := s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{s.k.Outbox(p), after}, Count: int64(count), Block: block}).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
@@ -437,7 +437,7 @@ type LoadOptions struct {
 // of es carries is not read (an event is carried by its first config's
 // entry; its other configs' entries, which follow, use it too), nor a
 // config o.Known has; when nothing is left to read, there is no round trip.
-func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadOptions) ([]Loaded, time.Time, error) {
+func (s *Outboxes) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadOptions) ([]Loaded, time.Time, error) {
 	type taskEvent struct{ task, event string }
 	eventKey := func(e OutboxEntry) taskEvent { return taskEvent{e.TaskID, e.EventID} }
 	events := map[taskEvent]*OutboxEntry{} // the carried ones
@@ -599,7 +599,7 @@ type opJSON struct {
 // returns its result (Applied, LaneEmpty or NotOwner). Concurrent calls
 // for one partition share script calls: while one runs, the others queue
 // and go together in the next.
-func (s *Store) FinishOutbox(ctx context.Context, p int, holder string, op OutboxOp) (int, error) {
+func (s *Outboxes) FinishOutbox(ctx context.Context, p int, holder string, op OutboxOp) (int, error) {
 	res, err := s.FinishOutboxOps(ctx, p, holder, []OutboxOp{op})
 	if err != nil {
 		return 0, err
@@ -618,7 +618,7 @@ func (s *Store) FinishOutbox(ctx context.Context, p int, holder string, op Outbo
 // as the task's delivery index does at the earliest when the commit wrote
 // it (commit.lua; else the event's stream entry lists it), so that it is
 // listed for as long as it lives.
-func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops []OutboxOp) ([]int, error) {
+func (s *Outboxes) FinishOutboxOps(ctx context.Context, p int, holder string, ops []OutboxOp) ([]int, error) {
 	ms := func(t time.Time) string {
 		if t.IsZero() {
 			return "0"
@@ -678,7 +678,7 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 // expires a retention after its commit, as the script has it. It needs no
 // order with other ops (a lane's next op waits for this one), so it goes
 // straight into a shared round trip.
-func (s *Store) finishPlain(ctx context.Context, r *outboxReq) (bool, error) {
+func (s *Outboxes) finishPlain(ctx context.Context, r *outboxReq) (bool, error) {
 	at, _ := strconv.ParseInt(r.js.M, 10, 64)
 	var set *redis.Cmd
 	s.batch.Do(func(pipe redis.Pipeliner) {
@@ -695,7 +695,7 @@ func (s *Store) finishPlain(ctx context.Context, r *outboxReq) (bool, error) {
 
 // runOutboxOps runs one script call for batch, in a round trip shared with
 // other partitions' calls and commands (evalBatched).
-func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []*outboxReq) {
+func (s *Outboxes) runOutboxOps(ctx context.Context, p int, holder string, batch []*outboxReq) {
 	// The ops run for every caller in the batch: one caller giving up must
 	// not cancel the others'.
 	keys, args := s.outboxCall(p, holder, batch)
@@ -715,7 +715,7 @@ var outboxFinishScript = layout.ScriptOf[outboxFinishArgs](outboxFinishLua)
 
 // outboxCall lays out the keys and arguments of a script call (see
 // lua/outbox_finish.lua) for ops.
-func (s *Store) outboxCall(p int, holder string, ops []*outboxReq) ([]string, *outboxFinishArgs) {
+func (s *Outboxes) outboxCall(p int, holder string, ops []*outboxReq) ([]string, *outboxFinishArgs) {
 	keys := make([]string, 0, 10+6*len(ops))
 	keys = append(keys, s.k.OutboxOwner(p), s.k.Retries(p), s.k.Dead(p), s.k.Parked(p))
 	keys = append(keys, s.k.StatusIndexes(p)...)
@@ -730,7 +730,7 @@ func (s *Store) outboxCall(p int, holder string, ops []*outboxReq) ([]string, *o
 }
 
 // outboxResults hands each op of a script call its result.
-func (s *Store) outboxResults(batch []*outboxReq, call *redis.Cmd) {
+func (s *Outboxes) outboxResults(batch []*outboxReq, call *redis.Cmd) {
 	res, err := call.Int64Slice()
 	for i, r := range batch {
 		switch {

@@ -9,6 +9,18 @@
 // decides when leases are renewed, how long a claim is held and when a
 // lease counts as lost. It knows nothing of A2A and POSTs nothing (delivery
 // does), and never writes task state (taskstore does).
+//
+// Its parts, each a type built from the same Deps (and, where it reads
+// one, the Config), each with an API that fits on a screen:
+//
+//	Lanes     the delivery streams' tokens, lanes and retries (delivery.go)
+//	Owners    who owns each partition's outbox, adopted and parked lanes (outbox.go)
+//	Outboxes  an owner's reads, loads and reports of its outbox (outbox.go)
+//	Records   the delivery records, for the operator API (records.go)
+//	Replay    a replay's reads of event streams and requeues (replay.go)
+//	Stats     outcome counts per minute and the backlog (stats.go, depth.go)
+//	Consumer  one relay's way into the first three and the housekeeping of
+//	          the others, deciding every lease time (consumer.go)
 package outbox
 
 import (
@@ -18,20 +30,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/a2arelay/relay/internal/groupcommit"
-	"github.com/a2arelay/relay/internal/layout"
 )
 
 // ErrNotFound: the delivery record (or the push config, or the event a
 // notification refers to) does not exist.
 var ErrNotFound = errors.New("not found")
 
-//go:embed lua/begin.lua
-var beginLua string
-
-// Config configures a Store. Zero values take the documented defaults.
+// Config configures the parts that take one. Zero values take the documented defaults.
 type Config struct {
 	// DeliveryRetention is how long delivery records and attempts are kept
 	// (default 7 days): the task store's Config.DeliveryRetention.
@@ -61,8 +67,13 @@ func (c Config) retention() time.Duration { return cmp.Or(c.DeliveryRetention, 7
 // attemptsKept is AttemptsKept, its default applied.
 func (c Config) attemptsKept() int { return cmp.Or(c.AttemptsKept, 50) }
 
-// Store is the delivery side of relay's Redis.
-type Store struct {
+// Outboxes are the partitions' outboxes as their owners work them: the
+// notifications the task store's commit enqueued are read (ReadOutbox),
+// loaded for delivery (LoadOutbox) and reported (FinishOutbox,
+// FinishOutboxOps, whose reports share round trips). Who owns which
+// outbox is the Owners' part, and the lease times the Consumer's. Its API:
+// ReadOutbox, LoadOutbox, FinishOutbox, FinishOutboxOps.
+type Outboxes struct {
 	conn
 	batch        *groupcommit.Batcher
 	keep         time.Duration
@@ -71,18 +82,24 @@ type Store struct {
 	outboxBatch outboxBatcher
 }
 
-// New returns a Store over rdb, with its keys named by k; its reports share
-// round trips (with the task store's commits) through batch.
-func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, cfg Config) *Store {
-	return &Store{
-		conn:         conn{rdb: rdb, k: k},
-		batch:        batch,
+// NewOutboxes returns the outboxes over d.RDB, named by d.Keys, whose reads
+// and reports share round trips (with the task store's commits) through
+// d.Batch (required); of cfg it reads DeliveryRetention and AttemptsKept
+// (of the records a report writes). It returns an error naming what is
+// missing or out of range.
+func NewOutboxes(d Deps, cfg Config) (*Outboxes, error) {
+	if err := d.check("outboxes", true); err != nil {
+		return nil, err
+	}
+	if err := cfg.check("outboxes"); err != nil {
+		return nil, err
+	}
+	return &Outboxes{
+		conn:         conn{rdb: d.RDB, k: d.Keys},
+		batch:        d.Batch,
 		keep:         cfg.retention(),
 		attemptsKept: cfg.attemptsKept(),
 
 		outboxBatch: outboxBatcher{pending: map[batchKey][]*outboxReq{}, running: map[batchKey]bool{}},
-	}
+	}, nil
 }
-
-// Partitions returns the number of partitions.
-func (s *Store) Partitions() int { return s.k.Partitions() }

@@ -23,7 +23,7 @@ type tasks = taskstore.Store
 // app wires them (one key layout, one group-commit batcher): the outbox's
 // tests commit through the task store and deliver through the outbox.
 type fixture struct {
-	*Store
+	*Outboxes
 	*Lanes
 	*Owners
 	*Stats
@@ -41,7 +41,7 @@ type fixture struct {
 }
 
 // Partitions is the partition count both share.
-func (f *fixture) Partitions() int { return f.Store.Partitions() }
+func (f *fixture) Partitions() int { return f.k.Partitions() }
 
 // storeConfig is the configuration of both halves of a fixture.
 type storeConfig struct {
@@ -60,12 +60,12 @@ func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 	parts := Deps{RDB: rdb, Keys: k, Batch: b}
 	cfg := Config{DeliveryRetention: c.DeliveryRetention, AttemptsKept: c.AttemptsKept, Outbox: c.Outbox}
 	return &fixture{
-		Store:   New(rdb, k, b, cfg),
-		Lanes:   must(NewLanes(parts, cfg)),
-		Owners:  must(NewOwners(parts)),
-		Stats:   must(NewStats(parts)),
-		Replay:  must(NewReplay(parts, cfg)),
-		Records: must(NewRecords(parts, cfg)),
+		Outboxes: must(NewOutboxes(parts, cfg)),
+		Lanes:    must(NewLanes(parts, cfg)),
+		Owners:   must(NewOwners(parts)),
+		Stats:    must(NewStats(parts)),
+		Replay:   must(NewReplay(parts, cfg)),
+		Records:  must(NewRecords(parts, cfg)),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
 			DeliveryRetention: c.DeliveryRetention, TaskRetention: c.TaskRetention, Outbox: c.Outbox}),
 		Compaction: must(taskstore.NewCompaction(taskstore.Deps{RDB: rdb, Keys: k, Batch: b},
@@ -79,7 +79,7 @@ func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 
 // consumerDeps are the fixture's parts, as a Consumer takes them.
 func (f *fixture) consumerDeps() *ConsumerDeps {
-	return &ConsumerDeps{Store: f.Store, Lanes: f.Lanes, Owners: f.Owners, Stats: f.Stats, Records: f.Records}
+	return &ConsumerDeps{Outboxes: f.Outboxes, Lanes: f.Lanes, Owners: f.Owners, Stats: f.Stats, Records: f.Records}
 }
 
 // compactAt is the length over which the task store compacts an event

@@ -30,6 +30,8 @@ func TestThePartsOfTheOutboxAreBuiltWholeOrNotAtAll(t *testing.T) {
 		{"replay, no rdb", second(NewReplay(Deps{Keys: ok.Keys}, Config{})), "RDB is required"},
 		{"lanes, no batch", second(NewLanes(noBatch, Config{})), "Batch is required"},
 		{"lanes, negative retention", second(NewLanes(ok, Config{DeliveryRetention: -1})), "Config.DeliveryRetention"},
+		{"outboxes, no batch", second(NewOutboxes(noBatch, Config{})), "Batch is required"},
+		{"outboxes, negative attempts kept", second(NewOutboxes(ok, Config{AttemptsKept: -1})), "Config.AttemptsKept"},
 		{"owners, no rdb", second(NewOwners(Deps{Keys: ok.Keys})), "RDB is required"},
 		{"records, no keys", second(NewRecords(Deps{RDB: rdb}, Config{})), "Keys is required"},
 		{"records, negative attempts kept", second(NewRecords(ok, Config{AttemptsKept: -1})), "Config.AttemptsKept"},

@@ -75,8 +75,19 @@ type App struct {
 	turns *taskstore.Turns
 	// compaction cuts the task streams back (the Compactor's).
 	compaction *taskstore.Compaction
-	outbox     *outbox.Store
-	leases     *leader.Leases
+	// outboxes are the partitions' outboxes, as their owners work them.
+	outboxes *outbox.Outboxes
+	// stats counts delivery outcomes per minute and reads the backlog.
+	stats *outbox.Stats
+	// lanes hand out the delivery tokens (the Consumer's).
+	lanes *outbox.Lanes
+	// owners keep who owns each partition's outbox (the Consumer's).
+	owners *outbox.Owners
+	// replays reads task event streams and queues their notifications again.
+	replays *outbox.Replay
+	// records are the delivery records the operator API reads.
+	records *outbox.Records
+	leases  *leader.Leases
 	// throttle keeps the webhooks' delivery limits.
 	throttle *throttle.Throttle
 	demo     *ingest.Demo
@@ -232,7 +243,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	}
 	// The delivery workers consume the outbox as one consumer, which decides
 	// the lease timing: its lane lease follows the delivery timeout.
-	consumer, err := outbox.NewConsumer(a.outbox, outbox.ConsumerConfig{Name: "relay-" + uuid.NewString(), Attempt: a.cfg.DeliveryTimeout})
+	consumer, err := outbox.NewConsumer(outbox.ConsumerDeps{Outboxes: a.outboxes, Lanes: a.lanes, Owners: a.owners, Stats: a.stats, Records: a.records}, outbox.ConsumerConfig{Name: "relay-" + uuid.NewString(), Attempt: a.cfg.DeliveryTimeout})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -289,7 +300,7 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.metrics.WatchQueue(a.outbox, a.streams.Open, a.log)
+	a.metrics.WatchQueue(a.stats, a.streams.Open, a.log)
 	if a.workerAPI, err = workerapi.New(workerapi.Deps{Pull: a.pull, Log: a.log},
 		workerapi.Config{Tokens: a.cfg.WorkerTokens, MaxWaiting: maxClaims}); err != nil {
 		return fmt.Errorf("app: %w", err)
@@ -307,11 +318,11 @@ func (a *App) Start(ctx context.Context) (err error) {
 	if err := a.startGRPC(ctx); err != nil {
 		return err
 	}
-	replay, err := delivery.NewReplayer(delivery.ReplayerDeps{Events: a.outbox, Configs: a.store, URLs: a.urls}, delivery.ReplayConfig{MaxNotifications: a.cfg.ReplayMaxNotifications, Observer: a.metrics})
+	replay, err := delivery.NewReplayer(delivery.ReplayerDeps{Events: a.replays, Configs: a.store, URLs: a.urls}, delivery.ReplayConfig{MaxNotifications: a.cfg.ReplayMaxNotifications, Observer: a.metrics})
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.outbox, replay), delivery.NewEndpointsAPI(endpoints))
+	a.http = a.newHTTP(rpc, rh, card, delivery.NewAPI(a.records, a.stats, replay), delivery.NewEndpointsAPI(endpoints))
 	ln, err := net.Listen("tcp", a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("app: listen on %s: %w", a.cfg.Addr, err)
@@ -446,7 +457,6 @@ func (a *App) openStore(ctx context.Context) error {
 	a.store = taskstore.New(a.rdb, a.layout, batch, taskstore.Config{EventsMaxLen: a.cfg.TaskEventsMaxLen,
 		DeliveryRetention: a.cfg.DeliveryRetention, TaskRetention: a.cfg.TaskRetention, Outbox: onOutbox,
 		UsageWindow: usageWindow})
-	a.outbox = outbox.New(a.rdb, a.layout, batch, outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox})
 	a.leases = leader.New(a.rdb, a.layout)
 	var err error // (a slot in flight outlives the longest attempt)
 	if a.throttle, err = throttle.New(a.rdb, a.layout, throttle.Config{Lease: a.cfg.DeliveryTimeout + 5*time.Second}); err != nil {
@@ -464,6 +474,27 @@ func (a *App) openStore(ctx context.Context) error {
 		return fmt.Errorf("app: %w", err)
 	}
 	if a.compaction, err = taskstore.NewCompaction(parts, taskstore.CompactionConfig{EventsMaxLen: a.cfg.TaskEventsMaxLen, DeliveryRetention: a.cfg.DeliveryRetention}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	// The parts of the outbox (outbox.Deps).
+	obParts := outbox.Deps{RDB: a.rdb, Keys: a.layout, Batch: batch}
+	obCfg := outbox.Config{DeliveryRetention: a.cfg.DeliveryRetention, Outbox: onOutbox}
+	if a.outboxes, err = outbox.NewOutboxes(obParts, obCfg); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.lanes, err = outbox.NewLanes(obParts, obCfg); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.owners, err = outbox.NewOwners(obParts); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.stats, err = outbox.NewStats(obParts); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.replays, err = outbox.NewReplay(obParts, obCfg); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	if a.records, err = outbox.NewRecords(obParts, obCfg); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -15,25 +15,34 @@ import (
 	"github.com/a2arelay/relay/internal/outbox"
 )
 
-// Records is what the management API needs of Redis (outbox.Store implements it).
+// Records is what the management API needs of the delivery records
+// (outbox.Records implements it).
 type Records interface {
 	Delivery(ctx context.Context, id string) (outbox.DeliveryRecord, error)
 	ListDeliveries(ctx context.Context, f outbox.DeliveryFilter) ([]outbox.DeliveryRecord, *outbox.IndexEntry, error)
 	Redeliver(ctx context.Context, id string, now time.Time) error
 	Redrive(ctx context.Context, taskID string, now time.Time) (int, error)
+}
+
+// Outcomes is what the management API reads of the delivery outcomes per
+// minute (outbox.Stats implements it).
+type Outcomes interface {
 	DeliveryStats(ctx context.Context, now time.Time, minutes int) ([]outbox.MinuteStats, error)
 }
 
 // API is the JSON management API over delivery records, under /v1/deliveries.
 type API struct {
-	rec    Records
-	replay *Replayer
-	now    func() time.Time
+	rec      Records
+	outcomes Outcomes
+	replay   *Replayer
+	now      func() time.Time
 }
 
-// NewAPI returns the management API; replay serves POST
+// NewAPI returns the management API over rec and stats; replay serves POST
 // /v1/deliveries/replay (nil: not served).
-func NewAPI(rec Records, replay *Replayer) *API { return &API{rec: rec, replay: replay, now: time.Now} }
+func NewAPI(rec Records, stats Outcomes, replay *Replayer) *API {
+	return &API{rec: rec, outcomes: stats, replay: replay, now: time.Now}
+}
 
 // Register mounts the API on r.
 func (a *API) Register(r fiber.Router) {
@@ -57,7 +66,7 @@ func (a *API) stats(c *fiber.Ctx) error {
 			return apiError(c, fiber.StatusBadRequest, "minutes: a whole number from 1 to 1440")
 		}
 	}
-	st, err := a.rec.DeliveryStats(c.UserContext(), a.now(), n)
+	st, err := a.outcomes.DeliveryStats(c.UserContext(), a.now(), n)
 	if err != nil {
 		return apiError(c, fiber.StatusServiceUnavailable, "cannot read delivery stats now")
 	}

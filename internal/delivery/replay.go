@@ -26,7 +26,7 @@ import (
 // config) lane: in order per pair, after what is queued there already.
 
 // ReplayEvents is what a replay reads and writes of the delivery side of
-// Redis (outbox.Store implements it).
+// Redis (outbox.Replay implements it).
 type ReplayEvents interface {
 	TaskEvents(ctx context.Context, taskID, start, end string, count int) ([]outbox.StoredEvent, error)
 	EventsCutBefore(ctx context.Context, taskID string) (time.Time, error)

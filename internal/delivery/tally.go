@@ -12,7 +12,7 @@ import (
 var counted = map[outbox.Outcome]string{outbox.Delivered: "delivered", outbox.Retry: "failed", outbox.Dead: "dead", outbox.Gone: "gone"}
 
 // tally counts outcomes in memory until they are added to Redis
-// (outbox.Store.AddStats), about once a second: the operator's chart costs
+// (outbox.Stats.AddStats), about once a second: the operator's chart costs
 // one write per partition and minute, not one per notification. Counts of
 // the last second are lost when the process dies.
 type tally struct {

@@ -17,12 +17,16 @@ import (
 // tasks is the task store, embedded in testStore under this name.
 type tasks = taskstore.Store
 
-// testStore is what the app hands the workers, over one Redis: the outbox
+// testStore is what the app hands the workers, over one Redis: the outbox's parts
 // (consumed through a Consumer, Deps.Queue: see consumer), the task store
 // (Deps.Tasks) and the leader leases (Deps.Leader). Tests pass it, or a
 // wrapper of it that overrides a method, as the last two.
 type testStore struct {
-	*outbox.Store
+	*outbox.Outboxes
+	*outbox.Lanes
+	*outbox.Owners
+	*outbox.Stats
+	*outbox.Records
 	*tasks
 	*leader.Leases
 	// hosts are the task store's host validations (ValidatorDeps.Store).
@@ -36,7 +40,7 @@ type testStore struct {
 }
 
 // Partitions is the partition count the outbox and the task store share.
-func (s *testStore) Partitions() int { return s.Store.Partitions() }
+func (s *testStore) Partitions() int { return s.tasks.Partitions() }
 
 // storeConfig configures a testStore's outbox and task store alike.
 type storeConfig struct {
@@ -50,8 +54,14 @@ type storeConfig struct {
 func newTestStore(rdb redis.UniversalClient, c storeConfig) *testStore {
 	k := layout.New(c.Prefix, c.Partitions)
 	b := groupcommit.New(rdb)
+	// The outbox's parts, as the app builds them.
+	parts, cfg := outbox.Deps{RDB: rdb, Keys: k, Batch: b}, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}
 	return &testStore{
-		Store: outbox.New(rdb, k, b, outbox.Config{DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
+		Outboxes: must(outbox.NewOutboxes(parts, cfg)),
+		Lanes:    must(outbox.NewLanes(parts, cfg)),
+		Owners:   must(outbox.NewOwners(parts)),
+		Stats:    must(outbox.NewStats(parts)),
+		Records:  must(outbox.NewRecords(parts, cfg)),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
 			DeliveryRetention: c.DeliveryRetention, Outbox: c.Outbox}),
 		Leases: leader.New(rdb, k),
@@ -78,7 +88,7 @@ func (s *testStore) consumer(t testing.TB, cfg outbox.ConsumerConfig) *outbox.Co
 	if cfg.Name == "" {
 		cfg.Name = "relay-" + uuid.NewString()
 	}
-	c, err := outbox.NewConsumer(s.Store, cfg)
+	c, err := outbox.NewConsumer(outbox.ConsumerDeps{Outboxes: s.Outboxes, Lanes: s.Lanes, Owners: s.Owners, Stats: s.Stats, Records: s.Records}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,7 +212,7 @@ func (h redisHook) count(err error, name string) {
 	h.m.redisErrors.WithLabelValues(name).Inc()
 }
 
-// Depther reads the delivery backlog per partition (outbox.Store).
+// Depther reads the delivery backlog per partition (outbox.Stats).
 type Depther interface {
 	Depths(ctx context.Context) ([]outbox.Depth, error)
 }

@@ -17,7 +17,7 @@ func TestARelaysMinuteCountsAreKeptADayWhateverRedisClockSays(t *testing.T) {
 	s, rdb, _ := newStore(t, 2)
 	for _, behind := range []time.Duration{2 * time.Hour, 26 * time.Hour} {
 		clock := func() time.Time { return time.Now().Add(-behind) }
-		c, err := NewConsumer(s.Store, ConsumerConfig{Name: "relay", Now: clock})
+		c, err := NewConsumer(*s.consumerDeps(), ConsumerConfig{Name: "relay", Now: clock})
 		if err != nil {
 			t.Fatal(err)
 		}

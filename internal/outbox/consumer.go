@@ -27,12 +27,31 @@ import (
 //	housekeeping: EnsureGroups, AddStats, MoveDue, TrimAcked,
 //	              PruneConsumers, ExpireRecords
 type Consumer struct {
-	s    *Store
-	name string
-	t    Timing
+	outboxes *Outboxes
+	lanes    *Lanes
+	owners   *Owners
+	stats    *Stats
+	records  *Records
+	name     string
+	t        Timing
 	// attempt is ConsumerConfig.Attempt.
 	attempt time.Duration
 	now     func() time.Time
+}
+
+// ConsumerDeps are the parts of the outbox a Consumer drives (all
+// required).
+type ConsumerDeps struct {
+	// Outboxes are read, loaded and reported by their owners.
+	Outboxes *Outboxes
+	// Lanes hand out the tokens of lanes, begun and finished here.
+	Lanes *Lanes
+	// Owners keep who owns each partition's outbox.
+	Owners *Owners
+	// Stats takes the outcome counts the workers add.
+	Stats *Stats
+	// Records has its indexes and dead letters expired (ExpireRecords).
+	Records *Records
 }
 
 // ConsumerConfig configures a Consumer. Zero values take the documented
@@ -74,12 +93,20 @@ type Timing struct {
 // PruneConsumers takes it as gone (its process stopped).
 const departed = time.Hour
 
-// NewConsumer returns the consumer cfg.Name of s, or an error naming the
-// setting that is missing or out of range.
-func NewConsumer(s *Store, cfg ConsumerConfig) (*Consumer, error) {
+// NewConsumer returns the consumer cfg.Name of d's parts, or an error
+// naming the part or setting that is missing or out of range.
+func NewConsumer(d ConsumerDeps, cfg ConsumerConfig) (*Consumer, error) {
 	switch {
-	case s == nil:
-		return nil, errors.New("outbox: NewConsumer: the store is required")
+	case d.Outboxes == nil:
+		return nil, errors.New("outbox: ConsumerDeps.Outboxes is required")
+	case d.Lanes == nil:
+		return nil, errors.New("outbox: ConsumerDeps.Lanes is required")
+	case d.Owners == nil:
+		return nil, errors.New("outbox: ConsumerDeps.Owners is required")
+	case d.Stats == nil:
+		return nil, errors.New("outbox: ConsumerDeps.Stats is required")
+	case d.Records == nil:
+		return nil, errors.New("outbox: ConsumerDeps.Records is required")
 	case cfg.Name == "":
 		return nil, errors.New("outbox: ConsumerConfig.Name is required")
 	}
@@ -98,7 +125,8 @@ func NewConsumer(s *Store, cfg ConsumerConfig) (*Consumer, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Consumer{s: s, name: cfg.Name, attempt: attempt, now: now,
+	return &Consumer{outboxes: d.Outboxes, lanes: d.Lanes, owners: d.Owners, stats: d.Stats, records: d.Records,
+		name: cfg.Name, attempt: attempt, now: now,
 		t: Timing{Attempt: attempt, LaneLease: lane, OwnLease: own, Reclaim: lane / 2, Look: own / 3, Renew: own / 5}}, nil
 }
 
@@ -106,7 +134,7 @@ func NewConsumer(s *Store, cfg ConsumerConfig) (*Consumer, error) {
 func (c *Consumer) Name() string { return c.name }
 
 // Partitions returns the number of partitions.
-func (c *Consumer) Partitions() int { return c.s.Partitions() }
+func (c *Consumer) Partitions() int { return c.lanes.k.Partitions() }
 
 // Timing returns the consumer's leases and cadences.
 func (c *Consumer) Timing() Timing { return c.t }
@@ -115,7 +143,7 @@ func (c *Consumer) Timing() Timing { return c.t }
 // block when there are none; each carries the time of the read (Token.Read).
 func (c *Consumer) ReadTokens(ctx context.Context, p, count int, block time.Duration) ([]Token, error) {
 	read := c.now() // no later than Redis handing the tokens out
-	ts, err := c.s.ReadTokens(ctx, p, c.name, count, block)
+	ts, err := c.lanes.ReadTokens(ctx, p, c.name, count, block)
 	for i := range ts {
 		ts[i].Read = read
 	}
@@ -125,16 +153,16 @@ func (c *Consumer) ReadTokens(ctx context.Context, p, count int, block time.Dura
 // Reclaim takes over up to count tokens of partition p left pending longer
 // than the lane lease (their worker died, or froze).
 func (c *Consumer) Reclaim(ctx context.Context, p, count int) ([]Token, error) {
-	return c.s.Reclaim(ctx, p, c.name, c.t.LaneLease, count)
+	return c.lanes.Reclaim(ctx, p, c.name, c.t.LaneLease, count)
 }
 
-// Begin starts work on t under a lane lease (Store.Begin). A token this
+// Begin starts work on t under a lane lease (Lanes.Begin). A token this
 // consumer read less than half a lane lease ago is begun as fresh: its
 // idle time runs on from the read, which counts as its last claim.
 func (c *Consumer) Begin(ctx context.Context, t Token) (Head, int, error) {
 	began := c.now() // the lane lease runs from here
 	t.Fresh = c.fresh(t, began)
-	h, status, err := c.s.Begin(ctx, t, c.name, c.t.LaneLease)
+	h, status, err := c.lanes.Begin(ctx, t, c.name, c.t.LaneLease)
 	h.held, h.claimed = began, began
 	if t.Fresh {
 		h.claimed = t.Read
@@ -159,7 +187,7 @@ func (c *Consumer) CanAttempt(h Head) bool {
 	return c.now().Sub(h.held) <= c.t.LaneLease-min(c.attempt, c.t.LaneLease/2)
 }
 
-// FinishToken finishes t's head h (Store.FinishToken). On a lane run step
+// FinishToken finishes t's head h (Lanes.FinishToken). On a lane run step
 // (f.Run) it renews the lane lease, and restarts the token's idle time
 // once its last claim is a quarter of the lane lease ago, decided here: the
 // gap between claims stays under a quarter lease plus one attempt, below
@@ -168,7 +196,7 @@ func (c *Consumer) FinishToken(ctx context.Context, t Token, h Head, f Finish) (
 	renewed := c.now() // the script renews the lease after this
 	f.Lease, f.Consumer = c.t.LaneLease, c.name
 	f.Claim = c.claim(f.Run, h.claimed, renewed)
-	done, err := c.s.FinishToken(ctx, t, h, f)
+	done, err := c.lanes.FinishToken(ctx, t, h, f)
 	if done.Run {
 		done.Next.held, done.Next.claimed = renewed, h.claimed
 		if f.Claim {
@@ -187,79 +215,79 @@ func (c *Consumer) claim(run bool, claimed, now time.Time) bool {
 // Relays records that this relay takes part in owning outboxes, and
 // returns how many relays did within an outbox lease (this one included).
 func (c *Consumer) Relays(ctx context.Context) (int, error) {
-	return c.s.OutboxRelays(ctx, c.name, c.t.OwnLease)
+	return c.owners.OutboxRelays(ctx, c.name, c.t.OwnLease)
 }
 
 // Own takes partition p's outbox for an outbox lease, when no other
-// relay holds it (Store.Own).
+// relay holds it (Owners.Own).
 func (c *Consumer) Own(ctx context.Context, p int) (Ownership, bool, error) {
-	return c.s.Own(ctx, p, c.name, c.t.OwnLease)
+	return c.owners.Own(ctx, p, c.name, c.t.OwnLease)
 }
 
 // KeepOwning renews the lease of partition p's outbox, or gives it up with
-// release, storing offset unless "" (Store.KeepOwning); false: the lease is
+// release, storing offset unless "" (Owners.KeepOwning); false: the lease is
 // lost, another relay holds it.
 func (c *Consumer) KeepOwning(ctx context.Context, p int, offset string, release bool) (bool, error) {
-	return c.s.KeepOwning(ctx, p, c.name, c.t.OwnLease, offset, release)
+	return c.owners.KeepOwning(ctx, p, c.name, c.t.OwnLease, offset, release)
 }
 
 // Leave takes this relay off the outboxes' owners (it stops).
-func (c *Consumer) Leave(ctx context.Context) { c.s.LeaveOutbox(ctx, c.name) }
+func (c *Consumer) Leave(ctx context.Context) { c.owners.LeaveOutbox(ctx, c.name) }
 
 // FinishOutbox applies ops of partition p's owner, in order, and returns
-// their results (Store.FinishOutboxOps).
+// their results (Outboxes.FinishOutboxOps).
 func (c *Consumer) FinishOutbox(ctx context.Context, p int, ops ...OutboxOp) ([]int, error) {
-	return c.s.FinishOutboxOps(ctx, p, c.name, ops)
+	return c.outboxes.FinishOutboxOps(ctx, p, c.name, ops)
 }
 
 // PruneConsumers removes partition p's consumers that have had nothing
-// pending for an hour (Store.PruneConsumers).
+// pending for an hour (Lanes.PruneConsumers).
 func (c *Consumer) PruneConsumers(ctx context.Context, p int) (int, error) {
-	return c.s.PruneConsumers(ctx, p, departed)
+	return c.lanes.PruneConsumers(ctx, p, departed)
 }
 
-// The rest are the Store's, unchanged: they involve no lease.
+// The rest are the parts', unchanged: they involve no lease.
 
-// ReadOutbox is Store.ReadOutbox.
+// ReadOutbox is Outboxes.ReadOutbox.
 func (c *Consumer) ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]OutboxEntry, error) {
-	return c.s.ReadOutbox(ctx, p, after, count, block)
+	return c.outboxes.ReadOutbox(ctx, p, after, count, block)
 }
 
-// LoadOutbox is Store.LoadOutbox.
+// LoadOutbox is Outboxes.LoadOutbox.
 func (c *Consumer) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadOptions) ([]Loaded, time.Time, error) {
-	return c.s.LoadOutbox(ctx, p, es, o)
+	return c.outboxes.LoadOutbox(ctx, p, es, o)
 }
 
-// AdoptLanes is Store.AdoptLanes.
+// AdoptLanes is Owners.AdoptLanes.
 func (c *Consumer) AdoptLanes(ctx context.Context, p int) ([]string, error) {
-	return c.s.AdoptLanes(ctx, p)
+	return c.owners.AdoptLanes(ctx, p)
 }
 
-// ParkedLanes is Store.ParkedLanes.
+// ParkedLanes is Owners.ParkedLanes.
 func (c *Consumer) ParkedLanes(ctx context.Context, p int) ([]string, error) {
-	return c.s.ParkedLanes(ctx, p)
+	return c.owners.ParkedLanes(ctx, p)
 }
 
-// ForgetAdoptions is Store.ForgetAdoptions.
-func (c *Consumer) ForgetAdoptions(ctx context.Context) error { return c.s.ForgetAdoptions(ctx) }
+// ForgetAdoptions is Owners.ForgetAdoptions.
+func (c *Consumer) ForgetAdoptions(ctx context.Context) error { return c.owners.ForgetAdoptions(ctx) }
 
-// EnsureGroups is Store.EnsureGroups.
-func (c *Consumer) EnsureGroups(ctx context.Context) error { return c.s.EnsureGroups(ctx) }
+// EnsureGroups is Lanes.EnsureGroups.
+func (c *Consumer) EnsureGroups(ctx context.Context) error { return c.lanes.EnsureGroups(ctx) }
 
-// AddStats is Store.AddStats, by the consumer's clock.
+// AddStats is Stats.AddStats, by the consumer's clock.
 func (c *Consumer) AddStats(ctx context.Context, stats []Stat) error {
-	return c.s.AddStats(ctx, stats, c.now())
+	return c.stats.AddStats(ctx, stats, c.now())
 }
 
-// MoveDue is Store.MoveDue.
+// MoveDue is Lanes.MoveDue.
 func (c *Consumer) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error) {
-	return c.s.MoveDue(ctx, p, now, limit)
+	return c.lanes.MoveDue(ctx, p, now, limit)
 }
 
-// TrimAcked is Store.TrimAcked.
-func (c *Consumer) TrimAcked(ctx context.Context, p int) error { return c.s.TrimAcked(ctx, p) }
+// TrimAcked is Lanes.TrimAcked.
+func (c *Consumer) TrimAcked(ctx context.Context, p int) error { return c.lanes.TrimAcked(ctx, p) }
 
-// ExpireRecords is Store.ExpireRecords.
+// ExpireRecords is Records.ExpireRecords.
 func (c *Consumer) ExpireRecords(ctx context.Context, p int, now time.Time) error {
-	return c.s.ExpireRecords(ctx, p, now)
+	return c.records.ExpireRecords(ctx, p, now)
 }

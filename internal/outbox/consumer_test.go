@@ -9,16 +9,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// consumerAt is a consumer of s (nil: none, for the decisions that ask no
-// Redis) whose clock reads *now.
-func consumerAt(t *testing.T, s *Store, cfg ConsumerConfig, now *time.Time) *Consumer {
+// consumerAt is a consumer of d's parts (nil: none, for the decisions that
+// ask no Redis) whose clock reads *now.
+func consumerAt(t *testing.T, d *ConsumerDeps, cfg ConsumerConfig, now *time.Time) *Consumer {
 	t.Helper()
 	cfg.Name = "w1"
 	cfg.Now = func() time.Time { return *now }
-	if s == nil {
-		s = &Store{}
+	if d == nil {
+		d = noParts()
 	}
-	c, err := NewConsumer(s, cfg)
+	c, err := NewConsumer(*d, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,21 +47,37 @@ func TestConsumerTiming(t *testing.T) {
 	}
 }
 
-// NewConsumer refuses a missing name and negative durations, naming them.
+// noParts is a consumer's parts over no Redis, for the decisions that ask
+// none.
+func noParts() *ConsumerDeps {
+	return &ConsumerDeps{Outboxes: &Outboxes{}, Lanes: &Lanes{}, Owners: &Owners{}, Stats: &Stats{}, Records: &Records{}}
+}
+
+// NewConsumer refuses a missing part or name and negative durations,
+// naming them.
 func TestNewConsumerNamesWhatIsWrong(t *testing.T) {
 	t.Parallel()
+	without := func(drop func(*ConsumerDeps)) ConsumerDeps {
+		d := noParts()
+		drop(d)
+		return *d
+	}
 	for _, tc := range []struct {
-		s    *Store
+		d    ConsumerDeps
 		cfg  ConsumerConfig
 		want string
 	}{
-		{nil, ConsumerConfig{Name: "w1"}, "store"},
-		{&Store{}, ConsumerConfig{}, "ConsumerConfig.Name"},
-		{&Store{}, ConsumerConfig{Name: "w1", Attempt: -1}, "ConsumerConfig.Attempt"},
-		{&Store{}, ConsumerConfig{Name: "w1", LaneLease: -1}, "ConsumerConfig.LaneLease"},
-		{&Store{}, ConsumerConfig{Name: "w1", OwnLease: -1}, "ConsumerConfig.OwnLease"},
+		{without(func(d *ConsumerDeps) { d.Outboxes = nil }), ConsumerConfig{Name: "w1"}, "ConsumerDeps.Outboxes"},
+		{without(func(d *ConsumerDeps) { d.Lanes = nil }), ConsumerConfig{Name: "w1"}, "ConsumerDeps.Lanes"},
+		{without(func(d *ConsumerDeps) { d.Owners = nil }), ConsumerConfig{Name: "w1"}, "ConsumerDeps.Owners"},
+		{without(func(d *ConsumerDeps) { d.Stats = nil }), ConsumerConfig{Name: "w1"}, "ConsumerDeps.Stats"},
+		{without(func(d *ConsumerDeps) { d.Records = nil }), ConsumerConfig{Name: "w1"}, "ConsumerDeps.Records"},
+		{*noParts(), ConsumerConfig{}, "ConsumerConfig.Name"},
+		{*noParts(), ConsumerConfig{Name: "w1", Attempt: -1}, "ConsumerConfig.Attempt"},
+		{*noParts(), ConsumerConfig{Name: "w1", LaneLease: -1}, "ConsumerConfig.LaneLease"},
+		{*noParts(), ConsumerConfig{Name: "w1", OwnLease: -1}, "ConsumerConfig.OwnLease"},
 	} {
-		if _, err := NewConsumer(tc.s, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := NewConsumer(tc.d, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewConsumer(%s wrong) = %v, want an error naming it", tc.want, err)
 		}
 	}
@@ -135,7 +151,7 @@ func TestConsumerKeepsLeasesOnItsClock(t *testing.T) {
 	s, ids := laneFixture(t, 3)
 	t0 := time.Unix(1_000_000, 0)
 	now := t0
-	c := consumerAt(t, s.Store, ConsumerConfig{LaneLease: time.Minute, OwnLease: 20 * time.Second}, &now)
+	c := consumerAt(t, s.consumerDeps(), ConsumerConfig{LaneLease: time.Minute, OwnLease: 20 * time.Second}, &now)
 
 	ts, err := c.ReadTokens(ctx, 0, 10, 10*time.Millisecond)
 	if err != nil || len(ts) != 1 || !ts[0].Read.Equal(t0) {

@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/a2arelay/relay/internal/groupcommit"
 	"github.com/a2arelay/relay/internal/layout"
 	"github.com/redis/go-redis/v9"
 )
 
 var (
+	//go:embed lua/begin.lua
+	beginLua string
 	//go:embed lua/finish.lua
 	finishLua string
 	//go:embed lua/mover.lua
@@ -42,7 +46,7 @@ type Token struct {
 	// Reclaimed marks a token taken over from a worker that went quiet.
 	Reclaimed bool
 	// Read is when the consumer started the read that returned the token,
-	// on the consumer's clock (Consumer.ReadTokens sets it; Store.ReadTokens
+	// on the consumer's clock (Consumer.ReadTokens sets it; Lanes.ReadTokens
 	// does not).
 	Read time.Time
 	// Fresh marks a token its consumer read from the stream itself a
@@ -90,8 +94,39 @@ type Head struct {
 	held, claimed time.Time
 }
 
+// Lanes are the partitions' delivery streams of tokens, the lanes they
+// hand out and the retry sets: a token is read (or reclaimed), its head
+// begun under a lane lease and finished, retries come due, and the streams
+// are trimmed and their consumers pruned. The Consumer drives them and
+// decides the lease timing. Its API: EnsureGroups, ReadTokens, Reclaim,
+// Begin, FinishToken, MoveDue, TrimAcked, PruneConsumers.
+type Lanes struct {
+	conn
+	batch        *groupcommit.Batcher
+	leases       atomic.Uint64 // numbers the lane leases this process takes
+	keep         time.Duration
+	attemptsKept int
+	outbox       bool
+}
+
+// NewLanes returns the lanes over d.RDB, named by d.Keys, whose begins and
+// finishes share round trips through d.Batch (required); of cfg it reads
+// DeliveryRetention and AttemptsKept (of the records a finish writes) and
+// Outbox (a finished lane parked for an outbox's owner is unparked). It
+// returns an error naming what is missing or out of range.
+func NewLanes(d Deps, cfg Config) (*Lanes, error) {
+	if err := d.check("lanes", true); err != nil {
+		return nil, err
+	}
+	if err := cfg.check("lanes"); err != nil {
+		return nil, err
+	}
+	return &Lanes{conn: conn{rdb: d.RDB, k: d.Keys}, batch: d.Batch, keep: cfg.retention(),
+		attemptsKept: cfg.attemptsKept(), outbox: cfg.Outbox}, nil
+}
+
 // EnsureGroups creates the consumer group of every partition's delivery stream.
-func (s *Store) EnsureGroups(ctx context.Context) error {
+func (s *Lanes) EnsureGroups(ctx context.Context) error {
 	for p := 0; p < s.k.Partitions(); p++ {
 		err := s.rdb.XGroupCreateMkStream(ctx, s.k.Deliveries(p), layout.Group, "0").Err()
 		if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
@@ -103,7 +138,7 @@ func (s *Store) EnsureGroups(ctx context.Context) error {
 
 // ReadTokens reads up to count new tokens of partition p for consumer,
 // blocking up to block when there are none.
-func (s *Store) ReadTokens(ctx context.Context, p int, consumer string, count int, block time.Duration) ([]Token, error) {
+func (s *Lanes) ReadTokens(ctx context.Context, p int, consumer string, count int, block time.Duration) ([]Token, error) {
 	res, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: layout.Group, Consumer: consumer,
 		Streams: []string{s.k.Deliveries(p), ">"}, Count: int64(count), Block: block}).Result()
 	if errors.Is(err, redis.Nil) {
@@ -121,7 +156,7 @@ func (s *Store) ReadTokens(ctx context.Context, p int, consumer string, count in
 
 // Reclaim takes over tokens of partition p that another consumer has held
 // for longer than minIdle (its worker died between read and ack).
-func (s *Store) Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]Token, error) {
+func (s *Lanes) Reclaim(ctx context.Context, p int, consumer string, minIdle time.Duration, count int) ([]Token, error) {
 	// XAUTOCLAIM looks at up to 10*count pending entries per call: follow
 	// its cursor through the whole pending list (bounded), so that tokens
 	// behind many live ones (slow webhooks) are found too.
@@ -181,7 +216,7 @@ const (
 // and finding out whether it is still pending), takes the lane's lease for
 // lease, and returns the lane's head with its config, in one round trip.
 // Only when status is Go may the caller deliver and then FinishToken.
-func (s *Store) Begin(ctx context.Context, t Token, consumer string, lease time.Duration) (Head, int, error) {
+func (s *Lanes) Begin(ctx context.Context, t Token, consumer string, lease time.Duration) (Head, int, error) {
 	value := consumer + "#" + strconv.FormatUint(s.leases.Add(1), 36)
 	keys := s.beginKeys(t)
 	res, err := s.batch.Eval(ctx, beginScript.Script, keys, beginScript.Args(&beginArgs{
@@ -221,7 +256,7 @@ type beginArgs struct {
 var beginScript = layout.ScriptOf[beginArgs](beginLua)
 
 // beginKeys are the keys begin.lua touches for token t.
-func (s *Store) beginKeys(t Token) []string {
+func (s *Lanes) beginKeys(t Token) []string {
 	tk := s.k.Task(t.TaskID)
 	return []string{s.k.Deliveries(t.Partition), s.k.Lease(t.TaskID, t.ConfigID), s.k.Lane(t.TaskID, t.ConfigID), tk.Push, tk.Events}
 }
@@ -340,7 +375,7 @@ type Finished struct {
 
 // FinishToken records an attempt and moves the lane on, atomically; with
 // f.Run it may hand the caller the lane's next head (a lane run).
-func (s *Store) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Finished, error) {
+func (s *Lanes) FinishToken(ctx context.Context, t Token, h Head, f Finish) (Finished, error) {
 	tk := s.k.Task(t.TaskID)
 	keys := append([]string{s.k.Deliveries(t.Partition), s.k.Lane(t.TaskID, t.ConfigID), s.k.Retries(t.Partition), s.k.Dead(t.Partition),
 		s.k.Record(t.Partition, h.NotificationID), s.k.LegacyAttempts(t.Partition, h.NotificationID), tk.Push, s.k.Lease(t.TaskID, t.ConfigID),
@@ -438,7 +473,7 @@ var (
 // MoveDue moves up to limit due retries of partition p back onto its
 // delivery stream. It returns how many it moved and when the earliest retry
 // left is due (zero when none is).
-func (s *Store) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error) {
+func (s *Lanes) MoveDue(ctx context.Context, p int, now time.Time, limit int) (int, time.Time, error) {
 	res, err := moveScript.Run(ctx, s.rdb, []string{s.k.Retries(p), s.k.Deliveries(p)},
 		moveScript.Args(&moveArgs{Now: now.UnixMilli(), Limit: limit})...).Slice()
 	if err != nil {
@@ -459,7 +494,7 @@ func (s *Store) MoveDue(ctx context.Context, p int, now time.Time, limit int) (i
 // TrimAcked removes acknowledged tokens from partition p's delivery stream:
 // every entry older than both the oldest pending one and the group's
 // last-delivered id.
-func (s *Store) TrimAcked(ctx context.Context, p int) error {
+func (s *Lanes) TrimAcked(ctx context.Context, p int) error {
 	key := s.k.Deliveries(p)
 	groups, err := s.rdb.XInfoGroups(ctx, key).Result()
 	if err != nil {
@@ -493,7 +528,7 @@ func (s *Store) TrimAcked(ctx context.Context, p int) error {
 // nothing pending and have been idle longer than idle: each relay process
 // joins under a name of its own, and without this every restart would
 // leave one behind. It returns how many it removed.
-func (s *Store) PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error) {
+func (s *Lanes) PruneConsumers(ctx context.Context, p int, idle time.Duration) (int, error) {
 	key := s.k.Deliveries(p)
 	cs, err := s.rdb.XInfoConsumers(ctx, key, group).Result()
 	if err != nil {

@@ -26,7 +26,7 @@ type Depth struct {
 
 // Depths reads the backlog of every partition in one round trip (Redis 7's
 // XINFO GROUPS lag; now is Redis's clock for ages, so skew does not matter).
-func (s *Store) Depths(ctx context.Context) ([]Depth, error) {
+func (s *Stats) Depths(ctx context.Context) ([]Depth, error) {
 	pipe := s.rdb.Pipeline()
 	n := s.k.Partitions()
 	groups := make([]*redis.XInfoGroupsCmd, n)

@@ -15,7 +15,7 @@ import (
 const idleGap = 200 * time.Millisecond
 
 // idle is the pending token's idle time, as Redis counts it.
-func (s *Store) idle(t *testing.T, id string) time.Duration {
+func (s *fixture) idle(t *testing.T, id string) time.Duration {
 	t.Helper()
 	ps, err := s.rdb.XPendingExt(context.Background(), &redis.XPendingExtArgs{Stream: s.k.Deliveries(0), Group: layout.Group, Start: id, End: id, Count: 1}).Result()
 	if err != nil || len(ps) != 1 {

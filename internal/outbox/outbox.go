@@ -88,6 +88,24 @@ func (o Ownership) MayBeDone(id string) bool { return !layout.IDBefore(o.Last, i
 // Pending tells whether the outbox holds entries after the offset.
 func (o Ownership) Pending() bool { return layout.IDBefore(o.Offset, o.Last) }
 
+// Owners keep who owns each partition's outbox (one relay at a time, under
+// an outbox lease), the relays that share them, and the lanes an owner
+// adopts or finds parked when it takes a partition. The Consumer holds
+// the lease times. Its API: Own, KeepOwning, OutboxRelays, OutboxOwner,
+// LeaveOutbox, AdoptLanes, ParkedLanes, ForgetAdoptions.
+type Owners struct {
+	conn
+}
+
+// NewOwners returns the outboxes' owners over d.RDB, named by d.Keys
+// (d.Batch is not used), or an error naming what is missing.
+func NewOwners(d Deps) (*Owners, error) {
+	if err := d.check("owners", false); err != nil {
+		return nil, err
+	}
+	return &Owners{conn: conn{rdb: d.RDB, k: d.Keys}}, nil
+}
+
 // ownArgs are lua/outbox_own.lua's arguments, each read there by its lua
 // name (layout.Named), where each is described.
 type ownArgs struct {
@@ -101,7 +119,7 @@ var ownScript = layout.BareScriptOf[ownArgs](outboxOwnLua)
 
 // Own takes partition p's outbox for holder for ttl, when no other owner
 // holds it.
-func (s *Store) Own(ctx context.Context, p int, holder string, ttl time.Duration) (Ownership, bool, error) {
+func (s *Owners) Own(ctx context.Context, p int, holder string, ttl time.Duration) (Ownership, bool, error) {
 	res, err := ownScript.Run(ctx, s.rdb, s.ownKeys(p), ownScript.Args(&ownArgs{
 		Holder:  holder,
 		LeaseMs: ttl.Milliseconds(),
@@ -127,7 +145,7 @@ func (s *Store) Own(ctx context.Context, p int, holder string, ttl time.Duration
 // KeepOwning renews holder's lease of partition p's outbox and stores
 // offset (unless ""), dropping the entries before it; with release it gives
 // the lease up. It returns false when the lease is another's.
-func (s *Store) KeepOwning(ctx context.Context, p int, holder string, ttl time.Duration, offset string, release bool) (bool, error) {
+func (s *Owners) KeepOwning(ctx context.Context, p int, holder string, ttl time.Duration, offset string, release bool) (bool, error) {
 	mode := "keep"
 	if release {
 		mode = "release"
@@ -145,13 +163,13 @@ func (s *Store) KeepOwning(ctx context.Context, p int, holder string, ttl time.D
 	return n == 1, nil
 }
 
-func (s *Store) ownKeys(p int) []string {
+func (s *Owners) ownKeys(p int) []string {
 	return []string{s.k.OutboxOwner(p), s.k.OutboxOffset(p), s.k.Outbox(p), s.k.Parked(p)}
 }
 
 // OutboxRelays records that relay me takes part in owning outboxes, and
 // returns how many relays did so within ttl (me included).
-func (s *Store) OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error) {
+func (s *Owners) OutboxRelays(ctx context.Context, me string, ttl time.Duration) (int, error) {
 	now := time.Now()
 	key := s.k.OutboxRelays()
 	pipe := s.rdb.Pipeline()
@@ -165,7 +183,7 @@ func (s *Store) OutboxRelays(ctx context.Context, me string, ttl time.Duration) 
 }
 
 // OutboxOwner returns the relay that owns partition p's outbox ("" when none does).
-func (s *Store) OutboxOwner(ctx context.Context, p int) (string, error) {
+func (s *Owners) OutboxOwner(ctx context.Context, p int) (string, error) {
 	h, err := s.rdb.Get(ctx, s.k.OutboxOwner(p)).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
@@ -177,7 +195,7 @@ func (s *Store) OutboxOwner(ctx context.Context, p int) (string, error) {
 }
 
 // LeaveOutbox takes relay me off the outbox owners (it stops).
-func (s *Store) LeaveOutbox(ctx context.Context, me string) {
+func (s *Owners) LeaveOutbox(ctx context.Context, me string) {
 	_ = s.rdb.ZRem(ctx, s.k.OutboxRelays(), me).Err()
 }
 
@@ -187,7 +205,7 @@ func (s *Store) LeaveOutbox(ctx context.Context, me string) {
 // them; once done (the partition's adoption mark), it lists none. It reads
 // the partition's tokens in steps of adoptStep (lua/adopt.lua), so that a
 // large backlog does not hold Redis in one long script.
-func (s *Store) AdoptLanes(ctx context.Context, p int) ([]string, error) {
+func (s *Owners) AdoptLanes(ctx context.Context, p int) ([]string, error) {
 	var lanes []string
 	phase, cursor := "retries", "0"
 	for phase != "done" {
@@ -215,7 +233,7 @@ var adoptScript = layout.ScriptOf[adoptArgs](adoptLua)
 
 // adoptStep runs one step of AdoptLanes (see lua/adopt.lua): it returns the
 // next step's phase and cursor ("done" at the end) and the lanes it found.
-func (s *Store) adoptStep(ctx context.Context, p int, phase, cursor string) (string, string, []string, error) {
+func (s *Owners) adoptStep(ctx context.Context, p int, phase, cursor string) (string, string, []string, error) {
 	keys := []string{s.k.Deliveries(p), s.k.Retries(p), s.k.Parked(p), s.k.OutboxAdopted(p), s.k.OutboxAdopting(p)}
 	res, err := adoptScript.Run(ctx, s.rdb, keys, adoptScript.Args(&adoptArgs{
 		Lanes:  s.k.Lanes(p),
@@ -243,7 +261,7 @@ const (
 )
 
 // ParkedLanes lists partition p's parked lanes (OutboxEntry.Lane).
-func (s *Store) ParkedLanes(ctx context.Context, p int) ([]string, error) {
+func (s *Owners) ParkedLanes(ctx context.Context, p int) ([]string, error) {
 	l, err := s.rdb.SMembers(ctx, s.k.Parked(p)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("outbox: parked lanes: %w", err)
@@ -253,7 +271,7 @@ func (s *Store) ParkedLanes(ctx context.Context, p int) ([]string, error) {
 
 // ForgetAdoptions drops every partition's adoption mark (AdoptLanes): the
 // lanes path is taken, and lanes made on it are to be adopted again.
-func (s *Store) ForgetAdoptions(ctx context.Context) error {
+func (s *Owners) ForgetAdoptions(ctx context.Context) error {
 	for p := range s.k.Partitions() {
 		if err := s.rdb.Del(ctx, s.k.OutboxAdopted(p)).Err(); err != nil {
 			return fmt.Errorf("outbox: forget adoptions: %w", err)
@@ -268,7 +286,7 @@ const waitScan = 4096
 // waitingEntries reads partition p's outbox after its offset: the
 // notifications waiting for their first attempt (and some the owner has
 // reported since it last stored the offset; they have records).
-func (s *Store) waitingEntries(ctx context.Context, p int) ([]OutboxEntry, error) {
+func (s *conn) waitingEntries(ctx context.Context, p int) ([]OutboxEntry, error) {
 	off, err := s.rdb.Get(ctx, s.k.OutboxOffset(p)).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("outbox: read outbox offset: %w", err)
@@ -293,7 +311,7 @@ func (s *Store) waitingEntries(ctx context.Context, p int) ([]OutboxEntry, error
 // commit ms (the score of the status indexes and of the task's delivery
 // index), or, in a task's listing, its event's ms when the event's stream
 // entry names it (records.go). Their pending records go into recs.
-func (s *Store) waitingIndex(ctx context.Context, p int, taskID string, recs map[string]DeliveryRecord) ([]IndexEntry, error) {
+func (s *Records) waitingIndex(ctx context.Context, p int, taskID string, recs map[string]DeliveryRecord) ([]IndexEntry, error) {
 	es, err := s.waitingEntries(ctx, p)
 	if err != nil {
 		return nil, err
@@ -342,7 +360,7 @@ func waitingRecord(e OutboxEntry) DeliveryRecord {
 
 // waitingDelivery is the pending record of notification id while it waits
 // in partition p's outbox, or ErrNotFound.
-func (s *Store) waitingDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
+func (s *Records) waitingDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
 	es, err := s.waitingEntries(ctx, p)
 	if err != nil {
 		return DeliveryRecord{}, err
@@ -357,7 +375,7 @@ func (s *Store) waitingDelivery(ctx context.Context, p int, id string) (Delivery
 
 // ReadOutbox reads up to count entries of partition p's outbox after id
 // after, blocking up to block when there are none.
-func (s *Store) ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]OutboxEntry, error) {
+func (s *Outboxes) ReadOutbox(ctx context.Context, p int, after string, count int, block time.Duration) ([]OutboxEntry, error) {
 	res, err := s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{s.k.Outbox(p), after}, Count: int64(count), Block: block}).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
@@ -375,7 +393,7 @@ func (s *Store) ReadOutbox(ctx context.Context, p int, after string, count int, 
 }
 
 // outboxEntryOf reads an outbox stream entry (commit.lua, redeliver.lua).
-func (s *Store) outboxEntryOf(m redis.XMessage) OutboxEntry {
+func (s *conn) outboxEntryOf(m redis.XMessage) OutboxEntry {
 	e := OutboxEntry{ID: m.ID}
 	e.TaskID, _ = m.Values["t"].(string)
 	e.ConfigID, _ = m.Values["c"].(string)
@@ -419,7 +437,7 @@ type LoadOptions struct {
 // of es carries is not read (an event is carried by its first config's
 // entry; its other configs' entries, which follow, use it too), nor a
 // config o.Known has; when nothing is left to read, there is no round trip.
-func (s *Store) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadOptions) ([]Loaded, time.Time, error) {
+func (s *Outboxes) LoadOutbox(ctx context.Context, p int, es []OutboxEntry, o LoadOptions) ([]Loaded, time.Time, error) {
 	type taskEvent struct{ task, event string }
 	eventKey := func(e OutboxEntry) taskEvent { return taskEvent{e.TaskID, e.EventID} }
 	events := map[taskEvent]*OutboxEntry{} // the carried ones
@@ -581,7 +599,7 @@ type opJSON struct {
 // returns its result (Applied, LaneEmpty or NotOwner). Concurrent calls
 // for one partition share script calls: while one runs, the others queue
 // and go together in the next.
-func (s *Store) FinishOutbox(ctx context.Context, p int, holder string, op OutboxOp) (int, error) {
+func (s *Outboxes) FinishOutbox(ctx context.Context, p int, holder string, op OutboxOp) (int, error) {
 	res, err := s.FinishOutboxOps(ctx, p, holder, []OutboxOp{op})
 	if err != nil {
 		return 0, err
@@ -600,7 +618,7 @@ func (s *Store) FinishOutbox(ctx context.Context, p int, holder string, op Outbo
 // as the task's delivery index does at the earliest when the commit wrote
 // it (commit.lua; else the event's stream entry lists it), so that it is
 // listed for as long as it lives.
-func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops []OutboxOp) ([]int, error) {
+func (s *Outboxes) FinishOutboxOps(ctx context.Context, p int, holder string, ops []OutboxOp) ([]int, error) {
 	ms := func(t time.Time) string {
 		if t.IsZero() {
 			return "0"
@@ -660,7 +678,7 @@ func (s *Store) FinishOutboxOps(ctx context.Context, p int, holder string, ops [
 // expires a retention after its commit, as the script has it. It needs no
 // order with other ops (a lane's next op waits for this one), so it goes
 // straight into a shared round trip.
-func (s *Store) finishPlain(ctx context.Context, r *outboxReq) (bool, error) {
+func (s *Outboxes) finishPlain(ctx context.Context, r *outboxReq) (bool, error) {
 	at, _ := strconv.ParseInt(r.js.M, 10, 64)
 	var set *redis.Cmd
 	s.batch.Do(func(pipe redis.Pipeliner) {
@@ -677,7 +695,7 @@ func (s *Store) finishPlain(ctx context.Context, r *outboxReq) (bool, error) {
 
 // runOutboxOps runs one script call for batch, in a round trip shared with
 // other partitions' calls and commands (evalBatched).
-func (s *Store) runOutboxOps(ctx context.Context, p int, holder string, batch []*outboxReq) {
+func (s *Outboxes) runOutboxOps(ctx context.Context, p int, holder string, batch []*outboxReq) {
 	// The ops run for every caller in the batch: one caller giving up must
 	// not cancel the others'.
 	keys, args := s.outboxCall(p, holder, batch)
@@ -697,7 +715,7 @@ var outboxFinishScript = layout.ScriptOf[outboxFinishArgs](outboxFinishLua)
 
 // outboxCall lays out the keys and arguments of a script call (see
 // lua/outbox_finish.lua) for ops.
-func (s *Store) outboxCall(p int, holder string, ops []*outboxReq) ([]string, *outboxFinishArgs) {
+func (s *Outboxes) outboxCall(p int, holder string, ops []*outboxReq) ([]string, *outboxFinishArgs) {
 	keys := make([]string, 0, 10+6*len(ops))
 	keys = append(keys, s.k.OutboxOwner(p), s.k.Retries(p), s.k.Dead(p), s.k.Parked(p))
 	keys = append(keys, s.k.StatusIndexes(p)...)
@@ -712,7 +730,7 @@ func (s *Store) outboxCall(p int, holder string, ops []*outboxReq) ([]string, *o
 }
 
 // outboxResults hands each op of a script call its result.
-func (s *Store) outboxResults(batch []*outboxReq, call *redis.Cmd) {
+func (s *Outboxes) outboxResults(batch []*outboxReq, call *redis.Cmd) {
 	res, err := call.Int64Slice()
 	for i, r := range batch {
 		switch {

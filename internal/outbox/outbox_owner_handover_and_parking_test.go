@@ -30,7 +30,7 @@ func outboxFixture(t *testing.T, n int) (*fixture, []OutboxEntry) {
 	return s, es
 }
 
-func (s *Store) finishOp(t *testing.T, holder string, op OutboxOp) int {
+func (s *fixture) finishOp(t *testing.T, holder string, op OutboxOp) int {
 	t.Helper()
 	if op.Now.IsZero() {
 		op.Now = time.Now()

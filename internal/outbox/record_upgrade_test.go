@@ -9,7 +9,7 @@ import (
 
 // asLegacy rewrites notification nid's record as the previous relay stored
 // it: a hash, and its attempts in a list of their own, both expiring.
-func (s *Store) asLegacy(t *testing.T, nid string, r DeliveryRecord, attempts ...string) {
+func (s *fixture) asLegacy(t *testing.T, nid string, r DeliveryRecord, attempts ...string) {
 	t.Helper()
 	ctx := context.Background()
 	key, list := s.k.Record(0, nid), s.k.LegacyAttempts(0, nid)

@@ -35,8 +35,33 @@ var ErrNeedsTask = errors.New("delivered deliveries are listed per task: add tas
 // (stored in the codec of layout/record.go).
 type DeliveryRecord = layout.DeliveryRecord
 
+// Records is the operator API's side of the outbox: it reads delivery
+// records (and shows the notifications still waiting in an outbox as
+// pending), lists them, queues them again, and expires their indexes and
+// dead letters. Its API: Delivery, ListDeliveries, Redeliver, Redrive,
+// ExpireRecords.
+type Records struct {
+	conn
+	keep   time.Duration
+	outbox bool
+}
+
+// NewRecords returns the records over d.RDB, named by d.Keys (d.Batch is
+// not used); of cfg it reads DeliveryRetention (how long the indexes keep
+// an entry) and Outbox (where a redelivery is queued). It returns an error
+// naming what is missing or out of range.
+func NewRecords(d Deps, cfg Config) (*Records, error) {
+	if err := d.check("records", false); err != nil {
+		return nil, err
+	}
+	if err := cfg.check("records"); err != nil {
+		return nil, err
+	}
+	return &Records{conn: conn{rdb: d.RDB, k: d.Keys}, keep: cfg.retention(), outbox: cfg.Outbox}, nil
+}
+
 // partitionOf reads the partition that heads a notification id ("p.hex").
-func (s *Store) partitionOf(id string) (int, bool) {
+func (s *Records) partitionOf(id string) (int, bool) {
 	ps, _, ok := strings.Cut(id, ".")
 	p, err := strconv.Atoi(ps)
 	return p, ok && err == nil && p >= 0 && p < s.k.Partitions()
@@ -45,7 +70,7 @@ func (s *Store) partitionOf(id string) (int, bool) {
 // Delivery returns one delivery record with its attempts, or ErrNotFound.
 // A notification waiting in an outbox has no record yet: it is shown
 // pending, from the outbox.
-func (s *Store) Delivery(ctx context.Context, id string) (DeliveryRecord, error) {
+func (s *Records) Delivery(ctx context.Context, id string) (DeliveryRecord, error) {
 	p, ok := s.partitionOf(id)
 	if !ok {
 		return DeliveryRecord{}, ErrNotFound
@@ -58,7 +83,7 @@ func (s *Store) Delivery(ctx context.Context, id string) (DeliveryRecord, error)
 }
 
 // storedDelivery reads notification id's record, or ErrNotFound.
-func (s *Store) storedDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
+func (s *Records) storedDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
 	key := s.k.Record(p, id)
 	raw, err := s.rdb.Get(ctx, key).Result()
 	switch {
@@ -89,7 +114,7 @@ func (s *Store) storedDelivery(ctx context.Context, p int, id string) (DeliveryR
 
 // legacyDelivery reads a record a previous relay wrote: a hash, and its
 // attempts in a list of their own.
-func (s *Store) legacyDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
+func (s *Records) legacyDelivery(ctx context.Context, p int, id string) (DeliveryRecord, error) {
 	pipe := s.rdb.Pipeline()
 	h := pipe.HGetAll(ctx, s.k.Record(p, id))
 	a := pipe.LRange(ctx, s.k.LegacyAttempts(p, id), 0, -1)
@@ -124,7 +149,7 @@ type DeliveryFilter struct {
 
 // ListDeliveries returns matching delivery records, newest first, and the
 // cursor of the next page (nil at the end).
-func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryRecord, *IndexEntry, error) {
+func (s *Records) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]DeliveryRecord, *IndexEntry, error) {
 	var keys []string
 	round := f.Limit // entries looked at per round
 	scan := func(cursor *IndexEntry) ([]IndexEntry, *IndexEntry, int, error) {
@@ -227,7 +252,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliver
 // notifications may lie far back): when it stops short of limit there,
 // resume is where the next round goes on (what is returned is all that
 // comes before it), and scanned is how many entries it read.
-func (s *Store) taskIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) (_ []IndexEntry, resume *IndexEntry, scanned int, _ error) {
+func (s *Records) taskIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) (_ []IndexEntry, resume *IndexEntry, scanned int, _ error) {
 	named, resume, scanned, err := s.namedIndex(ctx, taskID, cursor, limit)
 	if err != nil {
 		return nil, nil, 0, err
@@ -258,7 +283,7 @@ const resumeID = "~"
 // namedIndex returns up to limit of the notifications task taskID's event
 // stream names after cursor, newest first, and resume, scanned as taskIndex
 // does.
-func (s *Store) namedIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) (_ []IndexEntry, resume *IndexEntry, scanned int, _ error) {
+func (s *Records) namedIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) (_ []IndexEntry, resume *IndexEntry, scanned int, _ error) {
 	from, start := "+", int64(math.MaxInt64)
 	if cursor != nil {
 		if cursor.Score < 0 {
@@ -320,7 +345,7 @@ var namedScript = layout.ScriptOf[namedArgs](namedLua)
 // listedDelivery is Delivery for a listing: a notification without a
 // record is one of waiting (the listing read the outboxes once), or not
 // listed.
-func (s *Store) listedDelivery(ctx context.Context, id string, waiting map[string]DeliveryRecord) (DeliveryRecord, error) {
+func (s *Records) listedDelivery(ctx context.Context, id string, waiting map[string]DeliveryRecord) (DeliveryRecord, error) {
 	p, ok := s.partitionOf(id)
 	if !ok {
 		return DeliveryRecord{}, ErrNotFound
@@ -335,7 +360,7 @@ func (s *Store) listedDelivery(ctx context.Context, id string, waiting map[strin
 }
 
 // Redeliver queues a stored notification again at the end of its lane.
-func (s *Store) Redeliver(ctx context.Context, id string, now time.Time) error {
+func (s *Records) Redeliver(ctx context.Context, id string, now time.Time) error {
 	r, err := s.Delivery(ctx, id)
 	if err != nil {
 		return err
@@ -380,7 +405,7 @@ var redeliverScript = layout.ScriptOf[redeliverArgs](redeliverLua)
 // Redrive redelivers the dead letters of every partition (of one task when
 // taskID is set) and removes them from the dead-letter streams. It returns
 // how many it queued again.
-func (s *Store) Redrive(ctx context.Context, taskID string, now time.Time) (int, error) {
+func (s *Records) Redrive(ctx context.Context, taskID string, now time.Time) (int, error) {
 	n := 0
 	for p := 0; p < s.k.Partitions(); p++ {
 		if taskID != "" && p != s.k.Partition(taskID) {
@@ -421,7 +446,7 @@ func (s *Store) Redrive(ctx context.Context, taskID string, now time.Time) (int,
 // ExpireRecords drops, in partition p, index entries and dead letters older
 // than the delivery retention: the records they point to have expired, and
 // with noeviction nothing may grow without bound.
-func (s *Store) ExpireRecords(ctx context.Context, p int, now time.Time) error {
+func (s *Records) ExpireRecords(ctx context.Context, p int, now time.Time) error {
 	cut := now.Add(-s.keep).UnixMilli()
 	pipe := s.rdb.Pipeline()
 	for _, st := range IndexedStatuses {

@@ -17,6 +17,31 @@ import (
 //go:embed lua/replay.lua
 var replayLua string
 
+// Replay is the outbox's side of a replay (delivery.Replayer): it reads a
+// task's event stream, and queues the notifications of its events again.
+// Its API: TaskEvents, EventsCutBefore, Requeue.
+type Replay struct {
+	rdb    redis.UniversalClient
+	k      layout.Keys
+	keep   time.Duration
+	outbox bool
+	replay *redis.Script
+}
+
+// NewReplay returns the replay side over d.RDB, named by d.Keys (d.Batch is
+// not used); of cfg it reads DeliveryRetention (the records it makes live
+// as long) and Outbox (which path a replayed notification takes). It
+// returns an error naming what is missing or out of range.
+func NewReplay(d Deps, cfg Config) (*Replay, error) {
+	if err := d.check("replay", false); err != nil {
+		return nil, err
+	}
+	if err := cfg.check("replay"); err != nil {
+		return nil, err
+	}
+	return &Replay{rdb: d.RDB, k: d.Keys, keep: cfg.retention(), outbox: cfg.Outbox, replay: layout.Script(replayLua)}, nil
+}
+
 // StoredEvent is one entry of a task's event stream.
 type StoredEvent struct {
 	// ID is the entry's stream id ("ms-seq": its commit time in ms first).
@@ -27,7 +52,7 @@ type StoredEvent struct {
 // TaskEvents reads up to count entries of task taskID's event stream after
 // stream id after ("": from start) up to stream id end (inclusive; "+": the
 // last), in order.
-func (s *Store) TaskEvents(ctx context.Context, taskID, start, end string, count int) ([]StoredEvent, error) {
+func (s *Replay) TaskEvents(ctx context.Context, taskID, start, end string, count int) ([]StoredEvent, error) {
 	msgs, err := s.rdb.XRangeN(ctx, s.k.Task(taskID).Events, start, end, int64(count)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("outbox: read task events: %w", err)
@@ -46,7 +71,7 @@ func (s *Store) TaskEvents(ctx context.Context, taskID, start, end string, count
 // time may be gone (an event of that very ms before it, too: the
 // millisecond is the finest the answer goes). It returns ErrNotFound when
 // the task has no event stream (it expired, or never was).
-func (s *Store) EventsCutBefore(ctx context.Context, taskID string) (time.Time, error) {
+func (s *Replay) EventsCutBefore(ctx context.Context, taskID string) (time.Time, error) {
 	info, err := s.rdb.XInfoStream(ctx, s.k.Task(taskID).Events).Result()
 	if err != nil {
 		if isNoSuchKey(err) {
@@ -102,7 +127,7 @@ const requeueStep = 256
 // each at the end of its (task, config) lane, with the id its commit gave
 // it (lua/replay.lua). Each call of the script takes up to requeueStep of
 // them atomically.
-func (s *Store) Requeue(ctx context.Context, taskID string, notes []Requeued, now time.Time) (RequeueResult, error) {
+func (s *Replay) Requeue(ctx context.Context, taskID string, notes []Requeued, now time.Time) (RequeueResult, error) {
 	var res RequeueResult
 	for len(notes) > 0 {
 		n := min(len(notes), requeueStep)
@@ -133,7 +158,7 @@ type replayArgs struct {
 	Notes    []replayNote `json:"notes"`
 }
 
-func (s *Store) requeueStep(ctx context.Context, taskID string, notes []Requeued, now time.Time) (RequeueResult, error) {
+func (s *Replay) requeueStep(ctx context.Context, taskID string, notes []Requeued, now time.Time) (RequeueResult, error) {
 	p := s.k.Partition(taskID)
 	tk := s.k.Task(taskID)
 	args := replayArgs{Task: taskID, Now: strconv.FormatInt(now.UnixMilli(), 10), Keep: strconv.FormatInt(s.keep.Milliseconds(), 10),

@@ -41,7 +41,7 @@ func laneFixtureWith(t *testing.T, n int, cfg storeConfig) (*fixture, []string) 
 	return s, ids
 }
 
-func (s *Store) pendingTokens(t *testing.T) int64 {
+func (s *fixture) pendingTokens(t *testing.T) int64 {
 	t.Helper()
 	p, err := s.rdb.XPending(context.Background(), s.k.Deliveries(0), group).Result()
 	if err != nil {
@@ -226,7 +226,7 @@ func TestLaneRunResumesAfterACrash(t *testing.T) {
 }
 
 // notificationID finds the notification id of event id of task "run".
-func (s *Store) notificationID(t *testing.T, eventID string) string {
+func (s *fixture) notificationID(t *testing.T, eventID string) string {
 	t.Helper()
 	list, _, err := s.ListDeliveries(context.Background(), DeliveryFilter{TaskID: "run", Limit: 1000})
 	if err != nil {

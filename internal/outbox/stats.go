@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/a2arelay/relay/internal/layout"
 )
 
 // MinuteStats counts the delivery outcomes of one minute, across partitions.
@@ -18,6 +20,24 @@ type MinuteStats struct {
 	Failed    int64     `json:"failed"`
 	Dead      int64     `json:"dead"`
 	Gone      int64     `json:"gone"`
+}
+
+// Stats counts delivery outcomes per minute (the workers add them, the
+// operator API reads them) and reads the delivery backlog per partition
+// (Depths, for the metrics). Its API: AddStats, DeliveryStats, Depths.
+type Stats struct {
+	rdb         redis.UniversalClient
+	k           layout.Keys
+	statsExpiry statsExpiry
+}
+
+// NewStats returns the outcome counts and backlog over d.RDB, named by
+// d.Keys (d.Batch is not used), or an error naming what is missing.
+func NewStats(d Deps) (*Stats, error) {
+	if err := d.check("stats", false); err != nil {
+		return nil, err
+	}
+	return &Stats{rdb: d.RDB, k: d.Keys}, nil
 }
 
 // statsKeep is how long the per-minute counts are kept.
@@ -44,7 +64,7 @@ type Stat struct {
 // without an expiry: it sets it, in a round trip of its own (whose failure
 // leaves it to the relay's next write, the counts being added). Counts of
 // a minute more than statsKeep before now are not added.
-func (s *Store) AddStats(ctx context.Context, stats []Stat, now time.Time) error {
+func (s *Stats) AddStats(ctx context.Context, stats []Stat, now time.Time) error {
 	if len(stats) == 0 {
 		return nil
 	}
@@ -149,7 +169,7 @@ func (e *statsExpiry) forget(key string) {
 
 // DeliveryStats returns the outcome counts of the last n minutes up to now,
 // oldest first (kept a day).
-func (s *Store) DeliveryStats(ctx context.Context, now time.Time, n int) ([]MinuteStats, error) {
+func (s *Stats) DeliveryStats(ctx context.Context, now time.Time, n int) ([]MinuteStats, error) {
 	last := now.UnixMilli() / 60000 * 60000
 	out := make([]MinuteStats, n)
 	pipe := s.rdb.Pipeline()

@@ -45,7 +45,7 @@ func TestEventStoredOnceLanesReferToIt(t *testing.T) {
 
 // notificationIDFor is the id commit.lua gives the notification of event
 // id to config c of task.
-func (s *Store) notificationIDFor(task, id, c string) string {
+func (s *fixture) notificationIDFor(task, id, c string) string {
 	lane, _ := s.rdb.LIndex(context.Background(), s.k.Lane(task, c), 0).Result()
 	_, nid, _ := strings.Cut(lane, " ")
 	return nid

@@ -23,15 +23,25 @@ type tasks = taskstore.Store
 // app wires them (one key layout, one group-commit batcher): the outbox's
 // tests commit through the task store and deliver through the outbox.
 type fixture struct {
-	*Store
+	*Outboxes
+	*Lanes
+	*Owners
+	*Stats
+	*Replay
+	*Records
 	*tasks
 	*taskstore.Compaction
+	// rdb and k are the Redis and key layout all parts share.
+	rdb redis.UniversalClient
+	k   layout.Keys
+	// keep is the delivery retention all parts share.
+	keep time.Duration
 	// maxLen is the task store's EventsMaxLen, as its commit script takes it.
 	maxLen string
 }
 
 // Partitions is the partition count both share.
-func (f *fixture) Partitions() int { return f.Store.Partitions() }
+func (f *fixture) Partitions() int { return f.k.Partitions() }
 
 // storeConfig is the configuration of both halves of a fixture.
 type storeConfig struct {
@@ -47,14 +57,29 @@ type storeConfig struct {
 func newFixture(rdb redis.UniversalClient, c storeConfig) *fixture {
 	k := layout.New(c.Prefix, c.Partitions)
 	b := groupcommit.New(rdb)
+	parts := Deps{RDB: rdb, Keys: k, Batch: b}
+	cfg := Config{DeliveryRetention: c.DeliveryRetention, AttemptsKept: c.AttemptsKept, Outbox: c.Outbox}
 	return &fixture{
-		Store: New(rdb, k, b, Config{DeliveryRetention: c.DeliveryRetention, AttemptsKept: c.AttemptsKept, Outbox: c.Outbox}),
+		Outboxes: must(NewOutboxes(parts, cfg)),
+		Lanes:    must(NewLanes(parts, cfg)),
+		Owners:   must(NewOwners(parts)),
+		Stats:    must(NewStats(parts)),
+		Replay:   must(NewReplay(parts, cfg)),
+		Records:  must(NewRecords(parts, cfg)),
 		tasks: taskstore.New(rdb, k, b, taskstore.Config{EventsMaxLen: c.EventsMaxLen,
 			DeliveryRetention: c.DeliveryRetention, TaskRetention: c.TaskRetention, Outbox: c.Outbox}),
 		Compaction: must(taskstore.NewCompaction(taskstore.Deps{RDB: rdb, Keys: k, Batch: b},
 			taskstore.CompactionConfig{EventsMaxLen: c.EventsMaxLen, DeliveryRetention: c.DeliveryRetention})),
+		rdb:    rdb,
+		k:      k,
+		keep:   cfg.retention(),
 		maxLen: strconv.Itoa(cmp.Or(c.EventsMaxLen, 1000)),
 	}
+}
+
+// consumerDeps are the fixture's parts, as a Consumer takes them.
+func (f *fixture) consumerDeps() *ConsumerDeps {
+	return &ConsumerDeps{Outboxes: f.Outboxes, Lanes: f.Lanes, Owners: f.Owners, Stats: f.Stats, Records: f.Records}
 }
 
 // compactAt is the length over which the task store compacts an event

@@ -382,7 +382,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	}
 	commit := taskstore.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs), Class: classes(evs),
-		UpdatedAt: now, ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, evs, expect),
+		UpdatedAt: now, KeepPlace: !changesStatus(evs), ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, evs, expect),
 		Reserve: reserve, PrevReserve: cached.reserve, Release: view.Task.Status.State.Terminal() || view.Task.Status.State.Interrupted(),
 	}
 	ids, answer, replayed, err := c.commitTraced(ctx, &commit, offer != nil, once, view)
@@ -528,4 +528,15 @@ func (c *Committer) loadTurn(ctx context.Context, taskID string) (a2a.TaskView, 
 	}
 	v, err := decodeRecord(rec)
 	return v, rec.Deadline != "", rec.Fields[fieldTrace], err
+}
+
+// changesStatus tells whether evs hold a status update: a commit without
+// one leaves its task where it is in listings (taskstore.Commit.KeepPlace).
+func changesStatus(evs []a2a.Event) bool {
+	for _, ev := range evs {
+		if ev.Kind == a2a.EventStatus && ev.Status != nil {
+			return true
+		}
+	}
+	return false
 }

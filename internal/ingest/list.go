@@ -13,10 +13,11 @@ import (
 	"github.com/a2arelay/relay/internal/tenant"
 )
 
-// ListTasks returns one page of the caller's tasks, newest update first,
-// filtered by context (the caller's context of that id: another client's
-// tasks in a context of the same id are not even loaded), state and
-// update time.
+// ListTasks returns one page of the caller's tasks, newest status change
+// first (A2A sorts by status timestamp; a commit that changes no status,
+// an artifact, leaves its task where it is), filtered by context (the
+// caller's context of that id: another client's tasks in a context of the
+// same id are not even loaded), state and status time.
 //
 // A page has a nextPageToken only when a match follows it: the scan looks
 // one match past the page, so the last page has none. A page scans a
@@ -31,7 +32,7 @@ import (
 // pages report the same total without scanning again (a task that starts
 // matching meanwhile is counted by the next listing). For a caller with
 // more tasks than that, the filtered totalSize counts the matches among
-// its most recently updated ListCountMax tasks only (a lower bound): each
+// its ListCountMax most recently changed tasks only (a lower bound): each
 // entry counted is a task loaded and decoded, and one small request must
 // not make Redis and relay read a whole client's storage.
 func (s *Service) ListTasks(ctx context.Context, p a2a.ListParams) (a2a.ListResult, error) {

@@ -227,6 +227,12 @@ type Commit struct {
 	PushAccept map[string]string
 	// UpdatedAt orders the task in listings.
 	UpdatedAt time.Time
+	// KeepPlace leaves the task where it is in listings (the task index
+	// keeps its score): a commit that changes no status (an artifact, or
+	// metadata), since listings are ordered by the time of each task's
+	// latest status (A2A's ListTasks sorts by status timestamp). Ignored
+	// when the commit creates the task.
+	KeepPlace bool
 	// Owner is the principal the task belongs to ("" without client
 	// authentication): it picks the index the task is listed in.
 	Owner string
@@ -430,6 +436,7 @@ func (s *Store) commitArgs(c Commit, commitID string, once *Once) (commitArgs, e
 		Deadline:   c.Deadline.arg(),
 		SetAccept:  accept,
 		Trace:      c.TraceParent,
+		KeepPlace:  c.KeepPlace && c.Version > 0,
 		Events:     c.Events,
 	}, nil
 }
@@ -465,6 +472,7 @@ type commitArgs struct {
 	Deadline   string   `lua:"deadline"`
 	SetAccept  string   `lua:"setAccept"`
 	Trace      string   `lua:"trace"`
+	KeepPlace  bool     `lua:"keepPlace"`
 	Events     [][]byte `lua:"firstEvent,rest"`
 }
 

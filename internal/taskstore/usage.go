@@ -231,9 +231,10 @@ func (s *Store) Usage(ctx context.Context, owner string, now time.Time) (Usage, 
 const pruneBatch = 256
 
 // PruneIndex drops from owner's index the tasks that expired: it looks at
-// up to pruneBatch of the entries of each partition last updated before
-// idle (only those can have expired: a finished task expires a task
-// retention after its last commit) and drops those whose task is gone. It
+// up to pruneBatch of the entries of each partition listed before idle
+// (their latest status change, or creation; only those can have expired: a
+// finished task expires a task retention after its last commit, which
+// changed its status) and drops those whose task is gone. It
 // returns how many it dropped.
 func (s *Store) PruneIndex(ctx context.Context, owner string, idle time.Time) (int, error) {
 	pipe := s.rdb.Pipeline()

@@ -14,7 +14,8 @@
 --   outbox_finish.lua) drops pc with its change; a commit that finds no pc
 --   reads KEYS[4] and stores pc again)
 -- KEYS[2] task event stream
--- KEYS[3] partition task index (zset: score = update time ms, member = task id)
+-- KEYS[3] partition task index (zset: score = the ms of the task's latest
+--   status change, or of its creation; member = task id)
 -- KEYS[4] task push-config hash (config id -> config)
 -- KEYS[5] the task's checkpoint   KEYS[6] the partition's compaction zset
 -- KEYS[7] the task's delivery index (zset of notification ids by ms), written
@@ -131,6 +132,9 @@
 --              event's stream entry keeps it ('t'), and so does
 --              the outbox entry that carries the event ('p'), so
 --              that its deliveries join the turn's trace
+--   keepPlace  "1": the task keeps its place in KEYS[3] (its score): the
+--              commit changes no status (listings are ordered by each
+--              task's latest status change); "0": it is listed at now
 --   firstEvent where in ARGV the events start: they follow the arguments
 --              above, one per argument, appended in order (as many as
 --              flags has flags)
@@ -364,7 +368,9 @@ if made and renew then
   fields[#fields + 1] = 'dx'
   fields[#fields + 1] = string.format('%d', tonumber(now) + math.floor(keep * 1.5))
 end
-redis.call('ZADD', KEYS[3], now, task)
+if keepPlace ~= '1' then
+  redis.call('ZADD', KEYS[3], now, task)
+end
 if offer ~= '' then
   redis.call('ZADD', KEYS[11], now, offer)
 end

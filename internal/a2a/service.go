@@ -58,7 +58,7 @@ type ListParams struct {
 	UpdatedAfter time.Time
 }
 
-// ListResult is one page of tasks, newest update first.
+// ListResult is one page of tasks, newest status change first.
 type ListResult struct {
 	Tasks         []Task
 	NextPageToken string

@@ -521,8 +521,8 @@ func (op *outboxPart) waitRoom(ctx context.Context) bool {
 	}
 }
 
-// dispatch queues the entries read behind their lanes, and starts a lane
-// goroutine for each lane not yet being worked on.
+// dispatch queues the entries read behind their lanes, and hands each lane
+// not yet being worked on to an idle lane goroutine (idle), or starts one.
 func (op *outboxPart) dispatch(es []outbox.OutboxEntry, loaded []outbox.Loaded, catchUp bool, read int, at []time.Time) {
 	var start []*outboxItem
 	op.mu.Lock()
@@ -559,7 +559,7 @@ func (op *outboxPart) dispatch(es []outbox.OutboxEntry, loaded []outbox.Loaded, 
 	}
 }
 
-// runLanes runs it's lane (runLane), and then, while fewer than maxIdle
+// runLanes runs its lane (runLane), and then, while fewer than maxIdle
 // others wait, waits for the first item of another lane to run, until the
 // partition's work ends (idle closed).
 func (op *outboxPart) runLanes(it *outboxItem) {

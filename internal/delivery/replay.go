@@ -22,7 +22,7 @@ import (
 // the task is, the task's event stream (one notification per event that
 // notifies, per config) and the task's push configs, and names each by
 // the rule its commit named it (layout.Keys.NotificationID). It queues
-// them through the outbox (outbox.Requeue), each at the end of its (task,
+// them through the outbox (outbox.Replay's Requeue), each at the end of its (task,
 // config) lane: in order per pair, after what is queued there already.
 
 // ReplayEvents is what a replay reads and writes of the delivery side of

@@ -32,8 +32,8 @@ import (
 // pages report the same total without scanning again (a task that starts
 // matching meanwhile is counted by the next listing). For a caller with
 // more tasks than that, the filtered totalSize counts the matches among
-// its ListCountMax most recently changed tasks only (a lower bound): each
-// entry counted is a task loaded and decoded, and one small request must
+// the ListCountMax of its tasks whose status changed last only (a lower
+// bound): each entry counted is a task loaded and decoded, and one small request must
 // not make Redis and relay read a whole client's storage.
 func (s *Service) ListTasks(ctx context.Context, p a2a.ListParams) (a2a.ListResult, error) {
 	size := cmp.Or(p.PageSize, a2a.DefaultListPageSize)

@@ -258,8 +258,9 @@ func (k Keys) LegacyAttemptsPrefix(p int) string { return k.Tag(p) + "dla:" }
 // those replayed for a config an entry does not name (and, under their
 // entry's ms, those replayed while the stream expires within a retention:
 // their records may outlive it), every one of a task
-// whose stream may expire before its records (taskstore.Config.TaskRetention),
-// and a previous relay's.
+// whose stream may expire before its records (taskstore.Config.TaskRetention,
+// or a Commit.ExpireAfter, shorter than the delivery retention), and a
+// previous relay's.
 func (k Keys) TaskDeliveries(taskID string) string {
 	return k.Tag(k.Partition(taskID)) + "dl:task:" + taskID
 }

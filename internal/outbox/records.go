@@ -247,9 +247,10 @@ func (s *Records) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Deliv
 // it cuts in the index under the same ms, so that it is read twice (and
 // listed once), never missed.
 //
-// A round reads about namedScanMax entries of the stream at most (an entry
+// A round reads about namedScanMax entries of the stream at most, in script
+// calls of max(limit, 64) entries (one call when limit is larger): an entry
 // names no config when its event notified none, so a page of limit
-// notifications may lie far back): when it stops short of limit there,
+// notifications may lie far back. When it stops short of limit there,
 // resume is where the next round goes on (what is returned is all that
 // comes before it), and scanned is how many entries it read.
 func (s *Records) taskIndex(ctx context.Context, taskID string, cursor *IndexEntry, limit int) (_ []IndexEntry, resume *IndexEntry, scanned int, _ error) {

@@ -15,7 +15,7 @@
 //
 //	Lanes     the delivery streams' tokens, lanes and retries (delivery.go)
 //	Owners    who owns each partition's outbox, adopted and parked lanes (outbox.go)
-//	Outboxes  an owner's reads, loads and reports of its outbox (outbox.go)
+//	Outboxes  an owner's reads, loads and reports of its outbox (store.go, outbox.go)
 //	Records   the delivery records, for the operator API (records.go)
 //	Replay    a replay's reads of event streams and requeues (replay.go)
 //	Stats     outcome counts per minute and the backlog (stats.go, depth.go)

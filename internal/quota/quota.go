@@ -22,9 +22,9 @@
 //
 // The tasks figure is each partition's index of the client's tasks, which
 // also lists tasks that expired since; when it says the client is at its
-// budget, the tasks not updated for a task retention are checked and those
-// gone are dropped from the index (PruneIndex), so the count is exact
-// when it matters.
+// budget, the tasks whose status has not changed for a task retention (the
+// index's order) are checked and those gone are dropped from the index
+// (PruneIndex), so the count is exact when it matters.
 package quota
 
 import (

@@ -8,7 +8,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// IndexEntry is one task in listing order: newest update first.
+// IndexEntry is one task in listing order: by its latest status change
+// (or its creation), newest first (Commit.KeepPlace).
 type IndexEntry = zindex.Entry
 
 // ScanIndex returns up to limit of owner's tasks that come after cursor

@@ -225,7 +225,8 @@ type Commit struct {
 	// PushAccept gives, per config of PushConfigs that filters events, the
 	// event classes it takes (Accept); the others take every event.
 	PushAccept map[string]string
-	// UpdatedAt orders the task in listings.
+	// UpdatedAt is the commit's time; it orders the task in listings,
+	// unless KeepPlace.
 	UpdatedAt time.Time
 	// KeepPlace leaves the task where it is in listings (the task index
 	// keeps its score): a commit that changes no status (an artifact, or

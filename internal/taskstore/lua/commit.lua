@@ -14,8 +14,9 @@
 --   outbox_finish.lua) drops pc with its change; a commit that finds no pc
 --   reads KEYS[4] and stores pc again)
 -- KEYS[2] task event stream
--- KEYS[3] partition task index (zset: score = the ms of the task's latest
---   status change, or of its creation; member = task id)
+-- KEYS[3] the owner's task index of the partition (layout.Keys.Index; zset:
+--   score = the ms of the task's latest status change, or of its creation;
+--   member = task id)
 -- KEYS[4] task push-config hash (config id -> config)
 -- KEYS[5] the task's checkpoint   KEYS[6] the partition's compaction zset
 -- KEYS[7] the task's delivery index (zset of notification ids by ms), written
@@ -49,7 +50,8 @@
 --   expected   the version the change was computed from ("0": the
 --              task must not exist yet)
 --   snapshot   the new snapshot
---   now        the index score (update time in ms)
+--   now        the commit's time, ms: the task's score in KEYS[3] (unless
+--              keepPlace), and the time of its records, offer and deadline
 --   task       the task id (index member)
 --   maxLen     approximate MAXLEN of the event stream
 --   ttl        expire the task's keys after this many ms (0: keep)

@@ -27,7 +27,7 @@ func TestARelayThatStopsSendsItsUsageTally(t *testing.T) {
 	}
 	rdb := redis.NewClient(opt) // (the relay closes its own)
 	defer rdb.Close()
-	reader := taskstore.New(rdb, a.layout, groupcommit.New(rdb), taskstore.Config{UsageWindow: max(a.cfg.TaskRetention, a.cfg.DeliveryRetention)})
+	reader := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: a.layout, Batch: groupcommit.New(rdb)}, taskstore.Config{UsageWindow: max(a.cfg.TaskRetention, a.cfg.DeliveryRetention)}))
 	var task v03Task
 	r.call("message/send", map[string]any{"message": v03Message("counted", nil), "configuration": map[string]any{"blocking": true}}, &task)
 	a.stopBackgroundLoops() // the flusher among them

@@ -454,16 +454,19 @@ func (a *App) openStore(ctx context.Context) error {
 	a.batch = batch
 	onOutbox := a.cfg.DeliveryPath == "outbox"
 	usageWindow := max(a.cfg.TaskRetention, a.cfg.DeliveryRetention)
-	a.store = taskstore.New(a.rdb, a.layout, batch, taskstore.Config{EventsMaxLen: a.cfg.TaskEventsMaxLen,
+	// The task store and the parts beside it (taskstore.Deps).
+	parts := taskstore.Deps{RDB: a.rdb, Keys: a.layout, Batch: batch}
+	var err error
+	if a.store, err = taskstore.New(parts, taskstore.Config{EventsMaxLen: a.cfg.TaskEventsMaxLen,
 		DeliveryRetention: a.cfg.DeliveryRetention, TaskRetention: a.cfg.TaskRetention, Outbox: onOutbox,
-		UsageWindow: usageWindow})
+		UsageWindow: usageWindow}); err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
 	a.leases = leader.New(a.rdb, a.layout)
-	var err error // (a slot in flight outlives the longest attempt)
+	// (a slot in flight outlives the longest attempt)
 	if a.throttle, err = throttle.New(a.rdb, a.layout, throttle.Config{Lease: a.cfg.DeliveryTimeout + 5*time.Second}); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
-	// The parts of the task store beside it (taskstore.Deps).
-	parts := taskstore.Deps{RDB: a.rdb, Keys: a.layout, Batch: batch}
 	if a.hosts, err = taskstore.NewHostValidations(parts); err != nil {
 		return fmt.Errorf("app: %w", err)
 	}

@@ -335,3 +335,11 @@ func readEvents(t *testing.T, r *relay, taskID string) []event {
 	}
 	return out
 }
+
+// must is v, for a constructor's arguments the test knows are valid.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -23,7 +23,7 @@ func TestACommitThatChangesNoStatusKeepsItsTasksPlaceInListings(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Start(t).Client() // (a Redis of its own: the test counts its commands)
 	keys := layout.New("t", 1)
-	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: keys, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	hub := NewHub()
 	var ms atomic.Int64
 	ms.Store(time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC).UnixMilli())

@@ -50,7 +50,7 @@ func TestADemoTurnThatFinishesItsTaskEndsItByItsClaim(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	l := layout.New(prefix+"f", 2)
-	store := taskstore.New(rdb, l, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: l, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, l), URLs: urlsOn(rdb, l), Hub: hub}, CommitterConfig{})
 	q := &endsRecorder{Claims: workqueue.New(rdb, rdb, nil, l)}

@@ -22,7 +22,7 @@ func TestArtifactsKeptPerTaskAreBounded(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
-	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: keys, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	c := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{Limits: TaskLimits{MaxArtifacts: 2}})
 	if _, err := c.Create(ctx, a2a.Task{ID: "arts", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}, a2a.V03, nil); err != nil {
 		t.Fatal(err)

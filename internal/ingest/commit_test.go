@@ -23,7 +23,7 @@ func TestCommittersRaceOnOneTask(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
-	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: keys, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	a := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
 	b := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
 	task := a2a.Task{ID: "race", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateWorking}}
@@ -74,7 +74,7 @@ func TestStaleCachedViewDoesNotRefuseALegalChange(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
-	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: keys, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	a := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
 	b := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})
 	task := a2a.Task{ID: "stale", ContextID: "c", Status: a2a.TaskStatus{State: a2a.StateSubmitted}}

@@ -75,3 +75,11 @@ func TestCommitterConfigIsChecked(t *testing.T) {
 			c.limits, c.turns, c.retention)
 	}
 }
+
+// must is v, for a constructor's arguments the test knows are valid.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -39,7 +39,7 @@ func newDemoInstance(t *testing.T, addr, prefix string, lease time.Duration, cfg
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
 	l := layout.New(prefix, 2)
-	store := taskstore.New(rdb, l, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: l, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, l), URLs: urlsOn(rdb, l), Hub: hub}, CommitterConfig{})
 	pull := mustPull(PullDeps{Queue: workqueue.New(rdb, rdb, nil, l), Commit: commit, Load: commit.Load, Log: log}, PullConfig{Lease: lease})

@@ -22,7 +22,7 @@ func TestFilteredListCountReadsABoundedIndex(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
 	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
-	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: keys, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: hub}, CommitterConfig{Retention: time.Hour})
 	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: idleAgent{}}, Config{ListCountMax: 10})

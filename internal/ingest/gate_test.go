@@ -37,7 +37,7 @@ func TestGateHoldsNewTasksOnly(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	keys := layout.New(strings.TrimSuffix(prefix, ":"), 2)
-	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: keys, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	gate := &countingGate{}
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: hub}, CommitterConfig{})

@@ -35,7 +35,7 @@ type deadlineStack struct {
 
 func newDeadlineStack(rdb redis.UniversalClient, k layout.Keys, clock *fakeClock, limits TaskLimits) *deadlineStack {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: k, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	turns := turnsOn(rdb, k)
 	commit := mustCommitter(CommitterDeps{Store: store, Turns: turns, URLs: urlsOn(rdb, k), Hub: NewHub(), Now: clock.now}, CommitterConfig{Retention: time.Hour, Limits: limits})
 	pull := mustPull(PullDeps{Queue: workqueue.New(rdb, rdb, nil, k), Commit: commit, Load: commit.Load, Log: log}, PullConfig{Lease: time.Hour})

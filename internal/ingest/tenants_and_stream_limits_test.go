@@ -24,7 +24,7 @@ func TestListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
 	k := layout.New(strings.TrimSuffix(prefix, ":"), 2)
-	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: k, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	hub := NewHub()
 	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, k), URLs: urlsOn(rdb, k), Hub: hub}, CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
 	svc := mustService(ServiceDeps{Store: store, Commit: commit, Hub: hub, Agent: idleAgent{}}, Config{})
@@ -69,7 +69,7 @@ func TestListTasksShowsAnotherTenantsTaskReusingAnExpiredID(t *testing.T) {
 func TestPerClientStreamLimitCapsEveryoneWithoutAuth(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
-	store := taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 2), groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: layout.New(strings.TrimSuffix(prefix, ":"), 2), Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	s, err := NewStreams(StreamsDeps{Store: store, RDB: rdb}, StreamsConfig{Max: 1000, PerOwner: 32}) // app defaults: max_streams large, 32 per client
 	if err != nil {
 		t.Fatal(err)

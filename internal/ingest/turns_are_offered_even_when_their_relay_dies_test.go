@@ -40,7 +40,7 @@ func newOfferStack(t *testing.T, broken bool) *offerStack {
 	rdb, prefix := redistest.New(t)
 	k := layout.New(prefix+"o", 4)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: k, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	clock := &fakeClock{t: time.Now()}
 	hub := NewHub()
 	turns := turnsOn(rdb, k)

@@ -32,7 +32,7 @@ func TestCachedViewOfAnExpiredTaskIsNotUsed(t *testing.T) {
 	ctx := context.Background()
 	rdb, prefix := redistest.New(t)
 	keys := layout.New(strings.TrimSuffix(prefix, ":"), 1)
-	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: keys, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	clock := &fakeClock{t: time.Now()}
 	a := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub(), Now: clock.now}, CommitterConfig{})
 	b := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: NewHub()}, CommitterConfig{})

@@ -32,7 +32,7 @@ type pullStack struct {
 }
 
 func newPullStack(rdb redis.UniversalClient, k layout.Keys) *pullStack {
-	store := taskstore.New(rdb, k, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: k, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	commit := mustCommitter(CommitterDeps{Store: store, Turns: turnsOn(rdb, k), URLs: urlsOn(rdb, k), Hub: NewHub()}, CommitterConfig{Retention: time.Hour})
 	pull := mustPull(PullDeps{Queue: workqueue.New(rdb, rdb, nil, k), Commit: commit, Load: commit.Load,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, PullConfig{Lease: time.Minute})

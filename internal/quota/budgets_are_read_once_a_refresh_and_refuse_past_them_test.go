@@ -47,7 +47,7 @@ func (c *counted) PruneIndex(ctx context.Context, owner string, idle time.Time) 
 func newStore(t *testing.T) *counted {
 	t.Helper()
 	rdb, prefix := redistest.New(t)
-	return &counted{Store: taskstore.New(rdb, layout.New(strings.TrimSuffix(prefix, ":"), 4), groupcommit.New(rdb), taskstore.Config{}), rdb: rdb}
+	return &counted{Store: must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: layout.New(strings.TrimSuffix(prefix, ":"), 4), Batch: groupcommit.New(rdb)}, taskstore.Config{})), rdb: rdb}
 }
 
 // put commits a task of owner whose snapshot takes size bytes, last
@@ -147,4 +147,12 @@ func TestNoBudgetReadsNothing(t *testing.T) {
 	if err := q.Admit(context.Background(), "alice", 1<<40, true); err != nil || s.reads != 0 {
 		t.Fatalf("err %v, %d reads; want none", err, s.reads)
 	}
+}
+
+// must is v, for a constructor's arguments the test knows are valid.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -20,7 +20,7 @@ func TestACommitLeavesUsageCountersToTheTally(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	rdb := srv.Client()
-	s := New(rdb, layout.New("p", 1), groupcommit.New(rdb), Config{})
+	s := must(New(Deps{RDB: rdb, Keys: layout.New("p", 1), Batch: groupcommit.New(rdb)}, Config{}))
 	now := time.Now()
 	var want int64
 	for i := range 10 {

@@ -36,8 +36,8 @@ func TestACommitWritesNoTaskDeliveryIndexByDefault(t *testing.T) {
 			ctx := context.Background()
 			srv := redistest.Start(t)
 			rdb := srv.Client()
-			s := New(rdb, layout.New("p", 1), groupcommit.New(rdb), Config{Outbox: tc.outbox, TaskRetention: tc.taskRetention,
-				DeliveryRetention: 2 * time.Hour})
+			s := must(New(Deps{RDB: rdb, Keys: layout.New("p", 1), Batch: groupcommit.New(rdb)}, Config{Outbox: tc.outbox, TaskRetention: tc.taskRetention,
+				DeliveryRetention: 2 * time.Hour}))
 			cfgs := map[string][]byte{"a": []byte(`{}`), "b": []byte(`{}`)}
 			// The first commit stores the configs; the second is the one counted.
 			c := Commit{TaskID: "t", Snapshot: []byte(`{}`), UpdatedAt: time.Now(), PushConfigs: cfgs}

@@ -17,7 +17,7 @@ func TestAFailedUsageFlushKeepsItsSumsForTheNext(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	rdb := srv.Client()
-	s := New(rdb, layout.New("p", 2), groupcommit.New(rdb), Config{})
+	s := must(New(Deps{RDB: rdb, Keys: layout.New("p", 2), Batch: groupcommit.New(rdb)}, Config{}))
 	now := time.Now()
 	c := Commit{TaskID: "t1", Snapshot: []byte(`{"s":1}`), Events: [][]byte{[]byte(`{"e":1}`)}, UpdatedAt: now, Owner: "alice"}
 	if _, err := s.Commit(ctx, c); err != nil {

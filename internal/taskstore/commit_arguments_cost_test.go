@@ -12,7 +12,7 @@ import (
 // kind sends besides its events: the script's KEYS and named arguments
 // (no Redis: the store is never run).
 func BenchmarkCommitArguments(b *testing.B) {
-	s := New(nil, layout.New("relay", 16), groupcommit.New(nil), Config{})
+	s := must(New(Deps{RDB: nil, Keys: layout.New("relay", 16), Batch: groupcommit.New(nil)}, Config{}))
 	s.outbox = true
 	c := Commit{TaskID: "0f8fad5b-d9cb-469f-a165-70867728950e", Version: 3, Snapshot: []byte(`{"id":"x"}`),
 		UpdatedAt: time.Now(), Owner: "tenant-a", Fields: map[string]string{"s": "working", "ctx": "c-1"},

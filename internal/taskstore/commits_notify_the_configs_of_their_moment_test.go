@@ -94,7 +94,7 @@ func TestCommitsReadNoPushConfigHash(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	rdb := srv.Client()
-	s := New(rdb, layout.New("p", 4), groupcommit.New(rdb), Config{Outbox: true})
+	s := must(New(Deps{RDB: rdb, Keys: layout.New("p", 4), Batch: groupcommit.New(rdb)}, Config{Outbox: true}))
 	if _, err := s.Commit(ctx, Commit{TaskID: "t", Snapshot: []byte("s"), UpdatedAt: time.Now(), Events: [][]byte{[]byte("c")},
 		Deliver: []bool{true}, PushConfigs: map[string][]byte{"a": []byte("x"), "b": []byte("y")}}); err != nil {
 		t.Fatal(err)

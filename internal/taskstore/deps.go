@@ -9,14 +9,16 @@ import (
 	"github.com/a2arelay/relay/internal/layout"
 )
 
-// Deps are what the parts beside the Store (URLIndex, Turns, Compaction,
-// HostValidations) work with: the Redis the Store uses, its key layout and,
-// for the parts that share round trips with other callers' commands, its
-// group-commit batcher. The app passes every part the Store's own.
+// Deps are what the Store and the parts beside it (URLIndex, Turns,
+// Compaction, HostValidations) work with: relay's Redis, its key layout
+// and, for those that share round trips with other callers' commands (the
+// Store's commits among them), its group-commit batcher. The app passes
+// every part the Store's own.
 type Deps struct {
 	RDB  redis.UniversalClient
 	Keys layout.Keys
-	// Batch is required by URLIndex and Turns; the others never use it.
+	// Batch is required by the Store, URLIndex and Turns; the others never
+	// use it.
 	Batch *groupcommit.Batcher
 }
 

@@ -20,7 +20,7 @@ func TestOffersDroppedTogetherTakeOneZremPerPartition(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	rdb := srv.Client()
-	s := New(rdb, layout.New("p", 2), groupcommit.New(rdb), Config{})
+	s := must(New(Deps{RDB: rdb, Keys: layout.New("p", 2), Batch: groupcommit.New(rdb)}, Config{}))
 	turns := must(NewTurns(partsOf(s)))
 	var made []Offer
 	for i := range 12 {

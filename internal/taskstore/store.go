@@ -113,13 +113,32 @@ type Store struct {
 	tally usageTally
 }
 
-// New returns a Store over rdb, with its keys named by k; its commits share
-// round trips through batch.
-func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, cfg Config) *Store {
+// New returns a Store over d.RDB, with its keys named by d.Keys; its
+// commits share round trips through d.Batch (required). It returns an
+// error naming what is missing or out of range.
+func New(d Deps, cfg Config) (*Store, error) {
+	if err := d.check("store", true); err != nil {
+		return nil, err
+	}
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{
+		{"EventsMaxLen", cfg.EventsMaxLen < 0},
+		{"DeliveryRetention", cfg.DeliveryRetention < 0},
+		{"TaskRetention", cfg.TaskRetention < 0},
+		{"OnceKeys", cfg.OnceKeys < 0},
+		{"OnceWindow", cfg.OnceWindow < 0},
+		{"UsageWindow", cfg.UsageWindow < 0},
+	} {
+		if c.bad {
+			return nil, fmt.Errorf("taskstore: store: %s must not be negative", c.name)
+		}
+	}
 	return &Store{
-		rdb:     rdb,
-		k:       k,
-		batch:   batch,
+		rdb:     d.RDB,
+		k:       d.Keys,
+		batch:   d.Batch,
 		maxLen:  strconv.Itoa(cmp.Or(cfg.EventsMaxLen, 1000)),
 		keep:    cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
 		indexed: cfg.TaskRetention > 0 && cfg.TaskRetention < cmp.Or(cfg.DeliveryRetention, 7*24*time.Hour),
@@ -127,7 +146,7 @@ func New(rdb redis.UniversalClient, k layout.Keys, batch *groupcommit.Batcher, c
 		onceMax: cmp.Or(cfg.OnceKeys, 128),
 		onceTTL: cmp.Or(cfg.OnceWindow, 24*time.Hour),
 		usage:   newUsageClock(cmp.Or(cfg.UsageWindow, 7*24*time.Hour)),
-	}
+	}, nil
 }
 
 // Partitions returns the number of partitions the store uses.

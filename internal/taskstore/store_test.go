@@ -30,7 +30,7 @@ func newStore(t *testing.T, partitions int) (*Store, redis.UniversalClient, stri
 
 // storeOn returns a Store with prefix and partitions on rdb.
 func storeOn(rdb redis.UniversalClient, prefix string, partitions int, cfg Config) *Store {
-	return New(rdb, layout.New(prefix, partitions), groupcommit.New(rdb), cfg)
+	return must(New(Deps{RDB: rdb, Keys: layout.New(prefix, partitions), Batch: groupcommit.New(rdb)}, cfg))
 }
 
 // urlIndexOn returns a URL index with prefix and partitions on rdb.

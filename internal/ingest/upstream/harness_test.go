@@ -66,7 +66,7 @@ func newStack(rdb redis.UniversalClient, prefix string, lease time.Duration) *st
 	p := strings.TrimSuffix(prefix, ":")
 	log := testLog()
 	keys := layout.New(p, 2)
-	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: keys, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	hub := ingest.NewHub()
 	committer := mustCommitter(ingest.CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: hub}, ingest.CommitterConfig{})
 	ra := &routeAgent{}
@@ -290,4 +290,12 @@ func turnsOn(rdb redis.UniversalClient, k layout.Keys) *taskstore.Turns {
 		panic(err)
 	}
 	return u
+}
+
+// must is v, for a constructor's arguments the test knows are valid.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

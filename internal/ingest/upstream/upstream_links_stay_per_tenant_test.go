@@ -43,7 +43,7 @@ func linkReuse(t *testing.T, lenient bool) {
 	p := strings.TrimSuffix(prefix, ":")
 	log := testLog()
 	keys := layout.New(p, 2)
-	store := taskstore.New(rdb, keys, groupcommit.New(rdb), taskstore.Config{})
+	store := must(taskstore.New(taskstore.Deps{RDB: rdb, Keys: keys, Batch: groupcommit.New(rdb)}, taskstore.Config{}))
 	hub := ingest.NewHub()
 	committer := mustCommitter(ingest.CommitterDeps{Store: store, Turns: turnsOn(rdb, keys), URLs: urlsOn(rdb, keys), Hub: hub}, ingest.CommitterConfig{Retention: 100 * time.Millisecond}) // short retention
 	ra := &routeAgent{}

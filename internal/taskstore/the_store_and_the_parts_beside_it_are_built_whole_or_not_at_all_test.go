@@ -11,10 +11,10 @@ import (
 	"github.com/a2arelay/relay/internal/layout"
 )
 
-// The parts beside the Store are built whole or not at all: a missing
-// dependency (or one the part needs: Batch) or a config out of range is
-// an error naming it.
-func TestThePartsBesideTheStoreAreBuiltWholeOrNotAtAll(t *testing.T) {
+// The Store and the parts beside it are built whole or not at all: a
+// missing dependency (or one the part needs: Batch) or a config out of
+// range is an error naming it.
+func TestTheStoreAndThePartsBesideItAreBuiltWholeOrNotAtAll(t *testing.T) {
 	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // (never dialled)
 	defer rdb.Close()
@@ -35,6 +35,14 @@ func TestThePartsBesideTheStoreAreBuiltWholeOrNotAtAll(t *testing.T) {
 		{"compaction, no rdb", second(NewCompaction(Deps{Keys: ok.Keys}, CompactionConfig{})), "RDB is required"},
 		{"compaction, negative length", second(NewCompaction(ok, CompactionConfig{EventsMaxLen: -1})), "EventsMaxLen"},
 		{"compaction, negative delivery retention", second(NewCompaction(ok, CompactionConfig{DeliveryRetention: -time.Second})), "DeliveryRetention"},
+		{"store, no batch", second(New(noBatch, Config{})), "Batch is required"},
+		{"store, no rdb", second(New(Deps{Keys: ok.Keys, Batch: ok.Batch}, Config{})), "RDB is required"},
+		{"store, negative length", second(New(ok, Config{EventsMaxLen: -1})), "EventsMaxLen"},
+		{"store, negative delivery retention", second(New(ok, Config{DeliveryRetention: -time.Second})), "DeliveryRetention"},
+		{"store, negative task retention", second(New(ok, Config{TaskRetention: -time.Second})), "TaskRetention"},
+		{"store, negative once keys", second(New(ok, Config{OnceKeys: -1})), "OnceKeys"},
+		{"store, negative once window", second(New(ok, Config{OnceWindow: -time.Second})), "OnceWindow"},
+		{"store, negative usage window", second(New(ok, Config{UsageWindow: -time.Second})), "UsageWindow"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
 			t.Errorf("%s: got error %v, want one naming %q", tc.name, tc.err, tc.want)
@@ -46,6 +54,7 @@ func TestThePartsBesideTheStoreAreBuiltWholeOrNotAtAll(t *testing.T) {
 	}{
 		{"hosts without a batch", second(NewHostValidations(noBatch))},
 		{"compaction without a batch", second(NewCompaction(noBatch, CompactionConfig{}))},
+		{"store with defaults", second(New(ok, Config{}))},
 	} {
 		if tc.err != nil {
 			t.Errorf("%s: %v", tc.name, tc.err)

@@ -351,9 +351,11 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	before := view.Task
 	now := c.now().UTC()
 	evs := make([]a2a.Event, len(events))
+	changesStatus := false // (a commit without a status update keeps its task's place in listings)
 	for i, ev := range events {
 		ev.ContextID = cmp.Or(ev.ContextID, view.Task.ContextID)
 		if ev.Kind == a2a.EventStatus && ev.Status != nil {
+			changesStatus = true
 			st := *ev.Status
 			st.Timestamp = cmp.Or(st.Timestamp, timestamp(now))
 			ev.Status = &st
@@ -382,7 +384,7 @@ func (c *Committer) tryAppend(ctx context.Context, taskID string, events []a2a.E
 	}
 	commit := taskstore.Commit{
 		TaskID: taskID, Version: cached.version, Snapshot: snap, PrevSnapshotLen: cached.snapLen, Events: evb, Deliver: deliverable(evs), Class: classes(evs),
-		UpdatedAt: now, KeepPlace: !changesStatus(evs), ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, evs, expect),
+		UpdatedAt: now, KeepPlace: !changesStatus, ExpireAfter: expire, Owner: view.Owner, Offer: offer, Deadline: c.turnChange(before, view.Task, evs, expect),
 		Reserve: reserve, PrevReserve: cached.reserve, Release: view.Task.Status.State.Terminal() || view.Task.Status.State.Interrupted(),
 	}
 	ids, answer, replayed, err := c.commitTraced(ctx, &commit, offer != nil, once, view)
@@ -528,15 +530,4 @@ func (c *Committer) loadTurn(ctx context.Context, taskID string) (a2a.TaskView, 
 	}
 	v, err := decodeRecord(rec)
 	return v, rec.Deadline != "", rec.Fields[fieldTrace], err
-}
-
-// changesStatus tells whether evs hold a status update: a commit without
-// one leaves its task where it is in listings (taskstore.Commit.KeepPlace).
-func changesStatus(evs []a2a.Event) bool {
-	for _, ev := range evs {
-		if ev.Kind == a2a.EventStatus && ev.Status != nil {
-			return true
-		}
-	}
-	return false
 }
